@@ -1,0 +1,220 @@
+"""The ``yoxla`` command line.
+
+Every command ends with one clear line and a non-zero exit on bad input, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from yoxla.editions import EDITIONS, DataUnavailable, load_edition, load_rows
+from yoxla.suite import SuiteError, load_suite
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table with aligned columns (numbers right-aligned)."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    numeric = [all(isinstance(r[i], int | float) for r in rows) and rows for i in range(len(headers))]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), sep, *(line(r) for r in cells[1:])])
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def _task_ids(args: argparse.Namespace, edition_tasks: list[str]) -> list[str]:
+    ids = list(getattr(args, "task", None) or [])
+    suite = load_suite()
+    for tid in ids:
+        suite.task(tid)  # raises SuiteError with the known list
+        if tid not in edition_tasks:
+            raise UsageError(f"task {tid} is not part of this edition")
+    return ids or edition_tasks
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from yoxla.validate import validate_edition
+
+    edition = load_edition(args.edition)
+    reports = validate_edition(edition, _task_ids(args, edition.task_ids), args.data_dir, args.revision)
+    print(
+        table(
+            ["task", "rows", "expected", "fingerprint", "errors", "warnings"],
+            [
+                [
+                    r.task,
+                    r.rows,
+                    r.expected_rows,
+                    "ok" if r.fingerprint_ok else "DIFFERS",
+                    len(r.errors),
+                    len(r.warnings),
+                ]
+                for r in reports
+            ],
+        )
+    )
+    problems = [p for r in reports for p in r.errors]
+    for r in reports:
+        for p in r.warnings:
+            print(f"warning: {p}")
+    for p in problems:
+        print(f"error: {p}")
+    total = sum(r.rows for r in reports)
+    if problems:
+        print(f"validation failed: {len(problems)} error(s) in {sum(not r.ok for r in reports)} task(s)")
+        return 1
+    print(f"ok: {len(reports)} tasks, {total} rows valid (edition {edition.name})")
+    return 0
+
+
+def cmd_floors(args: argparse.Namespace) -> int:
+    from yoxla.baselines import STRATEGIES, floors
+
+    edition = load_edition(args.edition)
+    suite = load_suite()
+    ids = _task_ids(args, edition.task_ids)
+    rows = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
+    result = floors(rows, suite.tasks)
+    body = []
+    for tid in ids:
+        scores = result[tid]
+        best = max(scores, key=lambda s: scores[s])
+        body.append([tid, *(scores[s] for s in STRATEGIES), f"{best} ({scores[best]:.2f})"])
+    print(table(["task", *STRATEGIES, "best floor"], body))
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    suite = load_suite()
+    edition = load_edition(args.edition)
+    rows = [
+        [
+            t.id,
+            t.block,
+            edition.tasks[t.id].rows if t.id in edition.tasks else "-",
+            t.answer.mode,
+            t.primary,
+            t.contract_hash[:19],
+        ]
+        for t in suite.tasks.values()
+    ]
+    print(table(["task", "block", "rows", "answer", "primary", "contract"], rows))
+    print(f"suite hash ({edition.name}): {edition.suite_hash(suite)}")
+    return 0
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from yoxla.editions import download
+
+    path = download(args.out, args.revision, args.edition)
+    print(f"downloaded to {path}; use --data-dir {path}")
+    return 0
+
+
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    """Rows and fingerprints of a data source; --write-manifest records them for a bundled edition."""
+    import json
+    from pathlib import Path
+
+    from yoxla.editions import fingerprint
+
+    edition = load_edition(args.edition)
+    ids = _task_ids(args, edition.task_ids)
+    found = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
+    body = []
+    for tid in ids:
+        fp = fingerprint(found[tid])
+        body.append([tid, len(found[tid]), fp, "ok" if fp == edition.tasks[tid].fingerprint else "DIFFERS"])
+    print(table(["task", "rows", "fingerprint", "manifest"], body))
+    if args.write_manifest:
+        path = Path(args.write_manifest)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for tid in ids:
+            data["tasks"][tid] = {
+                "config": edition.tasks[tid].config,
+                "rows": len(found[tid]),
+                "fingerprint": fingerprint(found[tid]),
+            }
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+def _add_data_args(p: argparse.ArgumentParser, default_edition: str = "v1") -> None:
+    p.add_argument("--edition", choices=EDITIONS, default=default_edition)
+    p.add_argument("--data-dir", help="a local copy of the dataset in the Hub layout")
+    p.add_argument("--revision", help="pin the Hub dataset to this revision")
+    p.add_argument("--task", action="append", help="only this task (repeatable)")
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="yoxla", description="YOXLA: evaluate LLMs in Azerbaijani.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate-benchmark", help="check the rows of an edition before any model call")
+    _add_data_args(p)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("floors", help="scores of the cue-only baselines per task")
+    _add_data_args(p)
+    p.set_defaults(func=cmd_floors)
+
+    p = sub.add_parser("tasks", help="list the registered tasks and their contract hashes")
+    p.add_argument("--edition", choices=EDITIONS, default="v1")
+    p.set_defaults(func=cmd_tasks)
+
+    p = sub.add_parser("fingerprint", help="rows and fingerprint of each task of a data source")
+    _add_data_args(p)
+    p.add_argument("--write-manifest", help="record the counts and fingerprints in this manifest file")
+    p.set_defaults(func=cmd_fingerprint)
+
+    p = sub.add_parser("download", help="make an offline copy of the Hub dataset (for --data-dir)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--revision")
+    p.add_argument("--edition", choices=EDITIONS, default="v1")
+    p.set_defaults(func=cmd_download)
+
+    for register in EXTENSIONS:
+        register(sub)
+    return parser
+
+
+# Later stages (runner, verify) add their subcommands here without touching the above.
+EXTENSIONS: list[Callable[[Any], None]] = []
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (UsageError, SuiteError, DataUnavailable) as exc:
+        print(f"yoxla: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("yoxla: interrupted", file=sys.stderr)
+        return 130
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,100 @@
+"""The provider interface: how one benchmark example becomes one model attempt.
+
+A provider says how to connect; the model id comes at run time. Providers are registered
+by backend name and imported only when used, so ``import yoxla`` never pulls in openai,
+torch or transformers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from yoxla.suite import Task
+
+
+class ProviderError(RuntimeError):
+    """The provider cannot be used as configured; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One entry of a provider registry (bundled providers.yaml or --config FILE)."""
+
+    name: str
+    backend: str  # "openai" (OpenAI-compatible) | "transformers" | "baseline"
+    base_url: str | None = None
+    api_key_env: str | None = None  # name of the environment variable holding the key
+    reasoning: dict[str, Any] | None = None  # {"off": {...extra body...}, "on": {...}}; None: send nothing
+    settings: dict[str, Any] = field(default_factory=dict)  # backend-specific (device_map, dtype, ...)
+
+
+@dataclass
+class ProviderOptions:
+    """Run-time options that every backend receives."""
+
+    thinking: bool = False
+    timeout: float = 120.0
+    max_retries: int = 6
+    delay: float = 0.0
+    batch_size: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One example's prompt and generation settings."""
+
+    task: Task
+    row: dict[str, Any]
+    example_id: str
+    messages: list[dict[str, str]]
+    max_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    thinking: bool = False
+
+
+@dataclass
+class Completion:
+    """What came back for one request. ``error`` is set only after the last retry failed."""
+
+    text: str | None = None  # the final answer, reasoning removed
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    model: str | None = None  # the model id the provider reported
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    attempts: int = 1
+    error: str | None = None
+
+    @property
+    def raw(self) -> str:
+        """Stored raw output: reasoning kept inside <think> tags, then the answer verbatim."""
+        think = f"<think>{self.reasoning}</think>" if self.reasoning else ""
+        return think + (self.text or "")
+
+
+class Provider(ABC):
+    """A backend. ``generate`` must be thread-safe when ``parallel`` is True.
+
+    Constructed as ``cls(spec, model, options)``; raise ``ProviderError`` with one clear
+    sentence when the provider cannot be used (missing key, no such model path, ...).
+    """
+
+    parallel: bool = True  # may the runner keep several requests in flight?
+    batch_size: int = 1  # the runner hands over this many requests at once to generate_batch
+
+    @abstractmethod
+    def generate(self, request: Request) -> Completion: ...
+
+    def generate_batch(self, requests: list[Request]) -> list[Completion]:
+        return [self.generate(r) for r in requests]
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for run.json (base URL, chat template hash, ...). Never secrets."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections or memory."""

@@ -1,0 +1,132 @@
+"""Span scoring on character offsets.
+
+Passage, gold and quote are flattened (NFC, collapsed white space). The gold is located in
+the passage; the model's quote, with surrounding quotes and closing punctuation trimmed,
+is located case-insensitively (Azerbaijani case rules, length-preserving, so offsets agree).
+
+``span_recall`` is overlap / gold length, but 0 when the quote reaches outside the
+sentences the gold occupies: otherwise copying the whole passage would score 1.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+from yoxla.text import az_lower, flatten, nfc, tokens
+
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'»”)]*(?=\s+[\"'«“(]?[A-ZÇƏĞIİÖŞÜ0-9])")
+_QUOTE_CHARS = "\"'«»“”„`"
+_CLOSING = ".,;:!?…"
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class SpanScore:
+    span_recall: float
+    span_precision: float
+    exact_span: float
+    unsupported: float
+    over_sentence: float
+    token_f1: float
+    normalized_em: float
+    strict_em: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+ZERO = SpanScore(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def trim_quote(quote: str) -> str:
+    """Remove surrounding quote marks and closing punctuation, repeatedly."""
+    prev = None
+    text = flatten(quote)
+    while prev != text:
+        prev = text
+        text = text.strip().strip(_QUOTE_CHARS).rstrip(_CLOSING).strip()
+    return text
+
+
+def sentence_bounds(flat: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a flattened passage; the end includes its punctuation."""
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(flat):
+        bounds.append((start, m.end()))
+        start = m.end()
+        while start < len(flat) and flat[start] == " ":
+            start += 1
+    if start < len(flat) or not bounds:
+        bounds.append((start, len(flat)))
+    return bounds
+
+
+def occurrences(hay: str, needle: str) -> list[int]:
+    out, i = [], hay.find(needle)
+    while needle and i >= 0:
+        out.append(i)
+        i = hay.find(needle, i + 1)
+    return out
+
+
+def _flat_offset(original: str, offset: int) -> int:
+    """Where a character offset of the original text lands in its flattened form."""
+    return len(_WS.sub(" ", nfc(original[:offset])).lstrip())
+
+
+def locate_gold(passage: str, gold: str, answer_start: int | None = None) -> tuple[int, int] | None:
+    """Offsets of the gold in the flattened passage, or None if it is not there."""
+    flat, g = flatten(passage), flatten(gold)
+    hits = occurrences(flat, g) or occurrences(az_lower(flat), az_lower(g))
+    if not hits:
+        return None
+    if answer_start is not None and len(hits) > 1:
+        target = _flat_offset(passage, answer_start)
+        hits.sort(key=lambda i: abs(i - target))
+    return hits[0], hits[0] + len(g)
+
+
+def _region(bounds: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    first = next((s for s, e in bounds if s <= start < e), bounds[0][0])
+    last = next((e for s, e in bounds if s < end <= e), bounds[-1][1])
+    return first, last
+
+
+def token_f1(pred: str, gold: str) -> float:
+    p, g = tokens(pred), tokens(gold)
+    if not p or not g:
+        return float(p == g)
+    common = sum((Counter(p) & Counter(g)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score_span(passage: str, gold: str, quote: str, answer_start: int | None = None) -> SpanScore:
+    flat = flatten(passage)
+    q = trim_quote(quote)
+    g = flatten(gold)
+    tf1 = token_f1(q, g)
+    nem = float(bool(tokens(q)) and tokens(q) == tokens(g))
+    sem = float(nfc(quote).strip() == nfc(gold).strip())
+    gold_span = locate_gold(passage, gold, answer_start)
+    hits = occurrences(az_lower(flat), az_lower(q)) if q else []
+    if gold_span is None or not hits:
+        return SpanScore(0.0, 0.0, 0.0, float(not hits), 0.0, tf1, nem, sem)
+    gs, ge = gold_span
+    rs, re_ = _region(sentence_bounds(flat), gs, ge)
+
+    def rank(qs: int) -> tuple[bool, int]:
+        qe = qs + len(q)
+        return (rs <= qs and qe <= re_, max(0, min(qe, ge) - max(qs, gs)))
+
+    qs = max(hits, key=rank)
+    within, overlap = rank(qs)
+    recall = overlap / (ge - gs) if within else 0.0
+    precision = overlap / len(q)
+    exact = float(qs == gs and qs + len(q) == ge)
+    return SpanScore(recall, precision, exact, 0.0, float(not within), tf1, nem, sem)
