@@ -88,9 +88,9 @@ def score_example(
             score, outcome = 0.0, "wrong"
             metrics = {"score": 0.0}
         else:
-            span = score_span(row[task.inputs[0]], gold, parsed.value, row.get("answer_start")).as_dict()
-            score = span["span_recall"]
-            metrics = {"score": score, **span}
+            found = score_span(row[task.inputs[0]], gold, parsed.value, row.get("answer_start")).as_dict()
+            score = found["span_recall"]
+            metrics = {"score": score, **found}
             outcome = "correct" if score >= 1.0 else "wrong"
     elif ev == "correlation":
         lo, hi = task.answer.range or (0.0, 1.0)
@@ -129,7 +129,7 @@ def _rank(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Pearson correlation; 0 when it is undefined (fewer than two points or no variance)."""
     if len(x) < 2:
         return 0.0

@@ -1,0 +1,104 @@
+"""The bundled sample edition: loads through the Hub code path, validates, and is pinned."""
+
+from __future__ import annotations
+
+import pytest
+
+from yoxla.cli import run
+from yoxla.editions import fingerprint, load_edition, load_rows
+from yoxla.suite import load_suite
+from yoxla.validate import validate_edition
+
+# Pinned on purpose: editing a sample row must be a deliberate change of this file too.
+PINNED = {
+    "extractive_qa_v1": (13, "sha256:9c6fa8bce91a304330e13dd69be2c424cfeafb2f8dbd2e36ee5c1e2aad0e42dd"),
+    "qa_abstention_v1": (12, "sha256:2d5b3301f29fa5ff706d23d0d980e7a79b18d99a7a0de56b55d8a8ae92a9e6e0"),
+    "nli_v1": (12, "sha256:dbce44ec5ffd1eae6ad491e25a35ad77503b291c4ce79f2b7743ace1def14053"),
+    "sts_v1": (12, "sha256:b2d9c6b7c1ace5742b2b598c0a9b64760374a24d1b6f82955e517c40268e8e2f"),
+    "sentiment_v1": (12, "sha256:09fe437d3594b3e4db42e1c794ec3b07ec7d9eeb485b63c632974f30f50d00b8"),
+    "intent_v1": (25, "sha256:8114192fb531a0638f9321e2c8689ed46cf086e32be6c4fea1a1dc2c950a8ca8"),
+    "minimal_pairs_v1": (12, "sha256:8029a8455f0947b4d5968aff69d413425191f7bfc1a6526b04cd7badff4e81fd"),
+    "az_tr_interference_v1": (12, "sha256:a7f37c4abc168bee2065f53248d33c0e2657d78c9ed0fe962fe6f84662fee781"),
+    "knowledge_choice_v1": (10, "sha256:562938ee298aef03b5c7034ac73c52946121553ff50bbc511efb722e96033925"),
+    "rag_verification_v1": (12, "sha256:7f99f85e22fca2ba3c1eb1b8af1bc14f33426c40fb18493f5134f4af21e46a46"),
+    "rag_selection_v1": (14, "sha256:f09c3f6c8b8d90e4a058c8179e0f59470ac2e83daff435898ef143df311dea44"),
+}
+
+
+def test_sample_manifest_is_pinned():
+    edition = load_edition("sample")
+    assert {t: (e.rows, e.fingerprint) for t, e in edition.tasks.items()} == PINNED
+
+
+@pytest.mark.parametrize("task_id", sorted(PINNED))
+def test_sample_rows_match_their_pinned_fingerprint(task_id):
+    rows = load_rows(load_edition("sample"), task_id)
+    assert (len(rows), fingerprint(rows)) == PINNED[task_id]
+
+
+def test_sample_edition_covers_every_v1_task():
+    assert load_edition("sample").task_ids == load_edition("v1").task_ids
+
+
+def test_sample_validates_without_errors_or_warnings():
+    reports = validate_edition(load_edition("sample"))
+    assert len(reports) == 11
+    problems = [str(p) for r in reports for p in r.errors + r.warnings]
+    assert problems == []
+
+
+def test_sample_has_the_breakdown_values_the_contracts_name():
+    suite = load_suite()
+    edition = load_edition("sample")
+    required = {
+        "az_tr_interference_v1": {"cognate", "distinct_lexeme"},
+        "rag_verification_v1": {"supported", "contradicted", "counterfactual", "absent"},
+    }
+    for task_id, values in required.items():
+        task = suite.task(task_id)
+        seen = {r[task.breakdown] for r in load_rows(edition, task_id)}
+        assert values <= seen, task_id
+
+
+def test_sample_list_inputs_have_the_contract_sizes():
+    edition = load_edition("sample")
+    assert {len(r["candidates"]) for r in load_rows(edition, "knowledge_choice_v1")} == {20}
+    selection = load_rows(edition, "rag_selection_v1")
+    assert {len(r["passages"]) for r in selection} == {6}
+    none_share = sum(r["label"] == "HEÇ BİRİ" for r in selection) / len(selection)
+    assert 0.08 <= none_share <= 0.2
+
+
+def test_validate_benchmark_cli_prints_a_table_and_passes(capsys):
+    assert run(["validate-benchmark", "--edition", "sample"]) == 0
+    out = capsys.readouterr().out
+    assert "fingerprint" in out and "ok: 11 tasks, 146 rows valid" in out
+    for task_id in PINNED:
+        assert task_id in out
+
+
+def test_floors_cli_prints_every_strategy_and_the_best_floor(capsys):
+    assert run(["floors", "--edition", "sample"]) == 0
+    out = capsys.readouterr().out
+    assert "most_linked" in out and "best floor" in out
+    # most_linked is built to win the knowledge task on the sample (right in half the rows)
+    line = next(x for x in out.splitlines() if x.startswith("knowledge_choice_v1"))
+    assert "most_linked (50.00)" in line
+
+
+def test_validation_refuses_a_modified_local_copy(tmp_path, capsys):
+    import shutil
+
+    from yoxla.editions import bundled_path
+
+    copy = tmp_path / "copy"
+    shutil.copytree(bundled_path("sample"), copy)
+    path = copy / "nli_v1" / "test.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"label": "', '"label": "x')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # A local copy of the sample edition goes through the same loader.
+    status = run(["validate-benchmark", "--edition", "sample", "--data-dir", str(copy), "--task", "nli_v1"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "nli-s-03" in out and "gold_in_answer_space" in out
