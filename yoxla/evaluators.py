@@ -131,7 +131,7 @@ def _rank(values: np.ndarray) -> np.ndarray:
 
 def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Pearson correlation; 0 when it is undefined (fewer than two points or no variance)."""
-    if len(x) < 2:
+    if len(x) < 2 or len(set(map(float, x))) < 2 or len(set(map(float, y))) < 2:
         return 0.0
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     a, b = a - a.mean(), b - b.mean()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yoxla.suite import Task
-from yoxla.text import az_key, fold_letters, tokens, turkish_spelling
+from yoxla.text import az_key, flatten, fold_letters, tokens, turkish_spelling
 
 # Reasons an output is invalid.
 EMPTY = "empty_output"
@@ -97,6 +97,10 @@ def _parse_choice(text: str, values: tuple[str, ...]) -> Parsed:
         return _invalid(text, EMPTY, "empty")
     keys = {az_key(v): v for v in values}
     hit = keys.get(az_key(text))
+    if hit is None:
+        # English (ASCII) labels also follow English case rules: ENTAILMENT is entailment.
+        # Azerbaijani labels never do, so HEÇ BIRI stays invalid.
+        hit = {v.lower(): v for v in values if v.isascii()}.get(flatten(text).lower())
     if hit is not None:
         return Parsed(valid=True, value=hit, text=text)
     return _invalid(text, NOT_IN_SPACE, near_miss_kind(text, values))

@@ -17,6 +17,11 @@ from dataclasses import asdict, dataclass
 from yoxla.text import az_lower, flatten, nfc, tokens
 
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'»”)]*(?=\s+[\"'«“(]?[A-ZÇƏĞIİÖŞÜ0-9])")
+# A full stop after these does not end a sentence (lower-cased, without the dot).
+_ABBREVIATIONS = frozenset(
+    "prof dr akad dos müəl red məs səh bax küç ş r qəs kənd ç yy əs il e.ə b.e s t.e.d f.r.d".split()
+)
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
 _QUOTE_CHARS = "\"'«»“”„`"
 _CLOSING = ".,;:!?…"
 _WS = re.compile(r"\s+")
@@ -55,6 +60,8 @@ def sentence_bounds(flat: str) -> list[tuple[int, int]]:
     bounds: list[tuple[int, int]] = []
     start = 0
     for m in _SENTENCE_END.finditer(flat):
+        if _is_abbreviation(flat, m.start()):
+            continue
         bounds.append((start, m.end()))
         start = m.end()
         while start < len(flat) and flat[start] == " ":
@@ -62,6 +69,17 @@ def sentence_bounds(flat: str) -> list[tuple[int, int]]:
     if start < len(flat) or not bounds:
         bounds.append((start, len(flat)))
     return bounds
+
+
+def _is_abbreviation(flat: str, dot: int) -> bool:
+    """Is the full stop at ``dot`` part of an initial (``Ü.``) or a known abbreviation (``prof.``)?"""
+    if flat[dot] != ".":
+        return False
+    m = _WORD_BEFORE.search(flat, 0, dot)
+    if m is None:
+        return False
+    word = m.group(1)
+    return (len(word) == 1 and word.isalpha()) or az_lower(word).strip(".") in _ABBREVIATIONS
 
 
 def occurrences(hay: str, needle: str) -> list[int]:
@@ -78,8 +96,12 @@ def _flat_offset(original: str, offset: int) -> int:
 
 
 def locate_gold(passage: str, gold: str, answer_start: int | None = None) -> tuple[int, int] | None:
-    """Offsets of the gold in the flattened passage, or None if it is not there."""
-    flat, g = flatten(passage), flatten(gold)
+    """Offsets of the gold in the flattened passage, or None if it is not there.
+
+    The gold is trimmed like a quote, so that a gold in guillemets and the same text copied
+    by the model meet on the same characters.
+    """
+    flat, g = flatten(passage), trim_quote(gold)
     hits = occurrences(flat, g) or occurrences(az_lower(flat), az_lower(g))
     if not hits:
         return None
@@ -109,7 +131,7 @@ def token_f1(pred: str, gold: str) -> float:
 def score_span(passage: str, gold: str, quote: str, answer_start: int | None = None) -> SpanScore:
     flat = flatten(passage)
     q = trim_quote(quote)
-    g = flatten(gold)
+    g = trim_quote(gold)
     tf1 = token_f1(q, g)
     nem = float(bool(tokens(q)) and tokens(q) == tokens(g))
     sem = float(nfc(quote).strip() == nfc(gold).strip())

@@ -21,7 +21,7 @@ import yaml
 
 MODES = ("choice", "numeric", "text", "text_or_abstain")
 EVALUATORS = ("classification", "span", "abstention", "correlation")
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
 class SuiteError(ValueError):
@@ -60,7 +60,8 @@ class AnswerSpace:
         """All valid answers for one row (numbered options depend on the row's list length)."""
         values: list[str] = []
         if self.options_field:
-            n = len(row[self.options_field]) if row is not None else 0
+            options = row.get(self.options_field) if row is not None else None
+            n = len(options) if isinstance(options, list) else 0
             values.extend(str(i) for i in range(1, n + 1))
         values.extend(self.label_values)
         return tuple(values)
@@ -133,6 +134,8 @@ class Task:
     def render_user(self, row: dict[str, Any]) -> str:
         def value(name: str) -> str:
             v = row[name]
+            if v is None:
+                raise ValueError(f"input field {name} is null")
             if name in self.list_inputs:
                 return "\n".join(f"{i}. {item}" for i, item in enumerate(v, start=1))
             return str(v)

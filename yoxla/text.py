@@ -77,7 +77,7 @@ def turkish_spelling(text: str) -> str:
     """Map an Azerbaijani spelling onto the way Turkish spells the same sounds (x, q → k; ə → e).
 
     Applied to both sides of a comparison, then letter-folded and with spaces removed,
-    so ``YOKDUR`` meets ``YOXDUR`` and ``TASDİK``-like spellings are caught.
+    so ``YOKDUR`` meets ``YOXDUR`` and ``HEÇ BİRİ`` written as one word is caught.
     """
     return fold_letters(az_lower(text).translate(_TURKISH)).replace(" ", "")
 

@@ -97,15 +97,21 @@ def validate_rows(task: Task, rows: list[dict[str, Any]], entry: ManifestEntry) 
     if missing:
         err(Problem(task.id, None, "columns", f"missing required columns: {', '.join(missing)}"))
         return report
-    seen: Counter[str] = Counter(str(r[task.id_field]) for r in rows)
+    seen: Counter[str] = Counter(str(r[task.id_field]) for r in rows if task.id_field in r)
     for rid, count in seen.items():
         if count > 1:
             err(Problem(task.id, rid, "duplicate_id", f"id occurs {count} times"))
-    for row in rows:
-        rid = str(row[task.id_field])
-        for name in task.list_inputs:
-            if not isinstance(row[name], list) or not row[name]:
-                err(Problem(task.id, rid, "list_input", f"{name} must be a non-empty list"))
+    for index, row in enumerate(rows):
+        rid = str(row.get(task.id_field, f"#{index + 1}"))
+        lacking = [c for c in task.columns if c not in row]
+        if lacking:
+            err(Problem(task.id, rid, "columns", f"row lacks columns: {', '.join(lacking)}"))
+            continue
+        bad_lists = [n for n in task.list_inputs if not isinstance(row[n], list) or not row[n]]
+        for name in bad_lists:
+            err(Problem(task.id, rid, "list_input", f"{name} must be a non-empty list"))
+        if bad_lists:
+            continue
         problem = _gold_problem(task, row)
         if problem:
             err(Problem(task.id, rid, "gold_in_answer_space", problem))

@@ -1,0 +1,192 @@
+"""The task contracts are frozen.
+
+The literals below were computed once, on purpose, from suite/yoxla.yaml. Editing a prompt,
+an answer space or any other part of a task's contract in place changes its hash and fails
+here: a changed contract is a new task version (e.g. nli_v2), not an edit of nli_v1.
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+
+import pytest
+import yaml
+
+from yoxla.editions import load_edition
+from yoxla.suite import SuiteError, load_suite, parse_suite
+
+FROZEN_CONTRACTS = {
+    "extractive_qa_v1": "sha256:ca7e9a611ef911862a5d3e6d3a47389a181b18e4a01860e29e4814b1e18fdcd4",
+    "qa_abstention_v1": "sha256:61460bedff2b4d34d5e76e2f3743dc8731f31c6b25b46135be6fb18d8defc6ac",
+    "nli_v1": "sha256:b6e56697a9219a25ec5615b8cff9538e0c50b165f3bb04db21e986d167d54035",
+    "sts_v1": "sha256:53f8ec95b3a65cee2fcef13e17c0482fc8e2c147371fa5e3c05472728cc74822",
+    "sentiment_v1": "sha256:45f7d16a4968ac36ada4b9e4bb46805b69fd66f4976210804d434f1042c66c3f",
+    "intent_v1": "sha256:90d0144054440d294397714624ec37d1577fc51fe179c23f849ab48abd820820",
+    "minimal_pairs_v1": "sha256:b4cf9fb838d5f195680e4abca26f7702cf22c40f1114946e31682d71a37f184f",
+    "az_tr_interference_v1": "sha256:d2c1069cb69500a2ab74ef85c5f80bf9981fb472d7c8473efd85e677fe7f5b2a",
+    "knowledge_choice_v1": "sha256:9bad8aff452b614acce24443c3ea48357b6958e96d55625aa25b433457a4ead6",
+    "rag_verification_v1": "sha256:c85487d0bd34b3dfd01b77f7623431df8c99e0bf8ea42238f6f44d3c7201eb42",
+    "rag_selection_v1": "sha256:52960612be0d457e365e77eea7c625fff133df998477bfc49495cba92b9afc7c",
+}
+FROZEN_V1_SUITE_HASH = "sha256:1f92cd7d3fd49dc4e6b6c7f12a3c58eb2297f35c0c136eeb8c482f9802f28cea"
+
+
+def _suite_data() -> dict:
+    text = resources.files("yoxla").joinpath("suite/yoxla.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def _entry(data: dict, task_id: str) -> dict:
+    return next(t for t in data["tasks"] if t["id"] == task_id)
+
+
+def _hashes(data: dict) -> dict[str, str]:
+    return {tid: t.contract_hash for tid, t in parse_suite(data).tasks.items()}
+
+
+# The freeze -----------------------------------------------------------------------------
+
+
+def test_registered_tasks_are_exactly_the_frozen_ones():
+    assert sorted(load_suite().tasks) == sorted(FROZEN_CONTRACTS)
+
+
+@pytest.mark.parametrize("task_id", sorted(FROZEN_CONTRACTS))
+def test_contract_hash_is_frozen(task_id):
+    assert load_suite().task(task_id).contract_hash == FROZEN_CONTRACTS[task_id], (
+        f"the contract of {task_id} changed in place; publish a new task version instead"
+    )
+
+
+def test_v1_edition_suite_hash_is_frozen():
+    assert load_edition("v1").suite_hash() == FROZEN_V1_SUITE_HASH
+
+
+def test_v1_edition_runs_every_frozen_task():
+    assert sorted(load_edition("v1").tasks) == sorted(FROZEN_CONTRACTS)
+
+
+# What the hash sees ---------------------------------------------------------------------
+
+
+def test_bundled_yaml_parses_to_the_loaded_suite():
+    assert _hashes(_suite_data()) == FROZEN_CONTRACTS
+
+
+@pytest.mark.parametrize(
+    ("task_id", "edit"),
+    [
+        pytest.param(
+            "nli_v1", lambda e: e["prompt"].update(system=e["prompt"]["system"] + " "), id="prompt_whitespace"
+        ),
+        pytest.param(
+            "nli_v1",
+            lambda e: e["prompt"].update(user="Müddəa: {premise}\nFərziyyə: {hypothesis}\n"),
+            id="user_template",
+        ),
+        pytest.param(
+            "rag_verification_v1",
+            lambda e: e["answer"]["labels"][2].update(value="YOXDUR."),
+            id="label_value",
+        ),
+        pytest.param(
+            "rag_verification_v1",
+            lambda e: e["answer"]["labels"][0].update(description="təsdiqləyir"),
+            id="label_description",
+        ),
+        pytest.param("sentiment_v1", lambda e: e["answer"]["labels"].reverse(), id="label_order"),
+        pytest.param("sts_v1", lambda e: e["answer"]["range"].update(max=10), id="numeric_range"),
+        pytest.param(
+            "qa_abstention_v1", lambda e: e["answer"]["abstain"].update(value="Bilmirəm"), id="abstain_value"
+        ),
+        pytest.param("knowledge_choice_v1", lambda e: e["generation"].update(max_tokens=16), id="generation"),
+        pytest.param("minimal_pairs_v1", lambda e: e.update(primary="macro_f1"), id="primary_metric"),
+        pytest.param("intent_v1", lambda e: e.update(rows=51), id="row_count"),
+    ],
+)
+def test_any_change_of_meaning_changes_only_that_tasks_hash(task_id, edit):
+    data = _suite_data()
+    before = _hashes(data)
+    changed = copy.deepcopy(data)
+    edit(_entry(changed, task_id))
+    after = _hashes(changed)
+    assert after[task_id] != before[task_id]
+    assert {k: v for k, v in after.items() if k != task_id} == {
+        k: v for k, v in before.items() if k != task_id
+    }
+
+
+def _reverse_keys(obj):
+    if isinstance(obj, dict):
+        return {k: _reverse_keys(obj[k]) for k in reversed(list(obj))}
+    if isinstance(obj, list):
+        return [_reverse_keys(x) for x in obj]
+    return obj
+
+
+@pytest.mark.parametrize(
+    "dump",
+    [
+        pytest.param(
+            lambda d: yaml.safe_dump(d, allow_unicode=True, sort_keys=True, indent=4, width=60),
+            id="sorted_indent4",
+        ),
+        pytest.param(
+            lambda d: yaml.safe_dump(
+                _reverse_keys(d), allow_unicode=False, sort_keys=False, default_flow_style=True
+            ),
+            id="reversed_flow_ascii",
+        ),
+        pytest.param(
+            lambda d: yaml.safe_dump(d, allow_unicode=True, sort_keys=False, default_style='"'),
+            id="all_quoted",
+        ),
+    ],
+)
+def test_reformatting_the_yaml_changes_no_hash(dump):
+    data = _suite_data()
+    text = dump(data)
+    assert text != resources.files("yoxla").joinpath("suite/yoxla.yaml").read_text(encoding="utf-8")
+    reparsed = parse_suite(yaml.safe_load(text))
+    assert {tid: t.contract_hash for tid, t in reparsed.tasks.items()} == FROZEN_CONTRACTS
+    assert load_edition("v1").suite_hash(reparsed) == FROZEN_V1_SUITE_HASH
+
+
+def test_edition_suite_hash_follows_a_changed_contract():
+    data = _suite_data()
+    _entry(data, "sts_v1")["prompt"]["version"] = 2
+    assert load_edition("v1").suite_hash(parse_suite(data)) != FROZEN_V1_SUITE_HASH
+
+
+# Schema checks of the suite file --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda e: e["prompt"].update(system="Cavab ver."), "answer_space"),
+        (lambda e: e["prompt"].update(user="Müddəa: {premise}\nSual: {question}"), "question"),
+        (lambda e: e["answer"].update(mode="free"), "unknown answer mode"),
+        (lambda e: e.update(evaluator="bleu"), "unknown evaluator"),
+        (lambda e: e.update(block="riyaziyyat"), "unknown block"),
+        (lambda e: e.pop("gold"), "gold"),
+    ],
+)
+def test_a_broken_task_entry_is_rejected(edit, message):
+    data = _suite_data()
+    edit(_entry(data, "nli_v1"))
+    with pytest.raises(SuiteError, match=message):
+        parse_suite(data)
+
+
+def test_a_task_declared_twice_is_rejected():
+    data = _suite_data()
+    data["tasks"].append(copy.deepcopy(_entry(data, "nli_v1")))
+    with pytest.raises(SuiteError, match="declared twice"):
+        parse_suite(data)
+
+
+def test_unknown_task_error_lists_known_tasks():
+    with pytest.raises(SuiteError, match=r"known tasks: .*nli_v1"):
+        load_suite().task("nli_v9")

@@ -1,0 +1,231 @@
+"""Strict answer parsing: table-driven cases (cases/parse_cases.yaml) and properties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yoxla.parsing import NEAR_MISS_KINDS, answer_text, parse, strip_wrappers
+from yoxla.suite import load_suite
+from yoxla.text import az_lower, az_upper
+
+DATA = yaml.safe_load((Path(__file__).parent / "cases" / "parse_cases.yaml").read_text(encoding="utf-8"))
+ROWS = DATA["rows"]
+SUITE = load_suite()
+WRAPPERS = [("```", "```"), ("**", "**"), ("`", "`"), ('"', '"'), ("'", "'"), ("«", "»"), ("“", "”")]
+
+
+def _cases(section: str) -> list:
+    return [pytest.param(c, id=c["name"]) for c in DATA[section]]
+
+
+def _check(case: dict) -> None:
+    task = SUITE.task(case["task"])
+    row = ROWS[case["row"]] if "row" in case else None
+    got = parse(task, case["raw"], row)
+    assert got.valid is case["valid"], got
+    if case["valid"]:
+        assert got.value == case["value"], got
+        assert got.reason is None and got.near_miss is None, got
+    else:
+        assert got.value is None, got
+        assert got.reason == case["reason"], got
+        if "near_miss" in case:
+            assert got.near_miss == case["near_miss"], got
+        assert got.near_miss in NEAR_MISS_KINDS, got
+    assert got.abstained is case.get("abstained", False), got
+
+
+def test_case_names_are_unique():
+    names = [c["name"] for section in ("choice", "numeric", "text") for c in DATA[section]]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("case", _cases("choice"))
+def test_parse_choice(case):
+    _check(case)
+
+
+@pytest.mark.parametrize("case", _cases("numeric"))
+def test_parse_number(case):
+    _check(case)
+
+
+@pytest.mark.parametrize("case", _cases("text"))
+def test_parse_text_and_abstention(case):
+    _check(case)
+
+
+def test_option_17_is_1873_in_the_fixture_row():
+    # Guards the meaning of the `17. 1873` case: option 17 really is 1873, and it still is invalid.
+    assert ROWS["knowledge_20"]["candidates"][16] == "1873"
+    assert len(ROWS["knowledge_20"]["candidates"]) == 20
+
+
+def test_numbered_options_follow_the_row_list_length():
+    task = SUITE.task("knowledge_choice_v1")
+    three = {"candidates": ["Bakı", "Gəncə", "Şəki"]}
+    assert parse(task, "3", three).valid
+    assert not parse(task, "4", three).valid
+    assert parse(task, "4", ROWS["knowledge_20"]).valid
+
+
+# Reasoning ------------------------------------------------------------------------------
+
+
+def test_answer_text_removes_think_blocks():
+    assert answer_text("<think>uzun fikir\nikinci sətir</think>ZİDD") == "ZİDD"
+    assert answer_text(None) == ""
+    assert answer_text("") == ""
+
+
+def test_answer_text_unterminated_think_leaves_nothing():
+    assert answer_text("<think>TƏSDİQ olmalıdır, çünki") == ""
+
+
+# Properties -----------------------------------------------------------------------------
+
+AZ_LOWER = "abcçdeəfgğhxıijkqlmnoöprsştuüvyz"
+_valid_cores = [c for c in DATA["choice"] + DATA["numeric"] + DATA["text"] if c["raw"]]
+CORES = [
+    c
+    for c in _valid_cores
+    if "<think>" not in c["raw"].lower()
+    and c["raw"] == c["raw"].strip()
+    and c["raw"][0] not in "`*\"'«“"
+    and c["raw"][-1] not in "`*\"'»”"
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    case=st.sampled_from(CORES),
+    wrappers=st.lists(st.sampled_from(WRAPPERS), max_size=4),
+    pads=st.lists(st.sampled_from(["", " ", "\n", "  \t"]), min_size=2, max_size=2),
+)
+def test_wrappers_never_change_the_verdict(case, wrappers, pads):
+    task = SUITE.task(case["task"])
+    row = ROWS[case["row"]] if "row" in case else None
+    bare = parse(task, case["raw"], row)
+    wrapped = case["raw"]
+    for left, right in wrappers:
+        wrapped = f"{pads[0]}{left}{wrapped}{right}{pads[1]}"
+    got = parse(task, wrapped, row)
+    assert (got.valid, got.value, got.reason, got.near_miss, got.abstained) == (
+        bare.valid,
+        bare.value,
+        bare.reason,
+        bare.near_miss,
+        bare.abstained,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(min_size=0, max_size=30))
+def test_strip_wrappers_is_idempotent(text):
+    once = strip_wrappers(text)
+    assert strip_wrappers(once) == once
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet=AZ_LOWER + "AXYİIƏ .,!`*\"'«»", max_size=25),
+        st.sampled_from(["Cavab yoxdur", "Cavab yoxdur.", "Cavab yokdur", "cavab  yoxdur!", "CAVAB YOXDUR?"]),
+    )
+)
+def test_invalid_output_is_never_an_abstention(text):
+    got = parse(SUITE.task("qa_abstention_v1"), text)
+    if not got.valid:
+        assert not got.abstained
+    if got.abstained:
+        assert got.valid and got.value == "Cavab yoxdur"
+
+
+@settings(max_examples=150, deadline=None)
+@given(word=st.text(alphabet=AZ_LOWER + " ", min_size=1, max_size=10))
+def test_only_the_exact_lower_case_labels_are_valid(word):
+    # Lower-case input is valid only when it is the label itself, letter for letter.
+    got = parse(SUITE.task("rag_verification_v1"), word)
+    assert got.valid is (word.strip() in ("təsdiq", "zidd", "yoxdur"))
+
+
+_UPPER_FOLDS = {"Ə": "E", "İ": "I", "Ş": "S", "Ç": "C", "Ğ": "G", "Ö": "O", "Ü": "U"}
+_LOWER_FOLDS = {"ə": "e", "ı": "i", "ş": "s", "ç": "c", "ğ": "g", "ö": "o", "ü": "u"}
+
+
+def _foldings(label: str, folds: dict[str, str]) -> list[str]:
+    """Every spelling of label with at least one Azerbaijani letter folded to its ASCII look-alike."""
+    spots = [i for i, ch in enumerate(label) if ch in folds]
+    out = []
+    for mask in range(1, 2 ** len(spots)):
+        chars = list(label)
+        for bit, i in enumerate(spots):
+            if mask >> bit & 1:
+                chars[i] = folds[chars[i]]
+        out.append("".join(chars))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("task_id", "label", "n_upper", "n_lower"),
+    [
+        ("rag_verification_v1", "TƏSDİQ", 3, 1),  # lower: only ə can fold (i is already right)
+        ("rag_verification_v1", "ZİDD", 1, 0),  # "zidd" is the label itself
+        ("rag_selection_v1", "HEÇ BİRİ", 7, 1),
+    ],
+)
+def test_letter_folded_label_is_invalid_letter_folded(task_id, label, n_upper, n_lower):
+    task = SUITE.task(task_id)
+    upper = _foldings(label, _UPPER_FOLDS)
+    lower = _foldings(az_lower(label), _LOWER_FOLDS)
+    assert (len(upper), len(lower)) == (n_upper, n_lower)
+    for raw in upper + lower:
+        got = parse(task, raw, ROWS["selection_6"])
+        assert not got.valid, raw
+        assert got.near_miss == "letter_folded", raw
+
+
+@pytest.mark.parametrize("label", ["TƏSDİQ", "ZİDD", "YOXDUR", "HEÇ BİRİ"])
+def test_lower_case_written_with_azerbaijani_rules_is_the_label(label):
+    lower = az_lower(label)
+    assert lower in ("təsdiq", "zidd", "yoxdur", "heç biri")
+    task = SUITE.task("rag_selection_v1" if label == "HEÇ BİRİ" else "rag_verification_v1")
+    assert parse(task, lower, ROWS["selection_6"]).value == label
+
+
+LABELS = [
+    (task.id, value)
+    for task in SUITE.tasks.values()
+    if task.answer.mode == "choice"
+    for value in task.answer.label_values
+]
+
+
+def test_label_table_covers_every_choice_task_with_labels():
+    assert {t for t, _ in LABELS} == {
+        "nli_v1",
+        "sentiment_v1",
+        "intent_v1",
+        "minimal_pairs_v1",
+        "az_tr_interference_v1",
+        "rag_verification_v1",
+        "rag_selection_v1",
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=st.sampled_from(LABELS), data=st.data())
+def test_every_label_parses_in_any_azerbaijani_casing(pair, data):
+    task_id, label = pair
+    task = SUITE.task(task_id)
+    flips = data.draw(st.lists(st.booleans(), min_size=len(label), max_size=len(label)))
+    mixed = "".join(az_upper(ch) if up else az_lower(ch) for ch, up in zip(label, flips, strict=True))
+    row = ROWS["selection_6"] if task.answer.options_field else None
+    for raw in (label, az_lower(label), az_upper(label), mixed):
+        got = parse(task, raw, row)
+        assert got.valid and got.value == label, raw

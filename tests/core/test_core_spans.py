@@ -1,0 +1,154 @@
+"""Span scoring on character offsets: table-driven cases (cases/span_cases.yaml) and properties."""
+
+from __future__ import annotations
+
+import unicodedata
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from yoxla.spans import score_span, sentence_bounds, trim_quote
+from yoxla.text import az_lower, az_upper
+
+DATA = yaml.safe_load((Path(__file__).parent / "cases" / "span_cases.yaml").read_text(encoding="utf-8"))
+PASSAGES = DATA["passages"]
+
+
+def _num(value) -> float:
+    return float(Fraction(value)) if isinstance(value, str) else float(value)
+
+
+def _nfd(text: str) -> str:
+    out = unicodedata.normalize("NFD", text)
+    assert out != text, f"NFD does not change {text!r}: the case would test nothing"
+    return out
+
+
+def test_case_names_are_unique():
+    names = [c["name"] for c in DATA["cases"]]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in DATA["cases"]])
+def test_score_span(case):
+    passage = PASSAGES[case["passage"]]
+    fields = {
+        "passage": passage,
+        "gold": case["gold"],
+        "quote": passage if case.get("quote_is_passage") else case["quote"],
+    }
+    for name in case.get("nfd", []):
+        fields[name] = _nfd(fields[name])
+    got = score_span(fields["passage"], fields["gold"], fields["quote"], case.get("answer_start")).as_dict()
+    expected = {k: _num(v) for k, v in case["expect"].items()}
+    note = "known bug, see the test report" if case.get("bug") else ""
+    assert {k: pytest.approx(got[k]) for k in expected} == expected, (note, got)
+
+
+def test_whole_passage_quote_is_really_longer_than_one_sentence():
+    # Guards whole_passage_quote_scores_zero_recall: the passage has several sentences.
+    assert len(sentence_bounds(PASSAGES["baki"])) == 3
+
+
+def test_decomposed_schwa_does_not_exist():
+    # ə has no canonical decomposition; ü, ç, ş, ğ, ö, İ do (they are covered by the NFD cases).
+    assert unicodedata.normalize("NFD", "ə") == "ə"
+    for ch in "üçşğöİ":
+        assert len(unicodedata.normalize("NFD", ch)) == 2
+
+
+def test_sentence_bounds_split_before_capital_letters_only():
+    flat = "Bakı böyükdür. Gəncə də. və s. bitdi"
+    spans = [flat[s:e] for s, e in sentence_bounds(flat)]
+    assert spans == ["Bakı böyükdür.", "Gəncə də. və s. bitdi"]
+
+
+def test_trim_quote_removes_quotes_and_closing_punctuation_repeatedly():
+    assert trim_quote(' «"Bakı şəhəri",» ') == "Bakı şəhəri"
+    assert trim_quote("Bakı?!") == "Bakı"
+
+
+# Properties -----------------------------------------------------------------------------
+
+AZ_LOWER = "abcçdeəfgğhxıijkqlmnoöprsştuüvyz"
+WORD = st.text(alphabet=AZ_LOWER + AZ_LOWER.upper().replace("I", "İ") + "I", min_size=1, max_size=8)
+PHRASE = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
+
+
+def _capitalize(text: str) -> str:
+    return az_upper(text[:1]) + text[1:]
+
+
+# Sentences end with a real verb: a one-letter word before a full stop reads as an initial ("Ü.").
+FINAL = st.sampled_from(["edir", "idi", "olur", "yazır", "gəlir"])
+SENTENCE = st.tuples(st.lists(WORD, min_size=1, max_size=5), FINAL).map(
+    lambda t: _capitalize(" ".join([*t[0], t[1]])) + "."
+)
+
+
+@st.composite
+def passage_with_gold(draw):
+    before = draw(st.lists(SENTENCE, max_size=2))
+    after = draw(st.lists(SENTENCE, max_size=2))
+    left = draw(st.lists(WORD, max_size=3).map(" ".join))
+    right = draw(st.lists(WORD, max_size=3).map(" ".join))
+    gold = draw(PHRASE)
+    middle = " ".join(x for x in [_capitalize(left) or "Bu", gold, right, draw(FINAL)] if x) + "."
+    passage = " ".join([*before, middle, *after])
+    return passage, gold
+
+
+def _recase(text: str, flips: list[bool]) -> str:
+    return "".join(az_upper(ch) if up else az_lower(ch) for ch, up in zip(text, flips, strict=True))
+
+
+@settings(max_examples=100, deadline=None)
+@given(pg=passage_with_gold(), data=st.data())
+def test_quote_equal_to_gold_has_recall_and_precision_one_in_any_case(pg, data):
+    passage, gold = pg
+    flips = data.draw(st.lists(st.booleans(), min_size=len(gold), max_size=len(gold)))
+    got = score_span(passage, gold, _recase(gold, flips))
+    assert got.span_recall == 1.0
+    assert got.span_precision == 1.0
+    assert got.unsupported == 0.0 and got.over_sentence == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(pg=passage_with_gold(), data=st.data())
+def test_substring_of_gold_has_precision_one(pg, data):
+    passage, gold = pg
+    i = data.draw(st.integers(0, len(gold) - 1))
+    j = data.draw(st.integers(i + 1, len(gold)))
+    quote = gold[i:j].strip()
+    assume(quote)
+    got = score_span(passage, gold, quote)
+    assert got.span_precision == 1.0
+    assert got.span_recall == pytest.approx(len(quote) / len(gold))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    passage=st.text(alphabet=AZ_LOWER + "İIƏ .,!?«»\"'\n", max_size=60),
+    gold=st.text(alphabet=AZ_LOWER + "İIƏ .,«»", max_size=10),
+    quote=st.text(alphabet=AZ_LOWER + "İIƏ .,!?«»\"'", max_size=20),
+)
+def test_every_metric_is_between_zero_and_one(passage, gold, quote):
+    got = score_span(passage, gold, quote).as_dict()
+    for name, value in got.items():
+        assert 0.0 <= value <= 1.0, (name, value)
+    if got["unsupported"]:
+        assert got["span_recall"] == 0.0 and got["span_precision"] == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(pg=passage_with_gold(), extra=st.lists(SENTENCE, min_size=1, max_size=2))
+def test_copying_the_whole_passage_never_earns_recall(pg, extra):
+    passage, gold = pg
+    passage = passage + " " + " ".join(extra)  # at least one sentence after the gold's
+    got = score_span(passage, gold, passage)
+    assert got.span_recall == 0.0
+    assert got.over_sentence == 1.0

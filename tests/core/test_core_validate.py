@@ -1,0 +1,284 @@
+"""Validation of benchmark rows: small valid rows built here, then one rule broken at a time."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from yoxla.editions import ManifestEntry, fingerprint
+from yoxla.suite import load_suite
+from yoxla.validate import validate_rows
+
+SUITE = load_suite()
+
+
+def nli_rows() -> list[dict]:
+    base = {"premise": "Uşaqlar parkda top oynayır.", "length_bucket": "short", "source_id": "src"}
+    return [
+        {**base, "id": "nli-1", "hypothesis": "Uşaqlar çöldədir.", "label": "entailment"},
+        {**base, "id": "nli-2", "hypothesis": "Uşaqlar məktəbdən qayıdıb.", "label": "neutral"},
+        {**base, "id": "nli-3", "hypothesis": "Uşaqlar evdə yatır.", "label": "contradiction"},
+    ]
+
+
+def sts_rows() -> list[dict]:
+    base = {"score_band": "mid", "length_bucket": "short", "source_id": "src"}
+    return [
+        {
+            **base,
+            "id": "sts-1",
+            "sentence1": "Hava istidir.",
+            "sentence2": "Bu gün isti olacaq.",
+            "score": 3.5,
+            "scaled_score": 0.7,
+        },
+        {
+            **base,
+            "id": "sts-2",
+            "sentence1": "Pişik yatır.",
+            "sentence2": "Qatar gecikdi.",
+            "score": 0.0,
+            "scaled_score": 0.0,
+        },
+    ]
+
+
+CONTEXT = "Bakı metropoliteni 1967-ci ildə istifadəyə verilib. Hazırda metroda üç xətt var."
+
+
+def qa_rows() -> list[dict]:
+    base = {
+        "context": CONTEXT,
+        "title": "Bakı metropoliteni",
+        "answer_type": "date",
+        "context_bucket": "short",
+        "source_id": "src",
+    }
+    return [
+        {
+            **base,
+            "id": "qa-1",
+            "question": "Metro nə vaxt açılıb?",
+            "answer": "1967-ci ildə",
+            "answer_start": 19,
+        },
+        {
+            **base,
+            "id": "qa-2",
+            "question": "Metroda neçə xətt var?",
+            "answer": "üç xətt",
+            "answer_start": CONTEXT.index("üç"),
+        },
+    ]
+
+
+def abstention_rows() -> list[dict]:
+    base = {
+        "context": CONTEXT,
+        "title": "Bakı metropoliteni",
+        "expected_answer_type": "date",
+        "context_bucket": "short",
+        "source_id": "src",
+    }
+    return [
+        {
+            **base,
+            "id": "ab-1",
+            "question": "Metro nə vaxt açılıb?",
+            "answer": "1967-ci ildə",
+            "is_answerable": True,
+        },
+        {**base, "id": "ab-2", "question": "Metronun memarı kimdir?", "answer": None, "is_answerable": False},
+    ]
+
+
+def knowledge_rows() -> list[dict]:
+    base = {
+        "answer": "1873",
+        "category": "tarix",
+        "probe": "il",
+        "value_kind": "year",
+        "subject": "teatr",
+        "subject_qid": "Q1",
+        "sitelinks": [1] * 20,
+        "source_id": "src",
+    }
+    return [
+        {
+            **base,
+            "id": "kn-1",
+            "question": "İlk tamaşa hansı ildə olub?",
+            "candidates": [str(1857 + i) for i in range(20)],
+            "answer_index": 17,
+        },
+    ]
+
+
+ROWS = {
+    "nli_v1": nli_rows,
+    "sts_v1": sts_rows,
+    "extractive_qa_v1": qa_rows,
+    "qa_abstention_v1": abstention_rows,
+    "knowledge_choice_v1": knowledge_rows,
+}
+
+
+def _validate(task_id: str, rows: list[dict], n: int | None = None, fp: str | None = None):
+    entry = ManifestEntry(task_id, len(rows) if n is None else n, fp or fingerprint(rows))
+    return validate_rows(SUITE.task(task_id), rows, entry)
+
+
+def _only_error(report, rule: str, row: str | None):
+    assert [p.rule for p in report.errors] == [rule], [str(p) for p in report.errors]
+    problem = report.errors[0]
+    assert problem.row == row
+    text = str(problem)
+    assert f"[{rule}]" in text
+    if row is not None:
+        assert f"row {row}" in text
+    assert not report.ok
+    return problem
+
+
+@pytest.mark.parametrize("task_id", sorted(ROWS))
+def test_valid_rows_have_no_problem(task_id):
+    report = _validate(task_id, ROWS[task_id]())
+    assert report.errors == [] and report.ok
+    assert report.fingerprint_ok
+
+
+def test_valid_nli_rows_have_no_warning_either():
+    assert _validate("nli_v1", nli_rows()).warnings == []
+
+
+def test_wrong_row_count():
+    report = _validate("nli_v1", nli_rows(), n=100)
+    problem = _only_error(report, "row_count", None)
+    assert "100" in problem.message and "3" in problem.message
+
+
+def test_missing_column():
+    rows = nli_rows()
+    for r in rows:
+        del r["hypothesis"]
+    problem = _only_error(_validate("nli_v1", rows), "columns", None)
+    assert "hypothesis" in problem.message
+
+
+def test_missing_metadata_column():
+    rows = knowledge_rows()
+    for r in rows:
+        del r["sitelinks"]
+    assert "sitelinks" in _only_error(_validate("knowledge_choice_v1", rows), "columns", None).message
+
+
+def test_duplicate_id():
+    rows = nli_rows()
+    rows[2]["id"] = "nli-1"
+    problem = _only_error(_validate("nli_v1", rows), "duplicate_id", "nli-1")
+    assert "2" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("task_id", "row_index", "gold_field", "gold"),
+    [
+        ("nli_v1", 1, "label", "neytral"),
+        ("nli_v1", 1, "label", "Neutral"),  # the gold must be the label as written
+        ("nli_v1", 1, "label", None),
+        ("sts_v1", 0, "score", 5.5),
+        ("sts_v1", 0, "score", "yüksək"),
+        ("knowledge_choice_v1", 0, "answer_index", 21),
+        ("knowledge_choice_v1", 0, "answer_index", 0),
+        ("extractive_qa_v1", 0, "answer", None),  # no abstention in this task
+    ],
+)
+def test_gold_outside_answer_space(task_id, row_index, gold_field, gold):
+    rows = ROWS[task_id]()
+    rows[row_index][gold_field] = gold
+    rid = rows[row_index]["id"]
+    _only_error(_validate(task_id, rows), "gold_in_answer_space", rid)
+
+
+def test_span_gold_not_found():
+    rows = qa_rows()
+    rows[1]["answer"] = "dörd xətt"
+    rows[1]["answer_start"] = None
+    assert "not found" in _only_error(_validate("extractive_qa_v1", rows), "gold_span", "qa-2").message
+
+
+def test_span_gold_found_twice():
+    rows = qa_rows()
+    for r in rows:
+        r["context"] = CONTEXT + " Hər xətt üç xətt qədər uzun deyil."
+    assert "2 times" in _only_error(_validate("extractive_qa_v1", rows), "gold_span", "qa-2").message
+
+
+def test_span_answer_start_inconsistent():
+    rows = qa_rows()
+    rows[0]["answer_start"] = 0
+    assert "answer_start" in _only_error(_validate("extractive_qa_v1", rows), "gold_span", "qa-1").message
+
+
+def test_span_gold_in_abstention_task_checked_too():
+    rows = abstention_rows()
+    rows[0]["answer"] = "1968-ci ildə"
+    _only_error(_validate("qa_abstention_v1", rows), "gold_span", "ab-1")
+
+
+@pytest.mark.parametrize(("index", "is_answerable"), [(0, False), (1, True)])
+def test_is_answerable_disagrees_with_null_answer(index, is_answerable):
+    rows = abstention_rows()
+    rows[index]["is_answerable"] = is_answerable
+    _only_error(_validate("qa_abstention_v1", rows), "abstention_gold", rows[index]["id"])
+
+
+def test_row_that_does_not_render_a_prompt():
+    rows = nli_rows()
+    rows[1]["premise"] = None  # the column is there, but a null cannot fill {premise}
+    problem = _only_error(_validate("nli_v1", rows), "prompt", "nli-2")
+    assert "premise" in problem.message
+
+
+def test_fingerprint_difference_is_a_warning_not_an_error():
+    rows = nli_rows()
+    report = _validate("nli_v1", rows, fp="sha256:" + "0" * 64)
+    assert report.ok and report.errors == []
+    assert not report.fingerprint_ok
+    assert [p.rule for p in report.warnings] == ["fingerprint"]
+    assert fingerprint(rows) in report.warnings[0].message
+
+
+def test_one_edited_letter_changes_the_fingerprint_warning():
+    rows = nli_rows()
+    published = fingerprint(rows)
+    edited = copy.deepcopy(rows)
+    edited[0]["hypothesis"] = "Usaqlar çöldədir."  # ş folded to s
+    report = _validate("nli_v1", edited, fp=published)
+    assert report.ok and not report.fingerprint_ok
+
+
+def test_unused_label_is_an_invariant_warning():
+    rows = nli_rows()[:2]
+    report = _validate("nli_v1", rows)
+    assert report.ok
+    assert [p.rule for p in report.warnings] == ["invariant"]
+    assert "contradiction" in report.warnings[0].message
+
+
+# Known robustness bugs (see report): validation must report, not crash -----------------
+
+
+def test_null_candidate_list_is_reported_not_a_crash():
+    rows = knowledge_rows()
+    rows[0]["candidates"] = None  # a null in a list column of the Arrow table
+    report = _validate("knowledge_choice_v1", rows)
+    assert "list_input" in [p.rule for p in report.errors]
+
+
+def test_later_row_without_gold_is_reported_not_a_crash():
+    rows = nli_rows()
+    del rows[2]["label"]  # columns are checked on the first row only
+    report = _validate("nli_v1", rows)
+    assert not report.ok
+    assert all(p.row == "nli-3" for p in report.errors)
