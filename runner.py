@@ -1,6 +1,12 @@
-"""Placeholder: the runner lands with issue 3."""
+#!/usr/bin/env python
+"""Evaluate a model on YOXLA: ``python runner.py --provider P --model M --block all``.
+
+The same as ``yoxla run …``; see ``python runner.py --help`` and docs/running.md.
+"""
 
 import sys
 
-print("runner.py: not yet — the runner arrives with issue 3", file=sys.stderr)
-sys.exit(2)
+from yoxla.cli import run
+
+if __name__ == "__main__":
+    sys.exit(run(["run", *sys.argv[1:]]))

@@ -199,8 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Later stages (runner, verify) add their subcommands here without touching the above.
-EXTENSIONS: list[Callable[[Any], None]] = []
+def _runner_commands(sub: Any) -> None:
+    from yoxla.run.commands import register  # light: the runner's heavy imports happen per command
+
+    register(sub)
+
+
+# Later stages add their subcommands here without touching the above.
+EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands]
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from yoxla.text import az_lower, flatten, nfc, tokens
 
@@ -95,15 +97,24 @@ def _flat_offset(original: str, offset: int) -> int:
     return len(_WS.sub(" ", nfc(original[:offset])).lstrip())
 
 
+@lru_cache(maxsize=8192)
+def _passage(passage: str) -> tuple[str, str, tuple[tuple[int, int], ...]]:
+    """Flattened passage, its lower-cased form and its sentence bounds (cached: passages repeat)."""
+    flat = flatten(passage)
+    return flat, az_lower(flat), tuple(sentence_bounds(flat))
+
+
+@lru_cache(maxsize=8192)
 def locate_gold(passage: str, gold: str, answer_start: int | None = None) -> tuple[int, int] | None:
     """Offsets of the gold in the flattened passage, or None if it is not there.
 
     The gold is trimmed like a quote, so that a gold in guillemets and the same text copied
     by the model meet on the same characters.
     """
-    flat, g = flatten(passage), trim_quote(gold)
-    hits = occurrences(flat, g) or occurrences(az_lower(flat), az_lower(g))
-    if not hits:
+    flat, lower, _ = _passage(passage)
+    g = trim_quote(gold)
+    hits = occurrences(flat, g) or occurrences(lower, az_lower(g))
+    if not hits or not g:
         return None
     if answer_start is not None and len(hits) > 1:
         target = _flat_offset(passage, answer_start)
@@ -111,7 +122,7 @@ def locate_gold(passage: str, gold: str, answer_start: int | None = None) -> tup
     return hits[0], hits[0] + len(g)
 
 
-def _region(bounds: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+def _region(bounds: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
     first = next((s for s, e in bounds if s <= start < e), bounds[0][0])
     last = next((e for s, e in bounds if s < end <= e), bounds[-1][1])
     return first, last
@@ -129,18 +140,18 @@ def token_f1(pred: str, gold: str) -> float:
 
 
 def score_span(passage: str, gold: str, quote: str, answer_start: int | None = None) -> SpanScore:
-    flat = flatten(passage)
+    _, lower, bounds = _passage(passage)
     q = trim_quote(quote)
     g = trim_quote(gold)
     tf1 = token_f1(q, g)
     nem = float(bool(tokens(q)) and tokens(q) == tokens(g))
     sem = float(nfc(quote).strip() == nfc(gold).strip())
     gold_span = locate_gold(passage, gold, answer_start)
-    hits = occurrences(az_lower(flat), az_lower(q)) if q else []
+    hits = occurrences(lower, az_lower(q)) if q else []
     if gold_span is None or not hits:
         return SpanScore(0.0, 0.0, 0.0, float(not hits), 0.0, tf1, nem, sem)
     gs, ge = gold_span
-    rs, re_ = _region(sentence_bounds(flat), gs, ge)
+    rs, re_ = _region(bounds, gs, ge)
 
     def rank(qs: int) -> tuple[bool, int]:
         qe = qs + len(q)

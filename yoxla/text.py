@@ -23,8 +23,15 @@ def nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+_AZ_LOWER_TABLE = str.maketrans(_AZ_LOWER)
+_AZ_UPPER_TABLE = str.maketrans(_AZ_UPPER)
+
+
 def az_lower(text: str) -> str:
     """Lower-case with Azerbaijani rules, one character in, one character out."""
+    fast = text.translate(_AZ_LOWER_TABLE).lower()
+    if len(fast) == len(text):  # no character lower-cased to several (the usual case)
+        return fast
     out = []
     for ch in text:
         mapped = _AZ_LOWER.get(ch)
@@ -36,6 +43,9 @@ def az_lower(text: str) -> str:
 
 
 def az_upper(text: str) -> str:
+    fast = text.translate(_AZ_UPPER_TABLE).upper()
+    if len(fast) == len(text):
+        return fast
     out = []
     for ch in text:
         mapped = _AZ_UPPER.get(ch)

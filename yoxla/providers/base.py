@@ -40,6 +40,8 @@ class ProviderOptions:
     delay: float = 0.0
     batch_size: int | None = None
     seed: int | None = None
+    workers: int = 1  # requests the runner keeps in flight (network backends size their limiter by it)
+    backoff_base: float = 1.0  # seconds before the first retry of a transport failure; doubles each time
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ class Provider(ABC):
 
     def generate_batch(self, requests: list[Request]) -> list[Completion]:
         return [self.generate(r) for r in requests]
+
+    def prepare(self, task: Task, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - optional hook
+        """Called once per task with all its rows before any request (the baseline needs them)."""
 
     def describe(self) -> dict[str, Any]:
         """Facts for run.json (base URL, chat template hash, ...). Never secrets."""

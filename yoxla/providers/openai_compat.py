@@ -1,0 +1,208 @@
+"""OpenAI-compatible chat completions through the official ``openai`` client.
+
+Used for OpenRouter, Google AI Studio, OpenAI, vLLM and llama.cpp alike: only the base
+URL, the key variable and the reasoning control differ (see providers.yaml). The client's
+own retries are off; :mod:`yoxla.providers.transport` decides what is retried.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
+from yoxla.providers.registry import api_key, public_url, redact
+from yoxla.providers.transport import (
+    AdaptiveLimiter,
+    FatalProviderError,
+    RetryPolicy,
+    TransientError,
+    call_with_retries,
+    parse_retry_after,
+)
+
+_THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
+FATAL_STATUS = (401, 403, 404)
+PLACEHOLDER_KEY = "not-needed"
+
+
+def split_reasoning(content: str | None, reasoning: str | None) -> tuple[str, str | None]:
+    """(answer, reasoning): complete ``<think>`` blocks in the content join the reasoning field.
+
+    An unterminated ``<think>`` stays in the answer verbatim, where the parser reads it as
+    "never reached an answer".
+    """
+    text = content or ""
+    parts = [reasoning] if reasoning else []
+    found = _THINK_BLOCK.findall(text)
+    if found:
+        parts.extend(f.strip("\n") for f in found)
+        text = _THINK_BLOCK.sub("", text).lstrip()
+    return text, ("\n".join(parts) if parts else None)
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    if usage is None:
+        return {}
+    out: dict[str, int] = {}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = getattr(usage, key, None)
+        if isinstance(value, int):
+            out[key] = value
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    if isinstance(reasoning, int) and reasoning:
+        out["reasoning_tokens"] = reasoning
+    return out
+
+
+def _field(obj: Any, name: str) -> Any:
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(name)
+    return value
+
+
+class OpenAICompatProvider(Provider):
+    parallel = True
+    batch_size = 1
+
+    def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None:
+        if not spec.base_url:
+            raise ProviderError(f"provider {spec.name!r} has no base_url")
+        if not model:
+            raise ProviderError(f"provider {spec.name!r} needs a model id (--model)")
+        self.spec = spec
+        self.model = model
+        self.options = options
+        self._key = api_key(spec)
+        self._secrets = [self._key] if self._key else []
+        self.limiter = AdaptiveLimiter(getattr(options, "workers", 1) or 1, options.delay)
+        self.policy = RetryPolicy(
+            max_retries=options.max_retries,
+            backoff_base=float(spec.settings.get("backoff_base", getattr(options, "backoff_base", 1.0))),
+        )
+        try:
+            import openai
+        except ImportError:  # pragma: no cover - openai is a core dependency
+            raise ProviderError("the openai package is not installed: pip install openai") from None
+        self._openai = openai
+        self.client = openai.OpenAI(
+            base_url=spec.base_url,
+            api_key=self._key or PLACEHOLDER_KEY,
+            timeout=options.timeout,
+            max_retries=0,
+        )
+
+    # The request --------------------------------------------------------------------
+    def request_body(self, request: Request) -> dict[str, Any]:
+        """Keyword arguments for ``chat.completions.create`` (also what the tests inspect)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+        }
+        if self.options.seed is not None:
+            body["seed"] = self.options.seed
+        if self.spec.reasoning is not None:
+            extra = self.spec.reasoning.get("on" if request.thinking else "off")
+            if extra:
+                body["extra_body"] = extra
+        return body
+
+    def _once(self, body: dict[str, Any]) -> tuple[Any, float]:
+        openai = self._openai
+        start = time.perf_counter()
+        try:
+            resp = self.client.chat.completions.create(**body)
+        except openai.RateLimitError as exc:
+            raise TransientError(
+                self._msg("HTTP 429", exc),
+                throttled=True,
+                retry_after=parse_retry_after(exc.response.headers),
+            ) from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status >= 500 or status == 408:
+                raise TransientError(
+                    self._msg(f"HTTP {status}", exc), retry_after=parse_retry_after(exc.response.headers)
+                ) from None
+            if status in FATAL_STATUS:
+                raise FatalProviderError(
+                    self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc)
+                ) from None
+            raise  # other 4xx: this example's request is refused; not retried
+        except openai.APITimeoutError:
+            raise TransientError(f"timeout after {self.options.timeout:g} s") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc.__context__
+            detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+            raise TransientError(self._msg("connection error", detail)) from None
+        latency = time.perf_counter() - start
+        if not getattr(resp, "choices", None):
+            raise TransientError("response without choices")
+        return resp, latency
+
+    def _msg(self, prefix: str, exc: object) -> str:
+        text = str(exc).replace("\n", " ")
+        return redact(f"{prefix}: {text}"[:500], self._secrets)
+
+    def generate(self, request: Request) -> Completion:
+        body = self.request_body(request)
+        try:
+            outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
+        except FatalProviderError as exc:
+            raise ProviderError(str(exc)) from None
+        except self._openai.APIStatusError as exc:
+            return Completion(error=self._msg(f"HTTP {exc.status_code}", exc), attempts=1)
+        if outcome.error is not None or outcome.value is None:
+            return Completion(
+                error=redact(outcome.error or "no response", self._secrets), attempts=outcome.attempts
+            )
+        resp, latency = outcome.value
+        choice = resp.choices[0]
+        message = choice.message
+        reasoning = _field(message, "reasoning") or _field(message, "reasoning_content")
+        text, reasoning = split_reasoning(
+            getattr(message, "content", None), reasoning if isinstance(reasoning, str) else None
+        )
+        return Completion(
+            text=text,
+            reasoning=reasoning,
+            finish_reason=choice.finish_reason,
+            model=getattr(resp, "model", None),
+            usage=_usage(getattr(resp, "usage", None)),
+            latency_s=latency,
+            attempts=outcome.attempts,
+        )
+
+    # Checks -------------------------------------------------------------------------
+    def check_reachable(self) -> None:
+        """Fail fast, in one line, when the base URL does not answer at all."""
+        openai = self._openai
+        try:
+            self.client.with_options(timeout=min(10.0, self.options.timeout)).models.list()
+        except (openai.APITimeoutError, openai.APIConnectionError):
+            raise ProviderError(
+                f"cannot reach {public_url(self.spec.base_url)} (provider {self.spec.name!r}); is the server running?"
+            ) from None
+        except openai.AuthenticationError as exc:
+            raise ProviderError(
+                self._msg(f"the server at {public_url(self.spec.base_url)} refused the key", exc)
+            ) from None
+        except openai.APIStatusError:
+            pass  # some servers have no /models; reachable is all we ask here
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "base_url": public_url(self.spec.base_url),
+            "api_key_env": self.spec.api_key_env,
+            "reasoning_control": self.spec.reasoning,
+        }
+
+    def close(self) -> None:
+        self.client.close()

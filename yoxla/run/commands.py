@@ -1,0 +1,455 @@
+"""Command line of the runner: ``yoxla run | rescore | providers | test | keygen``.
+
+``python runner.py ARGS`` is ``yoxla run ARGS``. Every failure the user can fix ends with
+one line and a non-zero exit; nothing here imports openai or tqdm until a command needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BLOCKS = ("understanding", "language", "knowledge", "rag", "all")
+# CLI option → RunSettings field, for options whose default is None (so "given" is visible).
+_RUN_FIELDS = {
+    "provider": "provider",
+    "model": "model",
+    "edition": "edition",
+    "data_dir": "data_dir",
+    "revision": "revision",
+    "limit": "limit",
+    "thinking": "thinking",
+    "thinking_budget": "thinking_budget",
+    "workers": "workers",
+    "batch_size": "batch_size",
+    "timeout": "timeout",
+    "max_retries": "max_retries",
+    "delay": "delay",
+    "backoff_base": "backoff_base",
+    "seed": "seed",
+    "config": "config",
+    "base_url": "base_url",
+    "display_name": "display_name",
+    "run_id": "run_id",
+    "runs_dir": "runs_dir",
+    "results_dir": "results_dir",
+    "sign_key": "sign_key",
+}
+
+
+def _usage(msg: str) -> Exception:
+    from yoxla.cli import UsageError
+
+    return UsageError(msg)
+
+
+def load_env_file() -> None:
+    """Read ./.env (keys) without overriding variables already set."""
+    path = Path.cwd() / ".env"
+    if path.is_file():
+        from dotenv import load_dotenv
+
+        load_dotenv(path, override=False)
+
+
+def _guard(func: Any) -> Any:
+    """Turn the runner's one-line errors into the CLI's UsageError (exit 2, no traceback)."""
+
+    def wrapped(args: argparse.Namespace) -> int:
+        from yoxla.providers.base import ProviderError
+        from yoxla.run.artifacts import CorruptRun
+        from yoxla.run.engine import RunError, ValidationFailed
+
+        try:
+            return int(func(args))
+        except ValidationFailed as exc:
+            print(f"yoxla: {exc}", file=sys.stderr)
+            return 1
+        except (RunError, ProviderError, CorruptRun) as exc:
+            raise _usage(str(exc)) from None
+
+    wrapped.__name__ = func.__name__
+    return wrapped
+
+
+# yoxla run ----------------------------------------------------------------------------
+
+
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what to run")
+    g.add_argument("--provider", help="a provider of the registry (see `yoxla providers`)")
+    g.add_argument("--model", help="model id for the provider (baseline: a strategy name)")
+    g.add_argument("--preset", help="a named provider+model pair from the bundled presets")
+    g.add_argument("--display-name", help="name shown on the leaderboard (default: the model id)")
+    g.add_argument("--block", metavar="|".join(BLOCKS), help="one block, or all (default)")
+    g.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
+    g.add_argument("--edition", choices=("v1", "sample"), help="benchmark edition (default v1)")
+    g.add_argument("--revision", help="pin the Hub dataset to this revision (commit SHA)")
+    g.add_argument("--data-dir", help="a local copy of the dataset in the Hub layout")
+    g.add_argument("--limit", type=int, help="only the first N examples of each task (a partial run)")
+    g.add_argument("--thinking", action="store_true", default=None, help="ask for reasoning (default off)")
+    g.add_argument(
+        "--thinking-budget", type=int, help="extra output tokens per request under --thinking (4096)"
+    )
+    g.add_argument("--seed", type=int, help="sampling seed sent to the provider (baseline: strategy seed)")
+    g = p.add_argument_group("run folder")
+    g.add_argument("--run-id", help="name of the run folder (default: time_provider__model_edition)")
+    g.add_argument(
+        "--resume", action="store_true", help="continue an interrupted run (--run-id, or the latest)"
+    )
+    g.add_argument(
+        "--retry-errors", metavar="RUN", help="re-ask only the failed examples of RUN (id or folder)"
+    )
+    g.add_argument("--runs-dir", help="where run folders go (default ./runs)")
+    g.add_argument("--results-dir", help="where result files go (default ./results)")
+    g.add_argument("--sign-key", help="Ed25519 private key to sign the result file (or $YOXLA_SIGN_KEY)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g = p.add_argument_group("connection")
+    g.add_argument("--config", help="a provider registry YAML that adds to / replaces the bundled one")
+    g.add_argument("--base-url", help="override the provider's base URL (e.g. a vLLM server elsewhere)")
+    g.add_argument("--workers", type=int, help="requests kept in flight (default 1)")
+    g.add_argument("--delay", type=float, help="at least S seconds between request starts (default 0)")
+    g.add_argument("--timeout", type=float, help="seconds per request before it is retried (default 120)")
+    g.add_argument("--max-retries", type=int, help="retries of a transport failure per example (default 6)")
+    g.add_argument("--backoff-base", type=float, help="first retry wait in seconds, doubling (default 1)")
+    g.add_argument("--no-check", action="store_true", help="skip the reachability check before the run")
+    g = p.add_argument_group("local models (transformers)")
+    g.add_argument("--batch-size", type=int, help="examples per generate call")
+    g.add_argument("--dtype", help="torch dtype (auto, bfloat16, float16, float32)")
+    g.add_argument("--device-map", help="device map (auto, cuda, cpu, …)")
+    g.add_argument(
+        "--trust-remote-code", action="store_true", default=None, help="allow the model's own code"
+    )
+
+
+def _task_selection(args: argparse.Namespace) -> list[str] | None:
+    from yoxla.suite import load_suite
+
+    if args.block and args.block not in BLOCKS:
+        raise _usage(f"unknown block {args.block!r}; use one of: {', '.join(BLOCKS)}")
+    if args.block and args.task:
+        raise _usage("give --block or --task, not both")
+    if args.task:
+        suite = load_suite()
+        for tid in args.task:
+            suite.task(tid)
+        return list(dict.fromkeys(args.task))
+    if args.block and args.block != "all":
+        return [t.id for t in load_suite().tasks.values() if t.block == args.block]
+    return None
+
+
+def _resolve_dir(runs_dir: str, run: str) -> Path:
+    path = Path(run)
+    if path.is_dir():
+        return path
+    candidate = Path(runs_dir) / run
+    if candidate.is_dir():
+        return candidate
+    raise _usage(f"--retry-errors: no run {run!r} (neither a folder nor a run id in {runs_dir})")
+
+
+@_guard
+def cmd_run(args: argparse.Namespace) -> int:
+    from yoxla.providers.registry import load_presets
+    from yoxla.run.engine import RunSettings, retry_errors, start_run
+
+    load_env_file()
+    given = {
+        field: getattr(args, opt) for opt, field in _RUN_FIELDS.items() if getattr(args, opt) is not None
+    }
+    if args.preset:
+        presets = load_presets()
+        if args.preset not in presets:
+            raise _usage(f"unknown preset {args.preset!r}; known presets: {', '.join(presets)}")
+        preset = presets[args.preset]
+        for key in ("provider", "model", "display_name", "thinking"):
+            if key in preset and key not in given:
+                given[key] = preset[key]
+    for name, value in (
+        ("workers", args.workers),
+        ("limit", args.limit),
+        ("max_retries", args.max_retries),
+        ("batch_size", args.batch_size),
+        ("thinking_budget", args.thinking_budget),
+    ):
+        if value is not None and value < (0 if name in ("max_retries", "thinking_budget") else 1):
+            raise _usage(
+                f"--{name.replace('_', '-')} must be {'≥ 0' if name in ('max_retries', 'thinking_budget') else '≥ 1'}"
+            )
+    for name, value in (
+        ("timeout", args.timeout),
+        ("delay", args.delay),
+        ("backoff_base", args.backoff_base),
+    ):
+        if value is not None and value < 0:
+            raise _usage(f"--{name.replace('_', '-')} must not be negative")
+    selection = _task_selection(args)
+    explicit = set(given)
+    if selection is not None:
+        explicit.add("tasks")
+    settings_fields: dict[str, Any] = dict(given)
+    settings_fields["tasks"] = selection or []
+    settings_fields["provider_settings"] = {
+        k: v
+        for k, v in (
+            ("dtype", args.dtype),
+            ("device_map", args.device_map),
+            ("trust_remote_code", args.trust_remote_code),
+        )
+        if v is not None
+    }
+    settings_fields["progress"] = not args.no_progress
+    settings_fields["check_connection"] = not args.no_check
+    settings_fields["command"] = shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+
+    if args.retry_errors:
+        if args.resume:
+            raise _usage("give --resume or --retry-errors, not both")
+        run_dir = _resolve_dir(settings_fields.get("runs_dir") or "runs", args.retry_errors)
+        allowed = (
+            "workers",
+            "timeout",
+            "max_retries",
+            "delay",
+            "backoff_base",
+            "config",
+            "base_url",
+            "sign_key",
+            "results_dir",
+        )
+        clash = [k for k in ("provider", "model", "edition", "limit", "tasks") if k in explicit]
+        if clash:
+            raise _usage(
+                f"--retry-errors re-uses the run's own settings; drop --{clash[0].replace('_', '-')}"
+            )
+        overrides = {k: settings_fields[k] for k in allowed if k in settings_fields}
+        overrides.update(
+            progress=settings_fields["progress"],
+            check_connection=settings_fields["check_connection"],
+            command=settings_fields["command"],
+        )
+        report = retry_errors(run_dir, overrides)
+    else:
+        settings = RunSettings(
+            provider=settings_fields.pop("provider", ""),
+            model=settings_fields.pop("model", ""),
+            **{k: v for k, v in settings_fields.items() if v is not None},
+        )
+        settings.resume = bool(args.resume)
+        if settings.thinking is None:
+            settings.thinking = False
+        report = start_run(settings, explicit=explicit)
+    print_summary(report)
+    return 0
+
+
+def _color(text: str, code: str) -> str:
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        return f"\033[{code}m{text}\033[0m"
+    return text
+
+
+def print_summary(report: Any) -> None:
+    from yoxla.cli import table
+    from yoxla.suite import load_suite
+
+    s = report.summary
+    suite = load_suite()
+    rows = []
+    for tid, t in s["tasks"].items():
+        inv = t["invalid_output_rate"]
+        rows.append(
+            [
+                tid,
+                t["block"],
+                f"{t['score']:.2f}" if t["score"] is not None else "-",
+                f"{100 * inv:.1f}%" if inv is not None else "-",
+                f"{t['rows']}/{t['expected']}",
+                t["generation_errors"],
+            ]
+        )
+    print()
+    print(table(["task", "block", "score", "invalid", "examples", "gen. errors"], rows))
+    print()
+    print(
+        table(
+            ["block", "score"], [[f"{b} ({suite.block_names.get(b, b)})", v] for b, v in s["blocks"].items()]
+        )
+    )
+    print()
+    yoxla = s["yoxla"]
+    print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
+    n_err = s["generation_errors"]
+    if n_err:
+        print(
+            _color(
+                f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
+                "1;31",
+            )
+        )
+        for e in s["generation_error_examples"][:10]:
+            print(_color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
+        if n_err > 10:
+            print(_color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
+    else:
+        print("generation errors: 0")
+    u = s["usage"]
+    print(
+        f"tokens: {u.get('total_tokens', 0)} (prompt {u.get('prompt_tokens', 0)}, completion {u.get('completion_tokens', 0)})"
+    )
+    wall = s.get("wall_s") or 0.0
+    sent = getattr(report, "sent", 0)
+    rate = f", {sent / wall:.1f} req/s this session" if wall and sent else ""
+    print(f"wall time: {wall:.1f} s{rate}")
+    print(f"run folder: {report.run_dir}")
+    if report.result_path is not None:
+        kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"
+        print(f"result file: {report.result_path} [{kind}]")
+
+
+# yoxla rescore --------------------------------------------------------------------------
+
+
+@_guard
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from yoxla.run.engine import rescore_run
+
+    report = rescore_run(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
+    print_summary(report)
+    return 0
+
+
+# yoxla providers ------------------------------------------------------------------------
+
+
+@_guard
+def cmd_providers(args: argparse.Namespace) -> int:
+    from yoxla.cli import table
+    from yoxla.providers.registry import load_presets, load_registry
+
+    load_env_file()
+    specs = load_registry(args.config)
+    rows = []
+    for spec in specs.values():
+        if spec.api_key_env:
+            key = f"{spec.api_key_env} ({'set' if os.environ.get(spec.api_key_env) else 'not set'})"
+        else:
+            key = "-"
+        reasoning = "yes" if spec.reasoning else "-"
+        rows.append([spec.name, spec.backend, spec.base_url or "-", key, reasoning])
+    print(table(["provider", "backend", "base url", "key", "reasoning control"], rows))
+    print()
+    presets = load_presets()
+    print(
+        table(
+            ["preset", "provider", "model"],
+            [[n, p.get("provider"), p.get("model")] for n, p in presets.items()],
+        )
+    )
+    return 0
+
+
+# yoxla test -----------------------------------------------------------------------------
+
+TEST_SYSTEM = "Qısa cavab ver."
+TEST_USER = "Azərbaycanın paytaxtı hansı şəhərdir? Yalnız bir sözlə cavab ver."
+
+
+@_guard
+def cmd_test(args: argparse.Namespace) -> int:
+    from yoxla.providers.base import ProviderOptions, Request
+    from yoxla.providers.registry import create_provider, get_spec, with_overrides
+    from yoxla.suite import load_suite
+
+    load_env_file()
+    spec = with_overrides(get_spec(args.provider, args.config), args.base_url)
+    if spec.backend == "baseline":
+        print(f"{args.provider}: offline cue-only strategies; nothing to connect to")
+        return 0
+    options = ProviderOptions(
+        thinking=args.thinking, timeout=args.timeout, max_retries=args.max_retries, backoff_base=0.5
+    )
+    provider = create_provider(spec, args.model, options)
+    task = next(iter(load_suite().tasks.values()))
+    messages = [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": TEST_USER}]
+    request = Request(
+        task=task,
+        row={},
+        example_id="connection-test",
+        messages=messages,
+        max_tokens=args.max_tokens + (4096 if args.thinking else 0),
+        thinking=args.thinking,
+    )
+    start = time.perf_counter()
+    try:
+        comp = provider.generate(request)
+    finally:
+        provider.close()
+    latency = time.perf_counter() - start
+    if comp.error:
+        print(f"yoxla: error: {args.provider}/{args.model}: {comp.error}", file=sys.stderr)
+        return 1
+    print(f"provider: {args.provider} ({spec.backend})  model: {args.model}  reported: {comp.model or '-'}")
+    print(f"prompt: {TEST_USER}")
+    if comp.reasoning:
+        print(f"reasoning: {comp.reasoning.strip()[:500]}")
+    print(f"reply: {comp.text!r}")
+    print(f"finish reason: {comp.finish_reason}  attempts: {comp.attempts}  usage: {comp.usage or '-'}")
+    print(f"latency: {latency:.2f} s")
+    return 0
+
+
+# yoxla keygen ---------------------------------------------------------------------------
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from yoxla.results import SIGN_KEY_ENV, keygen
+
+    out = Path(args.out).expanduser()
+    if out.exists() and not args.force:
+        raise _usage(f"{out} exists; pass --force to replace it")
+    priv, pub, kid = keygen(out)
+    print(f"private key: {priv} (keep it secret)\npublic key: {pub}\nkey id: {kid}")
+    print(f"sign results with --sign-key {priv} or export {SIGN_KEY_ENV}={priv}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the runner's subcommands to the ``yoxla`` parser (see yoxla.cli.EXTENSIONS)."""
+    p = sub.add_parser("run", help="evaluate a model on the benchmark (same as python runner.py)")
+    add_run_args(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("rescore", help="re-score a run folder from its stored raw outputs")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--result", action="store_true", help="also rewrite the run's result file")
+    p.add_argument("--sign-key", help="sign the rewritten result file with this Ed25519 key")
+    p.set_defaults(func=cmd_rescore)
+
+    p = sub.add_parser("providers", help="list the providers of the registry and the presets")
+    p.add_argument("--config", help="a provider registry YAML that adds to the bundled one")
+    p.set_defaults(func=cmd_providers)
+
+    p = sub.add_parser("test", help="one request to a provider: prints the reply and the latency")
+    p.add_argument("--provider", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--config")
+    p.add_argument("--base-url")
+    p.add_argument("--thinking", action="store_true")
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--max-retries", type=int, default=2)
+    p.add_argument("--max-tokens", type=int, default=32)
+    p.set_defaults(func=cmd_test)
+
+    p = sub.add_parser("keygen", help="write an Ed25519 key pair for signing result files")
+    p.add_argument(
+        "--out", default="~/.config/yoxla/signing-key.pem", help="private key path (public: PATH.pub)"
+    )
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_keygen)

@@ -1,0 +1,1 @@
+"""Test stand-ins that ship with the package (a scripted OpenAI-compatible server)."""

@@ -1,0 +1,261 @@
+"""A scripted OpenAI-compatible server on loopback: the test stand-in for a real API.
+
+It implements ``POST /v1/chat/completions`` and ``GET /v1/models`` with the JSON shapes of
+the OpenAI API, so the runner's real ``openai`` client talks to it over real HTTP. Replies
+are scripted per prompt (the user message) and per attempt, with configurable latency and
+injected faults: 429 with ``Retry-After``, 5xx, slow replies (client timeouts), torn
+connections, reasoning fields, ``finish_reason: length``. It counts requests per prompt,
+binds only to 127.0.0.1 on a free port, and shuts itself down after ``deadline_s``.
+
+Used by tests/runner and bench/bench_workers.py; ``python -m yoxla.testing.fakeserver``
+serves a constant answer with a fixed latency (for benchmarks in a separate process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """What the server answers to one request."""
+
+    content: str | None = ""
+    reasoning: str | None = None  # sent as message.reasoning (OpenRouter style)
+    reasoning_content: str | None = None  # sent as message.reasoning_content (vLLM / llama.cpp style)
+    finish_reason: str = "stop"
+    status: int = 200  # 429, 500, 503, … send an error body instead
+    retry_after: float | None = None  # Retry-After header (seconds) on an error
+    delay: float = 0.0  # extra seconds before answering (beyond the server latency)
+    torn: bool = False  # send half a response, then drop the connection
+    message: str | None = None  # error message in the body of a non-200 reply
+    usage: dict[str, int] | None = None
+
+
+Responder = Callable[[str, int, dict[str, Any]], Reply]  # (prompt key, attempt number, request body)
+
+
+def prompt_key(body: dict[str, Any]) -> str:
+    """The key replies are scripted by: the last user message."""
+    users = [m.get("content", "") for m in body.get("messages", []) if m.get("role") == "user"]
+    return str(users[-1]) if users else ""
+
+
+@dataclass
+class FakeServer:
+    responder: Responder | None = None
+    answers: dict[str, str] = field(default_factory=dict)  # prompt key → content (default responder)
+    default_answer: str = "?"
+    latency: float = 0.0  # seconds added to every chat completion
+    max_concurrent: int | None = None  # more chat requests than this in flight at once: 429
+    retry_after: float = 0.2  # Retry-After sent with the max_concurrent 429s
+    model_name: str = "fake-model"
+    deadline_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.bodies: list[dict[str, Any]] = []
+        self.auth_headers: set[str] = set()
+        self.statuses: Counter[int] = Counter()
+        self.inflight = 0
+        self.peak_inflight = 0
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+
+    # Life cycle -----------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeServer:
+        handler = _make_handler(self)
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd.daemon_threads = True
+        httpd.request_queue_size = 256
+        httpd.allow_reuse_address = True
+        httpd.server_bind()
+        httpd.server_activate()
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        self._timer = threading.Timer(self.deadline_s, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # Behaviour ------------------------------------------------------------------------
+    def reply_for(self, key: str, attempt: int, body: dict[str, Any]) -> Reply:
+        if self.responder is not None:
+            return self.responder(key, attempt, body)
+        return Reply(content=self.answers.get(key, self.default_answer))
+
+    def total_requests(self) -> int:
+        with self._lock:
+            return sum(self.counts.values())
+
+
+def _completion_json(server: FakeServer, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.reasoning is not None:
+        message["reasoning"] = reply.reasoning
+    if reply.reasoning_content is not None:
+        message["reasoning_content"] = reply.reasoning_content
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    usage = reply.usage or {
+        "prompt_tokens": max(1, prompt_chars // 4),
+        "completion_tokens": max(1, len(reply.content or "") // 4),
+    }
+    usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": server.model_name,
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
+        "usage": usage,
+    }
+
+
+def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # one reply, no 40 ms delayed-ACK stall
+
+        def log_message(self, format: str, *args: Any) -> None:  # silence
+            pass
+
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") in ("/v1/models", "/models"):
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": server.model_name, "object": "model", "owned_by": "yoxla"}],
+                    },
+                )
+            else:
+                self._send(404, {"error": {"message": "not found", "type": "not_found"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._send(404, {"error": {"message": "not found", "type": "not_found"}})
+                return
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, {"error": {"message": "bad json", "type": "invalid_request_error"}})
+                return
+            key = prompt_key(body)
+            with server._lock:
+                server.counts[key] += 1
+                attempt = server.counts[key]
+                server.bodies.append(body)
+                auth = self.headers.get("Authorization")
+                if auth:
+                    server.auth_headers.add(auth)
+                server.inflight += 1
+                server.peak_inflight = max(server.peak_inflight, server.inflight)
+                crowded = server.max_concurrent is not None and server.inflight > server.max_concurrent
+            try:
+                if crowded:
+                    reply = Reply(status=429, retry_after=server.retry_after)
+                else:
+                    reply = server.reply_for(key, attempt, body)
+                    wait = server.latency + reply.delay
+                    if wait > 0:
+                        time.sleep(wait)
+                with server._lock:
+                    server.statuses[reply.status] += 1
+                if reply.torn:
+                    self._tear()
+                    return
+                if reply.status != 200:
+                    headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}
+                    kind = "rate_limit_error" if reply.status == 429 else "server_error"
+                    self._send(
+                        reply.status,
+                        {"error": {"message": reply.message or f"injected {reply.status}", "type": kind}},
+                        headers,
+                    )
+                    return
+                self._send(200, _completion_json(server, body, reply))
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            finally:
+                with server._lock:
+                    server.inflight -= 1
+
+        def _tear(self) -> None:
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n"
+            self.wfile.write(head + b'{"id": "chatcmpl-fake", "choi')
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Serve a constant answer with a fixed latency on 127.0.0.1.")
+    p.add_argument("--latency", type=float, default=0.1)
+    p.add_argument("--answer", default="1")
+    p.add_argument("--deadline", type=float, default=3600.0)
+    args = p.parse_args(argv)
+    server = FakeServer(default_answer=args.answer, latency=args.latency, deadline_s=args.deadline).start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        while server._httpd is not None:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
