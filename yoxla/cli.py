@@ -205,8 +205,14 @@ def _runner_commands(sub: Any) -> None:
     register(sub)
 
 
+def _verify_command(sub: Any) -> None:
+    from yoxla.leaderboard.verify import register
+
+    register(sub)
+
+
 # Later stages add their subcommands here without touching the above.
-EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands]
+EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands, _verify_command]
 
 
 def run(argv: Sequence[str] | None = None) -> int:

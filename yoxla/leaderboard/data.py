@@ -1,0 +1,90 @@
+"""Where admission gets an edition's rows (the gold) for re-scoring.
+
+``sample`` is bundled. ``v1`` comes from an explicit folder (``--data-dir`` or
+``$YOXLA_DATA_DIR``), else from the Hub when it answers quickly; when neither works the
+rows are ``None`` and admission says why ("scores not re-checked"). Rows are used only when
+they match the edition's manifest (row count and fingerprint), so a wrong local copy can
+never make a file pass.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, load_rows
+
+HUB_TIMEOUT_S = 3.0
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _offline() -> bool:
+    return any(os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def hub_reachable(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_S) -> tuple[bool, str]:
+    """A quick look at the Hub before anything slow: offline mode and a short timeout."""
+    if _offline():
+        return False, "offline mode (HF_HUB_OFFLINE) is set"
+    try:
+        from huggingface_hub import HfApi
+
+        HfApi().dataset_info(repo, revision=revision, timeout=timeout)
+    except Exception as exc:  # any failure means "not now"
+        return False, f"the Hub did not answer ({type(exc).__name__})"
+    return True, ""
+
+
+@dataclass
+class EditionRows:
+    rows: dict[str, list[dict[str, Any]]] | None
+    source: str
+    problem: str | None = None  # why rows is None
+
+    @property
+    def available(self) -> bool:
+        return self.rows is not None
+
+
+@dataclass
+class DataSource:
+    """Loads and remembers each edition's rows once per process."""
+
+    data_dir: str | None = None
+    allow_hub: bool = True
+    _cache: dict[str, EditionRows] = field(default_factory=dict)
+    verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
+
+    def rows(self, edition: Edition) -> EditionRows:
+        if edition.name not in self._cache:
+            self._cache[edition.name] = self._load(edition)
+        return self._cache[edition.name]
+
+    def _load(self, edition: Edition) -> EditionRows:
+        explicit = self.data_dir or (None if edition.bundled else os.environ.get(DATA_DIR_ENV))
+        if edition.bundled:
+            where = "the bundled copy"
+        elif explicit:
+            where = f"the local copy at {explicit}"
+        else:
+            where = f"the Hub ({edition.source})"
+            if not self.allow_hub:
+                return EditionRows(None, where, f"no local copy of {edition.name} and the Hub is not used")
+            ok, why = hub_reachable(edition.source, edition.revision)
+            if not ok:
+                return EditionRows(
+                    None, where, f"no local copy of {edition.name} (set {DATA_DIR_ENV}) and {why}"
+                )
+        out: dict[str, list[dict[str, Any]]] = {}
+        for tid, entry in edition.tasks.items():
+            try:
+                rows = load_rows(edition, tid, explicit if not edition.bundled else None)
+            except DataUnavailable as exc:
+                return EditionRows(None, where, str(exc))
+            if len(rows) != entry.rows or fingerprint(rows) != entry.fingerprint:
+                return EditionRows(
+                    None, where, f"{where} of task {tid} does not match the {edition.name} manifest"
+                )
+            out[tid] = rows
+        return EditionRows(out, where)

@@ -1,0 +1,263 @@
+"""The error explorer: filter one model's answers on one task, page on the server, open one.
+
+Everything returned is plain text (or (text, label) pairs for highlighting); nothing here
+is meant to be rendered as HTML or Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from yoxla.leaderboard.admission import TaskRecord
+from yoxla.leaderboard.board import Board
+from yoxla.parsing import answer_text
+from yoxla.spans import locate_gold, occurrences, trim_quote
+from yoxla.suite import Task, load_suite
+from yoxla.text import az_lower, flatten
+
+VERDICTS = ("all", "correct", "wrong", "invalid")
+PAIRS = ("any", "A right, B wrong", "A wrong, B right", "both wrong", "they differ")
+INVALID_OUTCOMES = ("invalid", "truncated", "generation_error")
+PAGE_SIZE = 20
+_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+SNIPPET = 120
+
+
+def verdict_of(outcome: str, score: float) -> str:
+    if outcome in INVALID_OUTCOMES:
+        return "invalid"
+    if outcome == "correct" or (outcome == "abstained" and score >= 1.0):
+        return "correct"
+    return "wrong"
+
+
+def split_reasoning(raw: str | None) -> tuple[str, str]:
+    """(answer, reasoning): reasoning inside <think> tags is folded away from the answer."""
+    if not raw:
+        return "", ""
+    reasoning = "\n\n".join(m.strip() for m in _THINK.findall(raw) if m.strip())
+    return answer_text(raw), reasoning
+
+
+def _snip(text: str, n: int = SNIPPET) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _rows_by_id(board: Board, edition: str, task: Task) -> dict[str, dict[str, Any]] | None:
+    rows = board.rows(edition)
+    if rows is None:
+        return None
+    return {str(r[task.id_field]): r for r in rows[task.id]}
+
+
+def _raw_by_id(board: Board, edition: str, key: str, task_id: str) -> dict[str, str]:
+    v = board.model(edition, key)
+    if v is None:
+        return {}
+    doc = board.document(v)
+    return {str(p["id"]): p.get("raw") or "" for p in doc["tasks"][task_id]["predictions"]}
+
+
+def gold_text(task: Task, row: dict[str, Any]) -> str:
+    gold = row.get(task.gold)
+    if gold is None:
+        return task.answer.abstain.value if task.answer.abstain else "(none)"
+    if task.answer.options_field:
+        try:
+            i = int(gold)
+            return f"{i}. {row[task.answer.options_field][i - 1]}"
+        except (ValueError, IndexError, TypeError):
+            return str(gold)
+    return str(gold)
+
+
+def breakdown_values(board: Board, edition: str, task_id: str) -> list[str]:
+    task = load_suite().task(task_id)
+    rows = board.rows(edition)
+    if not task.breakdown or rows is None:
+        return []
+    return sorted({str(r.get(task.breakdown)) for r in rows[task_id]})
+
+
+def near_miss_values(board: Board, edition: str, task_id: str, key: str) -> list[str]:
+    v = board.model(edition, key)
+    if v is None or task_id not in v.tasks:
+        return []
+    return sorted({k for k in v.tasks[task_id].near_miss if k})
+
+
+def _frame(rec: TaskRecord, prefix: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "id": rec.ids,
+            f"{prefix} verdict": [verdict_of(o, s) for o, s in zip(rec.outcomes, rec.scores, strict=True)],
+            f"{prefix} parsed": rec.parsed,
+            f"{prefix} near miss": [k or "" for k in rec.near_miss],
+            f"{prefix} score": [round(float(s), 3) for s in rec.scores],
+        }
+    )
+
+
+def filter_examples(
+    board: Board,
+    edition: str,
+    task_id: str,
+    key_a: str,
+    key_b: str | None = None,
+    verdict: str = "all",
+    breakdown: str | None = None,
+    near_miss: str | None = None,
+    search: str = "",
+    pair: str = "any",
+) -> pd.DataFrame:
+    """All examples that pass the filters (the caller pages them)."""
+    task = load_suite().task(task_id)
+    a = board.model(edition, key_a)
+    if a is None or task_id not in a.tasks:
+        return pd.DataFrame(columns=["id", "A verdict", "A answer"])
+    df = _frame(a.tasks[task_id], "A")
+    raws = _raw_by_id(board, edition, key_a, task_id)
+    df["A answer"] = [_snip(split_reasoning(raws.get(i, ""))[0]) for i in df["id"]]
+    rows = _rows_by_id(board, edition, task)
+    if rows is not None:
+        df["gold"] = [_snip(gold_text(task, rows[i])) for i in df["id"]]
+        if task.breakdown:
+            df[task.breakdown] = [str(rows[i].get(task.breakdown)) for i in df["id"]]
+    b = board.model(edition, key_b) if key_b else None
+    if b is not None and task_id in b.tasks:
+        fb = _frame(b.tasks[task_id], "B")
+        df = df.merge(fb, on="id", how="left")
+        raws_b = _raw_by_id(board, edition, key_b or "", task_id)
+        df["B answer"] = [_snip(split_reasoning(raws_b.get(i, ""))[0]) for i in df["id"]]
+    mask = pd.Series(True, index=df.index)
+    if verdict and verdict != "all":
+        mask &= df["A verdict"] == verdict
+    if near_miss:
+        mask &= df["A near miss"] == near_miss
+    if breakdown and task.breakdown and task.breakdown in df:
+        mask &= df[task.breakdown] == breakdown
+    if b is not None and pair and pair != "any":
+        ra, rb = df["A verdict"] == "correct", df["B verdict"] == "correct"
+        mask &= {
+            "A right, B wrong": ra & ~rb,
+            "A wrong, B right": ~ra & rb,
+            "both wrong": ~ra & ~rb,
+            "they differ": df["A parsed"] != df["B parsed"],
+        }.get(pair, True)
+    if search.strip():
+        q = search.strip().lower()
+        hay = [raws.get(i, "").lower() for i in df["id"]]
+        if rows is not None:
+            hay = [
+                h + "\n" + " ".join(str(rows[i].get(f, "")) for f in task.inputs).lower()
+                for h, i in zip(hay, df["id"], strict=True)
+            ]
+        mask &= pd.Series(
+            [q in h or q in i.lower() for h, i in zip(hay, df["id"], strict=True)], index=df.index
+        )
+    keep = ["id", "A verdict", "A answer", "A parsed", "A near miss"]
+    if "gold" in df:
+        keep.insert(1, "gold")
+    if task.breakdown and task.breakdown in df:
+        keep.append(task.breakdown)
+    if b is not None:
+        keep += ["B verdict", "B answer", "B parsed"]
+    return df.loc[mask, keep].reset_index(drop=True)
+
+
+def page_of(df: pd.DataFrame, page: int, size: int = PAGE_SIZE) -> tuple[pd.DataFrame, int, str]:
+    """(rows of the page, the page number actually shown (1-based), a one-line summary)."""
+    pages = max(1, math.ceil(len(df) / size))
+    page = min(max(1, int(page or 1)), pages)
+    part = df.iloc[(page - 1) * size : page * size].reset_index(drop=True)
+    return part, page, f"{len(df)} example(s) match; page {page} of {pages}"
+
+
+@dataclass
+class ExampleView:
+    example_id: str
+    inputs: str
+    gold: str
+    answer: str
+    reasoning: str
+    parsed: str
+    verdict: str
+    highlight: list[tuple[str, str | None]] | None  # passage segments for span tasks
+
+
+def highlight_spans(
+    passage: str, gold: str | None, quote: str | None, answer_start: int | None = None
+) -> list[tuple[str, str | None]]:
+    """The flattened passage cut into (text, label) segments: "gold", "model", "both" or None."""
+    flat = flatten(passage)
+    labels: list[str | None] = [None] * len(flat)
+    if gold:
+        g = locate_gold(passage, gold, answer_start)
+        if g:
+            for i in range(*g):
+                labels[i] = "gold"
+    q = trim_quote(quote or "")
+    if q:
+        hits = occurrences(az_lower(flat), az_lower(q))
+        if hits:
+            gold_pos = [i for i, lab in enumerate(labels) if lab == "gold"]
+            start = hits[0]
+            if gold_pos:  # prefer the occurrence that overlaps the gold, as the scorer does
+                start = max(hits, key=lambda h: len(set(range(h, h + len(q))) & set(gold_pos)))
+            for i in range(start, start + len(q)):
+                labels[i] = "both" if labels[i] == "gold" else "model"
+    out: list[tuple[str, str | None]] = []
+    for ch, lab in zip(flat, labels, strict=True):
+        if out and out[-1][1] == lab:
+            out[-1] = (out[-1][0] + ch, lab)
+        else:
+            out.append((ch, lab))
+    return out
+
+
+def example_view(board: Board, edition: str, task_id: str, key: str, example_id: str) -> ExampleView | None:
+    v = board.model(edition, key)
+    if v is None or task_id not in v.tasks:
+        return None
+    rec = v.tasks[task_id]
+    if example_id not in rec.ids:
+        return None
+    i = rec.ids.index(example_id)
+    task = load_suite().task(task_id)
+    raw = _raw_by_id(board, edition, key, task_id).get(example_id, "")
+    answer, reasoning = split_reasoning(raw)
+    rows = _rows_by_id(board, edition, task)
+    row = rows.get(example_id) if rows is not None else None
+    if row is None:
+        inputs, gold, hl = (
+            "(the edition's rows are not available here, so inputs and gold are not shown)",
+            "",
+            None,
+        )
+    else:
+        parts = []
+        for f in task.inputs:
+            val = row.get(f)
+            if f in task.list_inputs and isinstance(val, list):
+                val = "\n".join(f"{k}. {item}" for k, item in enumerate(val, start=1))
+            parts.append(f"{f}:\n{val}")
+        inputs = "\n\n".join(parts)
+        gold = gold_text(task, row)
+        hl = None
+        if task.evaluator in ("span", "abstention"):
+            passage = str(row[task.inputs[0]])
+            hl = highlight_spans(
+                passage, row.get(task.gold), answer if rec.parsed[i] else None, row.get("answer_start")
+            )
+    verdict = verdict_of(rec.outcomes[i], float(rec.scores[i]))
+    detail = f"{verdict} (outcome: {rec.outcomes[i]}, score {float(rec.scores[i]):.3f}"
+    if rec.near_miss[i]:
+        detail += f", near miss: {rec.near_miss[i]}"
+    detail += ")"
+    return ExampleView(example_id, inputs, gold, answer, reasoning, rec.parsed[i] or "(invalid)", detail, hl)

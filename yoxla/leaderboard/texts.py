@@ -1,0 +1,73 @@
+"""Static text of the app (Markdown written by us; no data from files is ever put in it)."""
+
+from __future__ import annotations
+
+from yoxla.leaderboard.admission import MAX_BYTES, TOLERANCE
+
+INTRO = """# YOXLA leaderboard
+Large language models in Azerbaijani, scored on eleven frozen tasks in four blocks. Every
+number here is recomputed from the answers stored in each result file; nothing is judged by
+a model. Pick an edition: **v1** is the published benchmark, **sample** a small bundled
+edition whose rows ship with the code (its baseline results are the floors a model must beat).
+"""
+
+METHODOLOGY = f"""## How scores are computed
+* Each task has a frozen contract (prompt, answer space, evaluator). Answers are parsed
+  strictly: anything outside the answer space is *invalid* and scores as wrong; a *near-miss
+  kind* (e.g. Turkish spelling, trailing punctuation) is recorded for diagnosis only.
+* **Task score** = the task's primary metric clamped to [0, 1] × 100 (accuracy, span recall,
+  overall score with abstention, or Spearman correlation for STS).
+* **Block score** = mean of its task scores; **YOXLA** = mean of the four block scores.
+* **Intervals**: 95% percentile bootstrap over examples, B = 1000, fixed seed: examples are
+  resampled within each task (Spearman is recomputed per resample), and block and YOXLA
+  averages are recomputed per resample. All models share the same resamples, so the
+  difference of two models has a paired interval.
+* **Rank** (as LMArena does it): one plus the number of models whose interval lies wholly
+  above this model's. Models whose intervals overlap share a rank; the table says "tied".
+* **Compare**: paired bootstrap interval of A − B per task, block and overall; for choice
+  tasks McNemar's exact test on the items one model got right and the other wrong.
+* **Task spreads**: a task whose range across models is smaller than the median width of
+  its models' intervals no longer separates models.
+
+## Admission: one rule, shared with `yoxla verify`
+A result file is shown only when all of these hold; otherwise it is excluded, with every
+reason listed below.
+1. A readable JSON object of at most {MAX_BYTES // 2**20} MB, of a known format version, valid
+   against the result format's JSON Schema (no NaN or infinities, no negative counts).
+2. `content_sha256` equals the digest recomputed from the content.
+3. A signature, if present, verifies against the key it names (a failing one excludes the
+   file). A valid signature by a key listed in `trusted_keys.json` makes the row
+   **verified**; any other valid signature, or none, makes it **community**.
+4. The edition is known; per task the row count and dataset fingerprint equal the edition's
+   manifest, and the suite, contract and prompt hashes equal the frozen contract's.
+5. Every task of the edition is present and the predicted example ids equal the dataset's
+   ids exactly (none missing, none extra, none twice). Partial runs never appear.
+6. Re-scoring the stored raw answers against the edition's gold with the current evaluators
+   reproduces every stored task score (to {TOLERANCE:g}). For `sample` the data is bundled; for
+   `v1` a local copy (`YOXLA_DATA_DIR`) or the Hub is used, and when neither is reachable the
+   file is admitted on checks 1–5 and marked "scores not re-checked".
+7. Of two files for the same provider and model in one edition, the newer is shown and the
+   other is listed as superseded.
+
+Generation errors do not exclude a file, but the row is flagged with their count: they can
+move a score for reasons that have nothing to do with the model.
+"""
+
+SUBMIT = """## Add a model
+1. Install: `pip install -r requirements.txt && pip install -e .`
+2. Run the benchmark (an OpenAI-compatible API shown; see the README for local models):
+   ```
+   python runner.py --provider openai --model MODEL --edition v1 --block all
+   ```
+   The runner writes one result file per model under `results/v1/`.
+3. Check it exactly as this leaderboard will:
+   ```
+   yoxla verify results/v1/YOUR_FILE.json
+   ```
+   It prints `ADMITTED` or `EXCLUDED` with every reason, and exits non-zero when excluded.
+4. Open a pull request that adds that one file. The `verify-results` workflow runs the same
+   check on every result file in the pull request, so you know before any review whether it
+   will be admitted. Signed files (`yoxla keygen`, then `--sign-key` when running) are shown
+   as *verified* once a maintainer adds your public key to `trusted_keys.json`; unsigned
+   files are shown as *community*.
+"""
