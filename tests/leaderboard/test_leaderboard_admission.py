@@ -303,3 +303,27 @@ def test_disk_cache_keeps_only_rechecked_admissions(
     again = check_file(committed[0], data=DataSource(allow_hub=False))  # a restart: read from disk
     assert again.status == ADMITTED and again.scores == first.scores
     assert np.array_equal(again.tasks["nli_v1"].scores, first.tasks["nli_v1"].scores)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["tasks"]["nli_v1"]["metrics"].__setitem__("n_valid", -3),
+        lambda d: d.__setitem__("format_version", 99),
+        lambda d: d["tasks"]["nli_v1"]["predictions"][0].pop("id"),
+        lambda d: d["tasks"]["nli_v1"].__setitem__("rows", "twelve"),
+    ],
+    ids=["negative count", "format version", "prediction without id", "rows not a number"],
+)
+def test_fast_and_reference_schema_validators_agree(edit: Callable[[dict[str, Any]], Any], base_doc) -> None:
+    """The fast path may only say "valid" where jsonschema does too."""
+    import fastjsonschema
+
+    from yoxla.leaderboard.schema import fast_validator, schema_errors, validator
+
+    assert list(validator().iter_errors(base_doc)) == []
+    fast_validator()(base_doc)  # the committed document passes both
+    edit(base_doc)
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        fast_validator()(base_doc)
+    assert schema_errors(base_doc), "jsonschema must name the violation"
