@@ -103,6 +103,31 @@ def resolve_source(edition: Edition, data_dir: str | os.PathLike[str] | None = N
     return edition.default_source()
 
 
+OFFLINE_HINT = (
+    f". Offline? Point --data-dir (or ${DATA_DIR_ENV}) at a local copy in the Hub layout, "
+    "or make one where the Hub is reachable with `yoxla download --out DIR`."
+)
+HUB_TIMEOUT_S = 3.0
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def hub_offline() -> bool:
+    return any(os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def hub_reachable(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_S) -> tuple[bool, str]:
+    """A quick look at the Hub before anything slow: offline mode, then one request with a short timeout."""
+    if hub_offline():
+        return False, "offline mode (HF_HUB_OFFLINE) is set"
+    try:
+        from huggingface_hub import HfApi
+
+        HfApi().dataset_info(repo, revision=revision, timeout=timeout)
+    except Exception as exc:  # any failure means "not now"
+        return False, f"the Hub did not answer ({type(exc).__name__})"
+    return True, ""
+
+
 def _is_local(source: str) -> bool:
     return Path(source).is_dir()
 
@@ -140,6 +165,10 @@ def load_rows(
     if local:
         # A local folder needs no network; say so before datasets is imported.
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    elif not hub_offline():
+        ok, why = hub_reachable(source, rev)
+        if not ok:  # fail in seconds, not after the Hub client's minute of retries
+            raise DataUnavailable(f"could not load {task_id} from Hub dataset {source}: {why}{OFFLINE_HINT}")
     datasets = _quiet_datasets()
     try:
         ds = datasets.load_dataset(source, entry.config, split=suite.split, revision=rev)
@@ -147,10 +176,7 @@ def load_rows(
         where = f"local folder {source}" if local else f"Hub dataset {source}"
         msg = f"could not load {task_id} (config {entry.config}) from {where}: {type(exc).__name__}: {exc}"
         if not local:
-            msg += (
-                f". Offline? Point --data-dir (or ${DATA_DIR_ENV}) at a local copy in the Hub layout, "
-                f"or make one where the Hub is reachable with `yoxla download --out DIR`."
-            )
+            msg += OFFLINE_HINT
         raise DataUnavailable(msg) from None
     rows = [dict(r) for r in ds]
     _ROW_CACHE[key] = rows

@@ -13,27 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, load_rows
-
-HUB_TIMEOUT_S = 3.0
-_TRUE = {"1", "true", "yes", "on"}
-
-
-def _offline() -> bool:
-    return any(os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-
-
-def hub_reachable(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_S) -> tuple[bool, str]:
-    """A quick look at the Hub before anything slow: offline mode and a short timeout."""
-    if _offline():
-        return False, "offline mode (HF_HUB_OFFLINE) is set"
-    try:
-        from huggingface_hub import HfApi
-
-        HfApi().dataset_info(repo, revision=revision, timeout=timeout)
-    except Exception as exc:  # any failure means "not now"
-        return False, f"the Hub did not answer ({type(exc).__name__})"
-    return True, ""
+from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, hub_reachable, load_rows
 
 
 @dataclass
