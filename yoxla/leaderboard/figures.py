@@ -36,25 +36,24 @@ def leaderboard_figure(df: pd.DataFrame) -> Any:
     go = _go()
     ci = df["YOXLA 95% CI"].str.split(" – ", expand=True).astype(float)
     d = df.assign(lo=ci[0], hi=ci[1]).sort_values("YOXLA")
-    fig = go.Figure(
-        go.Scatter(
-            x=d["YOXLA"],
-            y=[_plain(m) for m in d["Model"]],
-            mode="markers",
-            error_x={
-                "type": "data",
-                "symmetric": False,
-                "array": d["hi"] - d["YOXLA"],
-                "arrayminus": d["YOXLA"] - d["lo"],
-            },
-        )
-    )
+    fig = go.Figure(_interval_dots(go, d["YOXLA"], d["Model"], d["lo"], d["hi"]))
     fig.update_layout(
         title="YOXLA score with 95% bootstrap interval",
         xaxis_title="score",
         height=max(300, 28 * len(d) + 120),
     )
     return fig
+
+
+def _interval_dots(go: Any, x: Any, models: Any, lo: Any, hi: Any, name: str | None = None) -> Any:
+    """One dot per model with its (asymmetric) interval as an error bar."""
+    return go.Scatter(
+        x=x,
+        y=[_plain(m) for m in models],
+        mode="markers",
+        name=name,
+        error_x={"type": "data", "symmetric": False, "array": hi - x, "arrayminus": x - lo},
+    )
 
 
 def block_figure(board: Board, edition: str, block: str) -> Any:
@@ -64,20 +63,7 @@ def block_figure(board: Board, edition: str, block: str) -> Any:
     go = _go()
     fig = go.Figure()
     for task, g in d.groupby("Task", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=g["Score"],
-                y=[_plain(m) for m in g["Model"]],
-                mode="markers",
-                name=str(task),
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": g["High"] - g["Score"],
-                    "arrayminus": g["Score"] - g["Low"],
-                },
-            )
-        )
+        fig.add_trace(_interval_dots(go, g["Score"], g["Model"], g["Low"], g["High"], name=str(task)))
     fig.update_layout(
         title=f"{tables.block_title(block)}: task scores with 95% intervals",
         xaxis_title="task score",
