@@ -264,7 +264,7 @@ def _check_signature(doc: dict[str, Any], trusted: Mapping[str, str], v: Verdict
         v.reasons.append(f"the signature does not verify against the key it names ({kid or 'no key id'})")
         return
     v.signature_ok = True
-    if kid in trusted and trusted[kid] == sig.get("public_key"):
+    if kid is not None and kid in trusted and trusted[kid] == sig.get("public_key"):
         v.trust = VERIFIED
     else:
         v.notes.append(f"signed by {kid}, a key not in the trusted-keys file")
@@ -540,14 +540,14 @@ def check_file(
         return _copy_verdict(cache[key], str(p))
     from yoxla.leaderboard import cache as disk
 
-    v = disk.load(sha, trusted or {}, ed_token) if cache is not None else None
-    if v is None:
-        v = check_bytes(raw, path=str(p), trusted=trusted, data=data, editions=editions)
+    stored: Verdict | None = disk.load(sha, trusted or {}, ed_token) if cache is not None else None
+    if stored is None:
+        stored = check_bytes(raw, path=str(p), trusted=trusted, data=data, editions=editions)
         if cache is not None:
-            disk.store(v, trusted or {}, ed_token)
+            disk.store(stored, trusted or {}, ed_token)
     if cache is not None:
-        cache[key] = v
-    return _copy_verdict(v, str(p))
+        cache[key] = stored
+    return _copy_verdict(stored, str(p))
 
 
 def _copy_verdict(v: Verdict, path: str) -> Verdict:

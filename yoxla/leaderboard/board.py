@@ -105,7 +105,7 @@ class Board:
                     inputs.append(TaskInput(tid, task.block, point, None))
                     continue
                 gold = np.array([float(r[task.gold]) for r in rows[tid]], dtype=float)
-                inputs.append(TaskInput(tid, task.block, point, scores, np.vstack(preds), gold))
+                inputs.append(TaskInput(tid, task.block, point, scores, np.vstack(preds), gold))  # type: ignore[arg-type]
             else:
                 inputs.append(TaskInput(tid, task.block, point, scores))
         return run_bootstrap(inputs, list(suite.blocks), len(models), B=self.B)

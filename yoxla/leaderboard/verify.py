@@ -67,7 +67,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             for n in v.notes:
                 print(f"  note: {n}")
         failed += v.status == EXCLUDED
-    n = len(verdicts)
-    summary = f"{n - failed} of {n} file(s) admitted" + (f", {failed} excluded" if failed else "")
+    total = len(verdicts)
+    summary = f"{total - failed} of {total} file(s) admitted" + (f", {failed} excluded" if failed else "")
     print(summary, file=sys.stderr if args.json else sys.stdout)
     return 1 if failed else 0

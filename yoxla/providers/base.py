@@ -89,6 +89,9 @@ class Provider(ABC):
     batch_size: int = 1  # the runner hands over this many requests at once to generate_batch
 
     @abstractmethod
+    def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None: ...
+
+    @abstractmethod
     def generate(self, request: Request) -> Completion: ...
 
     def generate_batch(self, requests: list[Request]) -> list[Completion]:
