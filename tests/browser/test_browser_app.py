@@ -28,6 +28,9 @@ SCRIPT = "<script>window.__pwned=1</script>"
 pytestmark = pytest.mark.browser
 
 if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
+    # CI installs Chromium (.ci/run), so there a missing browser is a failure, not a skip.
+    if os.environ.get("CI"):
+        pytest.fail("CI: Chromium or chromedriver is missing", pytrace=False)
     pytest.skip("Chromium is absent: apt-get install chromium chromium-driver", allow_module_level=True)
 selenium = pytest.importorskip("selenium", reason="pip install selenium")
 
