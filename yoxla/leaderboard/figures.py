@@ -112,27 +112,42 @@ def breakdown_heatmap(board: Board, edition: str, task_id: str) -> Any:
     if acc.empty:
         return _empty(f"{task_id} breakdown")
     go = _go()
+    z = acc.to_numpy(dtype=float)
+    n = cnt.reindex(index=acc.index, columns=acc.columns).fillna(0).to_numpy()
     text = [
-        [("—" if np.isnan(a) else f"{a:.0f}") + f"<br>n={int(n)}" for a, n in zip(ra, rn, strict=True)]
-        for ra, rn in zip(
-            acc.to_numpy(dtype=float), cnt.reindex(columns=acc.columns).fillna(0).to_numpy(), strict=True
-        )
+        [("—" if np.isnan(a) else f"{a:.0f}") + f"<br>n={int(k)}" for a, k in zip(ra, rn, strict=True)]
+        for ra, rn in zip(z, n, strict=True)
     ]
+    low = n < tables.BREAKDOWN_MIN_N
+    axes = {
+        "x": [_plain(c) for c in acc.columns],
+        "y": [_plain(m) for m in acc.index],
+        "text": text,
+        "texttemplate": "%{text}",
+        "hoverongaps": False,
+    }
     fig = go.Figure(
-        go.Heatmap(
-            z=acc.to_numpy(dtype=float),
-            x=[_plain(c) for c in acc.columns],
-            y=[_plain(m) for m in acc.index],
-            text=text,
-            texttemplate="%{text}",
-            colorscale="Viridis",
-            zmin=0,
-            zmax=100,
-            hoverongaps=False,
-        )
+        [
+            go.Heatmap(
+                z=np.where(low, np.nan, z),
+                colorscale="Viridis",
+                zmin=0,
+                zmax=100,
+                name="enough items",
+                **axes,
+            ),
+            # Few items: the value is still shown, on grey, so nobody reads it as a finding.
+            go.Heatmap(
+                z=np.where(low, z, np.nan),
+                colorscale=[[0, "#d0d0d0"], [1, "#d0d0d0"]],
+                showscale=False,
+                name="few items",
+                **axes,
+            ),
+        ]
     )
     fig.update_layout(
-        title=f"{tables.breakdown_key(task_id)} (cells below n={tables.BREAKDOWN_MIN_N} left grey)",
+        title=f"{tables.breakdown_key(task_id)} (grey: fewer than {tables.BREAKDOWN_MIN_N} items)",
         plot_bgcolor="#d0d0d0",
         height=max(320, 30 * len(acc) + 160),
     )

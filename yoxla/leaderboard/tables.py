@@ -198,28 +198,28 @@ def breakdown_key(task_id: str) -> str:
 def breakdown_table(
     board: Board, edition: str, task_id: str, min_n: int = BREAKDOWN_MIN_N
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(scores, counts): models x breakdown values, accuracy in % (NaN below ``min_n``) and n."""
+    """(scores, counts): models x breakdown values, accuracy in % and n. Cells below ``min_n``
+    keep their value; the heatmap and the table grey them out rather than hide them."""
     key = breakdown_key(task_id)
     acc: dict[str, dict[str, float]] = {}
     cnt: dict[str, dict[str, float]] = {}
     for v in board.shown(edition):
         per = v.tasks[task_id].metrics.get(key) or {}
-        acc[v.name] = {k: (100 * c["accuracy"] if c["n"] >= min_n else np.nan) for k, c in per.items()}
+        acc[v.name] = {k: 100 * c["accuracy"] for k, c in per.items()}
         cnt[v.name] = {k: c["n"] for k, c in per.items()}
     return pd.DataFrame(acc).T, pd.DataFrame(cnt).T
 
 
 def breakdown_display(board: Board, edition: str, task_id: str, min_n: int = BREAKDOWN_MIN_N) -> pd.DataFrame:
-    """Text cells ``"72.5 (n=40)"``; cells below the minimum n say so instead of a number."""
+    """Text cells ``"72.5 (n=40)"``; cells below the minimum n are marked ``"50.0 (n=2, below 10)"``."""
     key = breakdown_key(task_id)
     out = []
     for v in board.shown(edition):
         per = v.tasks[task_id].metrics.get(key) or {}
         rec: dict[str, Any] = {"Model": v.name}
         for k, c in per.items():
-            rec[k] = (
-                f"{100 * c['accuracy']:.1f} (n={c['n']})" if c["n"] >= min_n else f"— (n={c['n']} < {min_n})"
-            )
+            low = f", below {min_n}" if c["n"] < min_n else ""
+            rec[k] = f"{100 * c['accuracy']:.1f} (n={c['n']}{low})"
         out.append(rec)
     return pd.DataFrame(out)
 
