@@ -1,30 +1,100 @@
-"""Re-scoring stored predictions: the one function the runner, `rescore` and admission share.
+"""Re-scoring stored answers: the only place that turns raw outputs into verdicts and metrics.
 
-A stored prediction carries the model's raw output, its finish reason and any generation
-error. Replaying those through :func:`yoxla.evaluators.evaluate_task` must reproduce the
-stored metrics and score; the app's admission calls :func:`rescore_predictions` to check
-every result file it accepts.
+The runner's finalisation, ``yoxla rescore`` and the leaderboard's admission all call
+:func:`rescore_task` (through :func:`yoxla.record.build_task_result`, which records the
+result). Nothing else scores an answer for a stored result, so a run, its re-scoring and
+its admission cannot disagree.
+
+:class:`ScoreCache` is an optional memo: ``score_example`` is pure, and many models give
+the same raw answer to the same row, so admission of many files shares it. Its key holds
+everything the verdict depends on: the task's contract, the rows' fingerprint and the
+row's position, and the stored answer.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
-from yoxla.evaluators import ExampleResult, evaluate_task
+from yoxla.evaluators import ExampleResult, aggregate, score_example, task_score
 from yoxla.suite import Task
 
 
-def align_rows(
-    task: Task, rows: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """The rows in the order of ``predictions`` (matched by id); ValueError on unknown or repeated ids."""
-    by_id = {str(r[task.id_field]): dict(r) for r in rows}
+@dataclass
+class ScoreCache:
+    """Memo of per-example verdicts, bounded; shared by the files one process admits."""
+
+    max_entries: int = 2_000_000
+    _store: dict[tuple[Any, ...], ExampleResult] = field(default_factory=dict, repr=False)
+    hits: int = 0
+
+    def get(self, key: tuple[Any, ...]) -> ExampleResult | None:
+        hit = self._store.get(key)
+        if hit is not None:
+            self.hits += 1
+        return hit
+
+    def put(self, key: tuple[Any, ...], value: ExampleResult) -> None:
+        if len(self._store) < self.max_entries:
+            self._store[key] = value
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+@dataclass
+class TaskRescore:
+    """What re-scoring derives for one task."""
+
+    results: list[ExampleResult]
+    metrics: dict[str, Any]
+    score: float
+
+
+def rescore_task(
+    task: Task,
+    rows: Sequence[Mapping[str, Any]],
+    raws: Sequence[str | None],
+    finish_reasons: Sequence[str | None] | None = None,
+    errors: Sequence[str | None] | None = None,
+    *,
+    cache: ScoreCache | None = None,
+    rows_token: str | None = None,
+) -> TaskRescore:
+    """Per-example verdicts, task metrics and score from stored answers aligned with ``rows``.
+
+    ``rows_token`` (e.g. the rows' fingerprint) identifies the rows' content for the cache;
+    without it the cache is not used.
+    """
+    n = len(rows)
+    frs = finish_reasons if finish_reasons is not None else [None] * n
+    errs = errors if errors is not None else [None] * n
+    if not (len(raws) == len(frs) == len(errs) == n):
+        raise ValueError(f"{task.id}: {n} rows but {len(raws)} answers")
+    use_cache = cache is not None and rows_token is not None
+    plain = cast(list[dict[str, Any]], list(rows))
+    results: list[ExampleResult] = []
+    for i, (row, raw, fr, err) in enumerate(zip(plain, raws, frs, errs, strict=True)):
+        if use_cache:
+            key = (task.contract_hash, rows_token, i, raw, fr, err)
+            hit = cache.get(key)  # type: ignore[union-attr]
+            if hit is None:
+                hit = score_example(task, row, raw, fr, err)
+                cache.put(key, hit)  # type: ignore[union-attr]
+            results.append(hit)
+        else:
+            results.append(score_example(task, row, raw, fr, err))
+    metrics = aggregate(task, plain, results)
+    return TaskRescore(results, metrics, task_score(task, metrics))
+
+
+def align_rows(task: Task, rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[Mapping[str, Any]]:
+    """The rows in the order of ``ids``; ValueError on an unknown or repeated id."""
+    by_id = {str(r[task.id_field]): r for r in rows}
     seen: set[str] = set()
     out = []
-    for p in predictions:
-        pid = str(p["id"])
+    for pid in ids:
         if pid in seen:
             raise ValueError(f"{task.id}: prediction for id {pid!r} appears twice")
         if pid not in by_id:
@@ -32,41 +102,3 @@ def align_rows(
         seen.add(pid)
         out.append(by_id[pid])
     return out
-
-
-def rescore_detailed(
-    task: Task, rows: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]
-) -> tuple[list[ExampleResult], dict[str, Any], float]:
-    ordered = align_rows(task, rows, predictions)
-    return evaluate_task(
-        task,
-        ordered,
-        [p.get("raw") for p in predictions],
-        [p.get("finish_reason") for p in predictions],
-        [p.get("error") for p in predictions],
-    )
-
-
-def rescore_predictions(
-    task: Task, rows: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]]
-) -> tuple[dict[str, Any], float]:
-    """(metrics, score) of a task from stored predictions (dicts with id, raw, finish_reason, error).
-
-    ``rows`` may be the whole task; only the rows the predictions name are scored, in the
-    predictions' order, exactly as the runner scored them.
-    """
-    _, metrics, score = rescore_detailed(task, rows, predictions)
-    return metrics, score
-
-
-def same_metrics(a: Any, b: Any, tol: float = 1e-9) -> bool:
-    """Deep equality of two metric trees, floats within ``tol`` (ints and floats compare by value)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(float(a), float(b), rel_tol=0.0, abs_tol=tol)
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(same_metrics(a[k], b[k], tol) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(same_metrics(x, y, tol) for x, y in zip(a, b, strict=True))
-    return bool(a == b)

@@ -4,7 +4,8 @@ Digest: ``content_sha256`` is SHA-256 over the canonical JSON (sorted keys, no s
 UTF-8, no NaN) of the whole document *without* the ``content_sha256`` and ``signature``
 fields. Signature: Ed25519 over the UTF-8 bytes of the ``content_sha256`` string
 (``"sha256:<hex>"``), stored with the public key and its id. The format is published as
-``yoxla/schema/result.schema.json``; ``docs/result-format.md`` explains it.
+``yoxla/schema/result.schema.json``, generated from :mod:`yoxla.record`;
+``docs/result-format.md`` explains it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-FORMAT = "yoxla-result"
-FORMAT_VERSION = 1
 SIGNATURE_FIELDS = ("content_sha256", "signature")
 SIGN_KEY_ENV = "YOXLA_SIGN_KEY"
 

@@ -142,7 +142,7 @@ def _unknown_edition(doc: dict[str, Any], tmp: Path) -> Path:
 
 
 CORRUPTIONS: dict[str, tuple[Callable[[dict[str, Any], Path], Path], str]] = {
-    "changed score": (_changed_score, "not reproduced by re-scoring"),
+    "changed score": (_changed_score, "tasks.nli_v1.score is stored as"),
     "changed digest": (_changed_digest, "content_sha256 does not match"),
     "edited, digest not updated": (_edited_without_digest, "content_sha256 does not match"),
     "bad signature": (_bad_signature, "signature does not verify"),
@@ -158,7 +158,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[dict[str, Any], Path], Path], str]] = {
     "60 MB file": (_huge, "over the 50 MB limit"),
     "not an object": (_not_object, "not a JSON object"),
     "unknown format version": (_wrong_version, "format"),
-    "unknown edition": (_unknown_edition, "v9"),
+    "unknown edition": (_unknown_edition, "at edition"),
 }
 
 
@@ -292,17 +292,45 @@ def test_size_limit_is_fifty_megabytes() -> None:
     assert MAX_BYTES == 50 * 1024 * 1024
 
 
-def test_disk_cache_keeps_only_rechecked_admissions(
+def test_disk_cache_keeps_every_verdict_and_survives_a_restart(
     committed: list[Path], base_doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "cache"))
     first = check_file(committed[0], data=DataSource(allow_hub=False))
-    check_file(_missing_example(base_doc, tmp_path), data=DataSource(allow_hub=False))
+    bad = check_file(_missing_example(base_doc, tmp_path), data=DataSource(allow_hub=False))
+    assert bad.status == EXCLUDED
     stored = list((tmp_path / "cache" / "admission").glob("*.pickle"))
-    assert len(stored) == 1  # the excluded file is never cached
+    assert len(stored) == 2  # excluded verdicts are cached too: a hostile file costs its check once
     again = check_file(committed[0], data=DataSource(allow_hub=False))  # a restart: read from disk
     assert again.status == ADMITTED and again.scores == first.scores
     assert np.array_equal(again.tasks["nli_v1"].scores, first.tasks["nli_v1"].scores)
+
+
+def test_cached_unchecked_verdict_is_not_reused_once_the_rows_are_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verdict given without the rows rests on their absence: rows at hand mean a new check."""
+    from yoxla.editions import load_edition
+    from yoxla.leaderboard.data import EditionRows
+
+    monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "cache"))
+    rows = synthetic_rows(load_edition("v1"))
+    ed = edition_for_rows("v1", rows)
+    path = write(tmp_path / "v1.json", build_result("majority", edition=ed, rows=rows, model="m"))
+    without = check_file(path, data=DataSource(allow_hub=False), editions={"v1": ed})
+    assert without.status == ADMITTED and not without.rechecked
+    data = DataSource()
+    data._cache["v1"] = EditionRows(rows, "synthetic")
+    with_rows = check_file(path, data=data, editions={"v1": ed})
+    assert with_rows.status == ADMITTED and with_rows.rechecked
+
+
+def test_published_schema_is_generated_from_the_record() -> None:
+    """The committed schema file is exactly what yoxla.record generates (python -m yoxla.record)."""
+    from yoxla.leaderboard.schema import published_schema_text
+    from yoxla.record import schema_text
+
+    assert published_schema_text() == schema_text()
 
 
 @pytest.mark.parametrize(
@@ -312,18 +340,29 @@ def test_disk_cache_keeps_only_rechecked_admissions(
         lambda d: d.__setitem__("format_version", 99),
         lambda d: d["tasks"]["nli_v1"]["predictions"][0].pop("id"),
         lambda d: d["tasks"]["nli_v1"].__setitem__("rows", "twelve"),
+        lambda d: d["tasks"]["nli_v1"].__setitem__("rows", "12"),
+        lambda d: d["model"].__setitem__("display_name", "x" * 5000),
     ],
-    ids=["negative count", "format version", "prediction without id", "rows not a number"],
+    ids=[
+        "negative count",
+        "format version",
+        "prediction without id",
+        "rows not a number",
+        "rows as text",
+        "long name",
+    ],
 )
-def test_fast_and_reference_schema_validators_agree(edit: Callable[[dict[str, Any]], Any], base_doc) -> None:
-    """The fast path may only say "valid" where jsonschema does too."""
-    import fastjsonschema
+def test_record_and_published_schema_agree(edit: Callable[[dict[str, Any]], Any], base_doc) -> None:
+    """The typed record refuses what the published schema refuses (no coercion of "12" to 12)."""
+    import jsonschema
 
-    from yoxla.leaderboard.schema import fast_validator, schema_errors, validator
+    from yoxla.leaderboard.schema import published_schema
+    from yoxla.record import parse_record
 
-    assert list(validator().iter_errors(base_doc)) == []
-    fast_validator()(base_doc)  # the committed document passes both
+    validator = jsonschema.Draft202012Validator(published_schema())
+    assert list(validator.iter_errors(base_doc)) == []
+    assert parse_record(base_doc)[0] is not None
     edit(base_doc)
-    with pytest.raises(fastjsonschema.JsonSchemaException):
-        fast_validator()(base_doc)
-    assert schema_errors(base_doc), "jsonschema must name the violation"
+    assert list(validator.iter_errors(base_doc)), "the published schema must refuse it too"
+    record, problems = parse_record(base_doc)
+    assert record is None and problems

@@ -98,7 +98,7 @@ def test_other_tabs(board: Board) -> None:
 
 
 def test_explorer_filters_pages_and_views(board: Board) -> None:
-    a, b = "baseline__overlap.json", "baseline__first.json"
+    a, b = "sample/baseline__overlap.json", "sample/baseline__first.json"
     df = explorer.filter_examples(board, "sample", "extractive_qa_v1", a)
     part, page, info = explorer.page_of(df, 1, size=5)
     assert len(part) == 5 and page == 1 and "page 1 of" in info

@@ -1,21 +1,34 @@
 """Admission: the one rule that decides whether a result file appears on the leaderboard.
 
-``yoxla verify`` (pull-request CI) and the app call the same :func:`check_file`. A file is
-admitted only when every check holds; otherwise it is excluded with every reason that
-applies, in plain words:
+``yoxla verify`` (pull-request CI) and the app call the same :func:`check_file` and
+:func:`admit`. A file is admitted only when every check holds; otherwise it is excluded
+with its reasons, each one line:
 
-1. a readable JSON object within :data:`MAX_BYTES`, of a known format version, valid
-   against the result format's JSON Schema (no NaN or infinities, no negative counts);
-2. ``content_sha256`` equals the digest recomputed from the content;
-3. a signature, if present, verifies (a failing one excludes); a valid signature by a key
-   in the trusted-keys file makes the row "verified", anything else "community";
-4. the edition is known; per task, row count and fingerprint equal the manifest, and the
-   suite hash, contract hashes and prompt hashes equal the frozen contract's;
-5. every task of the edition is present and its predicted ids equal the dataset's ids;
-6. re-scoring the stored raw outputs with the current evaluators reproduces every stored
-   score to 1e-9 (when the edition's rows are not available: "scores not re-checked");
-7. of two admitted files for the same provider and model in one edition the newer is shown
-   and the other is listed as superseded (:func:`admit`).
+1. **Reading.** A regular file (no FIFO, device, socket, loop, or link leaving the results
+   folder) of at most :data:`MAX_BYTES`, strict JSON (:mod:`yoxla.strictjson`: no duplicate
+   keys, bounded nesting and integers, no NaN, valid Unicode), then the typed record
+   (:func:`yoxla.record.parse_record`: known format version, every field typed and bounded).
+2. **Digest**: ``content_sha256`` equals the digest recomputed from the content.
+3. **Signature**, if present, verifies (a failing one excludes); a valid signature by a key in
+   the trusted-keys file makes the file *verified*, anything else *community*.
+4. **Contract**: the edition's suite hash; per task its block, primary metric, contract and
+   prompt hashes, row count and dataset fingerprint equal the frozen contract and manifest;
+   exactly the edition's tasks; the run conditions are those of a complete run (no
+   ``limit``, no row filters).
+5. **Coverage**: per task the predicted ids are exactly the dataset's ids, in dataset order.
+6. **Re-derivation**: every derived field is recomputed from the stored answers through the
+   one re-scoring path (:func:`yoxla.record.build_task_result`) and compared with what is
+   stored: every prediction's parsed value, validity, outcome, reason, near-miss kind and
+   score; every task metric (breakdowns and counts included); task, block and YOXLA scores;
+   the generation-error count. The first field that differs is named. Where the edition's
+   rows are not available, the file is admitted as *not re-checked* after the checks that
+   need no rows (every count and score is still checked against the stored predictions),
+   and the board keeps it apart from re-checked files.
+
+Board rules (:func:`admit`): per edition, board (conditions) and model, the newest file is
+shown only if no file of higher trust exists (a community file never replaces a verified
+one); display names are unique per board, compared by a confusable skeleton; a file's key
+is its path under the results folder.
 """
 
 from __future__ import annotations
@@ -23,30 +36,45 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import os
+import traceback
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.evaluators import ExampleResult, aggregate, block_scores, score_example, task_score, yoxla_score
-from yoxla.leaderboard.data import DataSource, EditionRows
-from yoxla.leaderboard.schema import schema_errors
-from yoxla.results import FORMAT, FORMAT_VERSION, content_digest, verify_signature
+from yoxla.leaderboard.data import DataSource
+from yoxla.record import (
+    FORMAT_VERSION,
+    MISSING,
+    ModelInfo,
+    ResultFile,
+    RunConditions,
+    TaskResult,
+    build_task_result,
+    count_generation_errors,
+    first_difference,
+    parse_record,
+    summary_scores,
+    task_document,
+)
+from yoxla.results import content_digest, verify_signature
+from yoxla.safetext import one_line, skeleton
+from yoxla.strictjson import StrictJSONError, loads_strict, read_regular_file
 from yoxla.suite import Suite, Task, load_suite
 
 MAX_BYTES = 50 * 1024 * 1024
 TOLERANCE = 1e-9
 KNOWN_FORMAT_VERSIONS = (FORMAT_VERSION,)
-COUNT_KEYS = ("n", "n_valid", "generation_errors", "truncated", "n_answerable", "rows")
 VERIFIED, COMMUNITY = "verified", "community"
+TRUST_RANK = {COMMUNITY: 0, VERIFIED: 1}
 ADMITTED, SUPERSEDED, EXCLUDED = "admitted", "superseded", "excluded"
 NOT_RECHECKED = "scores not re-checked"
+MAX_REASONS = 8
 
 
 # Trusted keys ---------------------------------------------------------------------------
@@ -91,6 +119,32 @@ class TaskRecord:
     near_miss: list[str | None]
     prediction: np.ndarray | None = None  # correlation tasks: the value scored (midpoint if invalid)
 
+    @classmethod
+    def from_result(cls, task: Task, t: TaskResult, metrics: dict[str, Any]) -> TaskRecord:
+        preds = t.predictions
+        prediction = None
+        if task.evaluator == "correlation":
+            lo, hi = task.answer.range or (0.0, 1.0)
+            mid = (lo + hi) / 2
+            prediction = np.fromiter(
+                (float(p.parsed) if p.valid and isinstance(p.parsed, float) else mid for p in preds),
+                dtype=float,
+                count=len(preds),
+            )
+        return cls(
+            task_id=task.id,
+            block=task.block,
+            score=float(t.score),
+            primary_raw=float(metrics.get(task.primary, t.score / 100.0)),
+            metrics=metrics,
+            ids=[p.id for p in preds],
+            scores=np.fromiter((p.score for p in preds), dtype=float, count=len(preds)),
+            outcomes=[p.outcome for p in preds],
+            parsed=[_text(p.parsed) if p.valid else "" for p in preds],
+            near_miss=[None if p.valid else p.near_miss for p in preds],
+            prediction=prediction,
+        )
+
 
 @dataclass
 class Verdict:
@@ -100,6 +154,7 @@ class Verdict:
     status: str  # admitted | superseded | excluded
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    key: str = ""  # the board key: the path under the results folder
     sha256: str = ""  # of the file's bytes (cache key)
     content_sha256: str = ""
     edition: str | None = None
@@ -112,6 +167,9 @@ class Verdict:
     rechecked: bool = False
     generation_errors: int = 0
     created_at: str = ""
+    conditions: RunConditions | None = None
+    model_info: ModelInfo | None = None
+    run_id: str = ""
     scores: dict[str, Any] = field(default_factory=dict)
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     superseded_by: str | None = None
@@ -128,122 +186,24 @@ class Verdict:
     def name(self) -> str:
         return self.display_name or self.model
 
+    @property
+    def group(self) -> str:
+        """The board this file is ranked on (standard, thinking, non-standard)."""
+        return self.conditions.group if self.conditions is not None else "standard"
+
     def summary(self) -> str:
         if self.status == EXCLUDED:
             return "excluded: " + "; ".join(self.reasons)
         bits = [self.status, self.trust]
         if not self.rechecked:
             bits.append(NOT_RECHECKED)
+        if self.group != "standard":
+            bits.append(f"{self.group} run")
         if self.generation_errors:
             bits.append(f"{self.generation_errors} generation error(s)")
         if self.superseded_by:
             bits.append(f"superseded by {self.superseded_by}")
         return ", ".join(bits)
-
-
-# Parsing ---------------------------------------------------------------------------------
-
-
-class _BadNumber(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> float:
-    raise _BadNumber(name)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _BadNumber(text)
-    return value
-
-
-def parse_json(data: bytes) -> tuple[Any, str | None]:
-    """(document, None) or (None, reason). NaN, Infinity and overflowing numbers are refused."""
-    try:
-        import orjson  # strict JSON: refuses NaN/Infinity and numbers that overflow
-
-        return orjson.loads(data), None
-    except ImportError:
-        pass
-    except Exception:
-        pass  # re-parse with the standard library for a message in plain words
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float), None
-    except _BadNumber as exc:
-        return None, f"contains {exc} (NaN or an infinite number), which the result format does not allow"
-    except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated")
-        hint = "; the file looks truncated" if truncated else ""
-        return None, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}){hint}"
-
-
-def _negative_counts(doc: dict[str, Any]) -> list[str]:
-    """Counts the schema may not reach (nested metric breakdowns): every one must be >= 0."""
-    out: list[str] = []
-
-    def bad(v: Any) -> bool:
-        return isinstance(v, int | float) and not isinstance(v, bool) and v < 0
-
-    if bad(doc.get("generation_errors")):
-        out.append("generation_errors is negative")
-    tasks = doc.get("tasks")
-    for tid, t in tasks.items() if isinstance(tasks, dict) else []:
-        if not isinstance(t, dict):
-            continue
-        if bad(t.get("rows")):
-            out.append(f"task {tid}: rows is negative")
-        m = t.get("metrics")
-        if not isinstance(m, dict):
-            continue
-        for k in COUNT_KEYS:
-            if bad(m.get(k)):
-                out.append(f"task {tid}: metric {k} is a negative count")
-        for group in ("near_miss", "outcomes"):
-            g = m.get(group)
-            if isinstance(g, dict) and any(bad(v) for v in g.values()):
-                out.append(f"task {tid}: a count in {group} is negative")
-        for k, g in m.items():
-            if k.startswith("per_") and isinstance(g, dict):
-                if any(isinstance(c, dict) and bad(c.get("n")) for c in g.values()):
-                    out.append(f"task {tid}: a count n in {k} is negative")
-    usage = doc.get("usage")
-    if isinstance(usage, dict) and any(bad(v) for v in usage.values()):
-        out.append("a usage count is negative")
-    return out
-
-
-# The checks ------------------------------------------------------------------------------
-
-# score_example is pure; many models give the same raw answer to the same row.
-_EXAMPLE_CACHE: dict[tuple[Any, ...], ExampleResult] = {}
-_EXAMPLE_CACHE_MAX = 2_000_000
-
-
-def _score(
-    task: Task, key: tuple[Any, ...], row: dict[str, Any], raw: Any, fr: Any, err: Any
-) -> ExampleResult:
-    hit = _EXAMPLE_CACHE.get(key)
-    if hit is None:
-        hit = score_example(task, row, raw, fr, err)
-        if len(_EXAMPLE_CACHE) < _EXAMPLE_CACHE_MAX:
-            _EXAMPLE_CACHE[key] = hit
-    return hit
-
-
-def _close(a: Any, b: Any) -> bool:
-    return isinstance(a, int | float) and isinstance(b, int | float) and abs(float(a) - float(b)) <= TOLERANCE
-
-
-def _fmt_ids(ids: Iterable[str], limit: int = 5) -> str:
-    ids = list(ids)
-    shown = ", ".join(repr(i) for i in ids[:limit])
-    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "") + f" ({len(ids)})"
 
 
 def _text(v: Any) -> str:
@@ -252,6 +212,29 @@ def _text(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v)) if abs(v) < 1e15 else str(v)
     return str(v)
+
+
+def _fmt_ids(ids: Iterable[str], limit: int = 5) -> str:
+    ids = list(ids)
+    shown = ", ".join(one_line(repr(i), 60) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "") + f" ({len(ids)})"
+
+
+def _value(v: Any) -> str:
+    if v is MISSING:
+        return "absent"
+    return one_line(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v), 60)
+
+
+def _differs(what: str, diff: tuple[str, Any, Any]) -> str:
+    path, stored, derived = diff
+    return (
+        f"{what}: {path} is stored as {_value(stored)} but re-deriving it from the stored answers "
+        f"gives {_value(derived)}"
+    )
+
+
+# The checks ------------------------------------------------------------------------------
 
 
 def _check_signature(doc: dict[str, Any], trusted: Mapping[str, str], v: Verdict) -> None:
@@ -270,134 +253,99 @@ def _check_signature(doc: dict[str, Any], trusted: Mapping[str, str], v: Verdict
         v.notes.append(f"signed by {kid}, a key not in the trusted-keys file")
 
 
-def _check_contract(doc: dict[str, Any], edition: Edition, suite: Suite, v: Verdict) -> None:
-    if doc.get("suite_hash") != edition.suite_hash(suite):
+def _check_contract(rec: ResultFile, edition: Edition, suite: Suite, v: Verdict) -> None:
+    expected_suite = edition.suite_hash(suite)
+    if rec.suite_hash != expected_suite:
         v.reasons.append(
-            f"suite hash {doc.get('suite_hash')} differs from the frozen contract's {edition.suite_hash(suite)}"
+            f"suite hash {rec.suite_hash[:23]}… differs from the frozen contract's {expected_suite[:23]}…"
         )
-    tasks: dict[str, Any] = doc["tasks"]
-    missing = [t for t in edition.tasks if t not in tasks]
+    missing = [t for t in edition.tasks if t not in rec.tasks]
     if missing:
         v.reasons.append(
             f"incomplete run: task(s) missing: {', '.join(missing)} (partial runs are never shown)"
         )
-    extra = [t for t in tasks if t not in edition.tasks]
+    extra = [t for t in rec.tasks if t not in edition.tasks]
     if extra:
-        v.reasons.append(f"task(s) not part of edition {edition.name}: {', '.join(extra)}")
+        v.reasons.append(f"task(s) not part of edition {edition.name}: {one_line(', '.join(extra), 200)}")
     for tid, entry in edition.tasks.items():
-        t = tasks.get(tid)
+        t = rec.tasks.get(tid)
         if t is None:
             continue
         task = suite.task(tid)
-        if t["rows"] != entry.rows:
-            v.reasons.append(f"task {tid}: row count {t['rows']} differs from the edition's {entry.rows}")
-        if t["fingerprint"] != entry.fingerprint:
+        if t.rows != entry.rows:
+            v.reasons.append(f"task {tid}: row count {t.rows} differs from the edition's {entry.rows}")
+        if t.fingerprint != entry.fingerprint:
             v.reasons.append(f"task {tid}: dataset fingerprint differs from the {edition.name} manifest")
-        if t["contract_hash"] != task.contract_hash:
+        if t.contract_hash != task.contract_hash:
             v.reasons.append(f"task {tid}: contract hash differs from the frozen contract's")
-        if t["prompt_hash"] != task.prompt_hash:
+        if t.prompt_hash != task.prompt_hash:
             v.reasons.append(f"task {tid}: prompt hash differs from the frozen prompt's")
-        if t.get("block") != task.block:
-            v.reasons.append(f"task {tid}: block {t.get('block')!r} is not the contract's {task.block!r}")
-        if t.get("primary") != task.primary:
+        if t.block != task.block:
+            v.reasons.append(f"task {tid}: block {t.block!r} is not the contract's {task.block!r}")
+        if t.primary != task.primary:
             v.reasons.append(
-                f"task {tid}: primary metric {t.get('primary')!r} is not the contract's {task.primary!r}"
+                f"task {tid}: primary metric {t.primary!r} is not the contract's {task.primary!r}"
             )
+    cond = rec.run.conditions
+    if cond.limit is not None or cond.filters:
+        v.reasons.append(
+            "a partial run (limit or row filters in run.conditions): partial runs are never shown"
+        )
 
 
-def _check_coverage(
-    tid: str, preds: list[dict[str, Any]], expected: list[str] | None, n: int, v: Verdict
-) -> bool:
-    ids = [str(p["id"]) for p in preds]
+def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: Verdict) -> bool:
+    ids = [p.id for p in t.predictions]
     counts = Counter(ids)
     dup = [i for i, c in counts.items() if c > 1]
-    ok = True
     if dup:
         v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
-        ok = False
+        return False
     if expected is not None:
         want = set(expected)
         missing = [i for i in expected if i not in counts]
-        extra = [i for i in counts if i not in want]
+        extra = [i for i in ids if i not in want]
         if missing:
             v.reasons.append(f"task {tid}: example ids missing from the predictions: {_fmt_ids(missing)}")
-            ok = False
         if extra:
             v.reasons.append(f"task {tid}: example ids not in the dataset: {_fmt_ids(extra)}")
-            ok = False
-    elif len(counts) != n:
-        v.reasons.append(f"task {tid}: {len(counts)} distinct example ids, the edition has {n}")
-        ok = False
-    return ok
+        if missing or extra:
+            return False
+        if ids != list(expected):
+            v.reasons.append(f"task {tid}: predictions are not in dataset order")
+            return False
+    if t.rows != len(ids):
+        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {len(ids)} predictions")
+        return False
+    return True
 
 
-def _record_rescored(
-    task: Task, rows: list[dict[str, Any]], preds: list[dict[str, Any]], ed: str, v: Verdict
-) -> TaskRecord:
-    by_id = {str(p["id"]): p for p in preds}
-    results: list[ExampleResult] = []
-    for i, row in enumerate(rows):
-        p = by_id[str(row[task.id_field])]
-        raw, fr, err = p.get("raw"), p.get("finish_reason"), p.get("error")
-        results.append(_score(task, (ed, task.id, i, raw, fr, err), row, raw, fr, err))
-    metrics = aggregate(task, rows, results)
-    return TaskRecord(
-        task_id=task.id,
-        block=task.block,
-        score=task_score(task, metrics),
-        primary_raw=float(metrics[task.primary]),
-        metrics=metrics,
-        ids=[r.id for r in results],
-        scores=np.fromiter((r.score for r in results), dtype=float, count=len(results)),
-        outcomes=[r.outcome for r in results],
-        parsed=[_text(r.parsed.value) if r.parsed.valid else "" for r in results],
-        near_miss=[None if r.parsed.valid else r.parsed.near_miss for r in results],
-        prediction=(
-            np.fromiter((r.metrics["prediction"] for r in results), dtype=float, count=len(results))
-            if task.evaluator == "correlation"
-            else None
-        ),
-    )
+def _stored_consistency(task: Task, t: TaskResult) -> str | None:
+    """Checks that need no rows: the stored counts and score follow from the stored predictions."""
+    preds = t.predictions
+    m = t.metrics
+    derived = {
+        "n": len(preds),
+        "n_valid": sum(p.valid for p in preds),
+        "generation_errors": sum(p.outcome == "generation_error" for p in preds),
+        "truncated": sum(p.outcome == "truncated" for p in preds),
+        "outcomes": dict(Counter(p.outcome for p in preds)),
+        "near_miss": dict(Counter(p.near_miss for p in preds if not p.valid and p.near_miss)),
+    }
+    stored = {k: getattr(m, k) for k in derived}
+    diff = first_difference(stored, derived, "metrics")
+    if diff:
+        return _differs(f"task {task.id}", diff)
+    primary = m.get(task.primary)
+    if not isinstance(primary, int | float):
+        return f"task {task.id}: the primary metric {task.primary} is missing from the stored metrics"
+    expected = min(1.0, max(0.0, float(primary))) * 100.0
+    if abs(expected - t.score) > TOLERANCE:
+        return f"task {task.id}: score {t.score} is not the primary metric {task.primary} × 100 ({expected})"
+    return None
 
 
-def _record_stored(task: Task, t: dict[str, Any]) -> TaskRecord:
-    preds = sorted(t["predictions"], key=lambda p: str(p["id"]))
-    metrics = t.get("metrics") or {}
-    primary = metrics.get(task.primary, t["score"] / 100.0)
-    return TaskRecord(
-        task_id=task.id,
-        block=task.block,
-        score=float(t["score"]),
-        primary_raw=float(primary) if isinstance(primary, int | float) else float("nan"),
-        metrics=metrics,
-        ids=[str(p["id"]) for p in preds],
-        scores=np.array([float(p.get("score") or 0.0) for p in preds], dtype=float),
-        outcomes=[str(p.get("outcome") or "") for p in preds],
-        parsed=[_text(p.get("parsed")) if p.get("valid") else "" for p in preds],
-        near_miss=[None if p.get("valid") else p.get("near_miss") for p in preds],
-        prediction=None,
-    )
-
-
-def _check_scores(doc: dict[str, Any], suite: Suite, v: Verdict) -> None:
-    """The summary scores must follow from the task scores (true with or without re-scoring)."""
-    scores, tasks = doc["scores"], doc["tasks"]
-    for tid, t in tasks.items():
-        if not _close(scores["tasks"].get(tid), t["score"]):
-            v.reasons.append(
-                f"scores.tasks.{tid} ({scores['tasks'].get(tid)}) differs from the task's score ({t['score']})"
-            )
-    known = {tid: float(t["score"]) for tid, t in tasks.items() if tid in suite.tasks}
-    blocks = block_scores(suite, known)
-    for b, s in blocks.items():
-        if not _close(scores["blocks"].get(b), s):
-            v.reasons.append(
-                f"block score {b} ({scores['blocks'].get(b)}) is not the mean of its task scores ({s:.6f})"
-            )
-    if not _close(scores.get("yoxla"), yoxla_score(blocks)):
-        v.reasons.append(
-            f"YOXLA score ({scores.get('yoxla')}) is not the mean of the block scores ({yoxla_score(blocks):.6f})"
-        )
+def _metrics_dict(t: TaskResult) -> dict[str, Any]:
+    return t.metrics.model_dump(mode="json", exclude_unset=True)
 
 
 def check_document(
@@ -409,74 +357,117 @@ def check_document(
     editions: Mapping[str, Edition] | None = None,
     sha256: str = "",
 ) -> Verdict:
-    """Checks 1 (past parsing) to 6 on a parsed document."""
+    """Checks 1 (past the bytes) to 6 on a parsed document. Never raises."""
     v = Verdict(path=path, status=EXCLUDED, sha256=sha256)
-    if not isinstance(doc, dict):
-        v.reasons.append(f"not a JSON object (found {type(doc).__name__})")
-        return v
-    if doc.get("format") != FORMAT:
-        v.reasons.append(f"not a YOXLA result file (format is {doc.get('format')!r}, expected {FORMAT!r})")
-        return v
-    if doc.get("format_version") not in KNOWN_FORMAT_VERSIONS:
+    try:
+        _check_document(doc, v, trusted or {}, data or DataSource(), editions)
+    except Exception as exc:  # one hostile file must never stop the others
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        v.status = EXCLUDED
         v.reasons.append(
-            f"unknown format version {doc.get('format_version')!r} (this leaderboard reads "
-            f"{', '.join(map(str, KNOWN_FORMAT_VERSIONS))})"
+            one_line(
+                f"could not be checked ({type(exc).__name__} at {Path(where.filename).name}:{where.lineno})"
+            )
         )
-        return v
-    problems = schema_errors(doc) + _negative_counts(doc)
-    if problems:
+    v.reasons = _bounded(v.reasons)
+    v.notes = _bounded(v.notes)
+    return v
+
+
+def _bounded(lines: list[str]) -> list[str]:
+    out = [one_line(r) for r in lines[:MAX_REASONS]]
+    if len(lines) > MAX_REASONS:
+        out.append(f"… and {len(lines) - MAX_REASONS} more")
+    return out
+
+
+def _check_document(
+    doc: Any,
+    v: Verdict,
+    trusted: Mapping[str, str],
+    data: DataSource,
+    editions: Mapping[str, Edition] | None,
+) -> None:
+    rec, problems = parse_record(doc)
+    if rec is None:
         v.reasons.extend(problems)
-        return v
-    model = doc["model"]
-    v.provider, v.model = str(model["provider"]), str(model["model"])
-    v.display_name = str(model.get("display_name") or model["model"])
-    v.edition = str(doc["edition"])
-    v.created_at = str(doc.get("created_at") or (doc.get("run") or {}).get("finished_at") or "")
-    v.generation_errors = int(doc.get("generation_errors") or 0)
-    v.content_sha256 = str(doc["content_sha256"])
+        return
+    v.provider, v.model = rec.model.provider, rec.model.model
+    v.display_name = rec.model.display_name
+    v.model_info = rec.model
+    v.edition = rec.edition
+    v.created_at = rec.created_at
+    v.conditions = rec.run.conditions
+    v.run_id = rec.run.run_id
+    v.generation_errors = rec.generation_errors
+    v.content_sha256 = rec.content_sha256
 
     # 2. digest
     recomputed = content_digest(doc)
-    if doc["content_sha256"] != recomputed:
+    if rec.content_sha256 != recomputed:
         v.reasons.append(
             "content_sha256 does not match the content (the file was changed after it was written): "
-            f"stored {doc['content_sha256'][:23]}…, recomputed {recomputed[:23]}…"
+            f"stored {rec.content_sha256[:23]}…, recomputed {recomputed[:23]}…"
         )
     # 3. signature
-    _check_signature(doc, trusted or {}, v)
-    # 4. edition and contract
-    editions = editions if editions is not None else {name: load_edition(name) for name in EDITIONS}
-    edition = editions.get(v.edition)
+    _check_signature(doc, trusted, v)
+    # 4. edition, contract and conditions
+    eds = editions if editions is not None else {name: load_edition(name) for name in EDITIONS}
+    edition = eds.get(rec.edition)
     if edition is None:
-        v.reasons.append(f"unknown edition {v.edition!r} (known: {', '.join(editions)})")
-        return v
+        v.reasons.append(f"unknown edition {rec.edition!r} (known: {', '.join(eds)})")
+        return
     suite = load_suite()
-    _check_contract(doc, edition, suite, v)
-    _check_scores(doc, suite, v)
-    # 5. coverage, 6. re-scoring
-    rows_info: EditionRows = (data or DataSource()).rows(edition)
+    _check_contract(rec, edition, suite, v)
+    if v.reasons:
+        return
+    # 5. coverage, 6. re-derivation
+    rows_info = data.rows(edition)
     rows = rows_info.rows
     records: dict[str, TaskRecord] = {}
+    derived_tasks: dict[str, TaskResult] = {}
     for tid in edition.tasks:
-        t = doc["tasks"].get(tid)
-        if t is None:
-            continue
-        task = suite.task(tid)
+        t, task = rec.tasks[tid], suite.task(tid)
         expected = [str(r[task.id_field]) for r in rows[tid]] if rows is not None else None
-        if not _check_coverage(tid, t["predictions"], expected, edition.tasks[tid].rows, v):
+        if not _check_coverage(tid, t, expected, v):
             continue
-        if rows is not None:
-            rec = _record_rescored(task, rows[tid], t["predictions"], edition.name, v)
-            if abs(rec.score - float(t["score"])) > TOLERANCE:
-                v.reasons.append(
-                    f"task {tid}: the stored score {float(t['score']):.6f} is not reproduced by re-scoring "
-                    f"the stored answers ({rec.score:.6f})"
-                )
-            records[tid] = rec
-        elif rows is None:
-            records[tid] = _record_stored(task, t)
+        if rows is None:
+            problem = _stored_consistency(task, t)
+            if problem:
+                v.reasons.append(problem)
+                continue
+            records[tid] = TaskRecord.from_result(task, t, _metrics_dict(t))
+            derived_tasks[tid] = t
+            continue
+        preds = t.predictions
+        derived = build_task_result(
+            task,
+            rows[tid],
+            [p.raw for p in preds],
+            [p.finish_reason for p in preds],
+            [p.error for p in preds],
+            fingerprint=edition.tasks[tid].fingerprint,
+            cache=data.score_cache,
+        )
+        diff = first_difference(doc["tasks"][tid], task_document(derived), f"tasks.{tid}")
+        if diff:
+            v.reasons.append(_differs(f"task {tid}", diff))
+            continue
+        records[tid] = TaskRecord.from_result(task, derived, _metrics_dict(derived))
+        derived_tasks[tid] = derived
     if v.reasons:
-        return v
+        return
+    scores = summary_scores(suite, derived_tasks).model_dump(mode="json")
+    diff = first_difference(doc["scores"], scores, "scores")
+    if diff:
+        v.reasons.append(_differs("summary scores", diff))
+    errors = count_generation_errors(derived_tasks)
+    if rec.generation_errors != errors:
+        v.reasons.append(
+            f"generation_errors is stored as {rec.generation_errors} but the predictions hold {errors}"
+        )
+    if v.reasons:
+        return
     v.rechecked = rows is not None
     if not v.rechecked:
         v.notes.append(f"{NOT_RECHECKED}: {rows_info.problem}")
@@ -484,10 +475,13 @@ def check_document(
         v.notes.append(
             f"{v.generation_errors} generation error(s): they can move a score for reasons outside the model"
         )
+    if rec.run.conditions.thinking:
+        v.notes.append("reasoning was on (thinking): ranked only among thinking runs")
+    if rec.run.conditions.group == "non-standard":
+        v.notes.append("non-standard run conditions (temperature or system prompt changed): ranked apart")
     v.tasks = records
-    v.scores = doc["scores"]
+    v.scores = scores
     v.status = ADMITTED
-    return v
 
 
 def check_bytes(data_bytes: bytes, *, path: str = "<memory>", **kw: Any) -> Verdict:
@@ -498,13 +492,14 @@ def check_bytes(data_bytes: bytes, *, path: str = "<memory>", **kw: Any) -> Verd
             f"the file is {len(data_bytes) / 2**20:.1f} MB, over the {MAX_BYTES // 2**20} MB limit"
         )
         return v
-    doc, problem = parse_json(data_bytes)
-    if problem:
-        return Verdict(path=path, status=EXCLUDED, sha256=sha, reasons=[problem])
+    try:
+        doc = loads_strict(data_bytes)
+    except StrictJSONError as exc:
+        return Verdict(path=path, status=EXCLUDED, sha256=sha, reasons=[one_line(str(exc))])
     return check_document(doc, path=path, sha256=sha, **kw)
 
 
-# Files, caching and superseding -------------------------------------------------------------
+# Files, caching and board rules ---------------------------------------------------------------
 
 
 def check_file(
@@ -514,66 +509,116 @@ def check_file(
     data: DataSource | None = None,
     editions: Mapping[str, Edition] | None = None,
     use_cache: bool = True,
+    root: str | os.PathLike[str] | None = None,
 ) -> Verdict:
     """Admission verdict of one file (checks 1-6), cached by the SHA-256 of the file's bytes.
 
-    The cache lives on the DataSource (same rows, or the same lack of them) and its key also
-    holds the trusted keys, so a cached verdict is exactly what a fresh check would give.
+    The cache key also holds the trusted keys, any non-default editions and the data the
+    edition's re-scoring used (the rows' fingerprints, or why there were none), so a cached
+    verdict is exactly what a fresh check would give. Never raises.
     """
     p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            v = Verdict(path=str(p), status=EXCLUDED)
-            v.reasons.append(f"the file is {size / 2**20:.1f} MB, over the {MAX_BYTES // 2**20} MB limit")
-            return v
-        raw = p.read_bytes()
-    except OSError as exc:
-        return Verdict(path=str(p), status=EXCLUDED, reasons=[f"cannot be read: {exc.strerror or exc}"])
+    raw, problem = read_regular_file(p, MAX_BYTES, root)
+    if raw is None:
+        return Verdict(path=str(p), status=EXCLUDED, reasons=[one_line(problem or "cannot be read")])
     sha = "sha256:" + hashlib.sha256(raw).hexdigest()
     data = data or DataSource()
-    # Verdicts live on the DataSource: the same rows (or the same lack of them) stand behind them.
-    cache = data.verdicts if use_cache else None
     ed_token = "" if editions is None else hashlib.sha256(repr(sorted(editions.items())).encode()).hexdigest()
-    key = (sha, tuple(sorted((trusted or {}).items())), ed_token)
-    if cache is not None and key in cache:
-        return _copy_verdict(cache[key], str(p))
-    from yoxla.leaderboard import cache as disk
+    trusted = trusted or {}
+    key = (sha, tuple(sorted(trusted.items())), ed_token)
+    cached = data.verdicts.get(key) if use_cache else None
+    if cached is None and use_cache:
+        from yoxla.leaderboard import cache as disk
 
-    stored: Verdict | None = disk.load(sha, trusted or {}, ed_token) if cache is not None else None
-    if stored is None:
-        stored = check_bytes(raw, path=str(p), trusted=trusted, data=data, editions=editions)
-        if cache is not None:
-            disk.store(stored, trusted or {}, ed_token)
-    if cache is not None:
-        cache[key] = stored
-    return _copy_verdict(stored, str(p))
+        cached = disk.load(sha, trusted, ed_token, data, editions)
+    if cached is None:
+        cached = check_bytes(raw, path=str(p), trusted=trusted, data=data, editions=editions)
+        if use_cache:
+            from yoxla.leaderboard import cache as disk
+
+            disk.store(cached, trusted, ed_token, data, editions)
+    if use_cache:
+        data.verdicts[key] = cached
+    return _copy_verdict(cached, str(p))
 
 
 def _copy_verdict(v: Verdict, path: str) -> Verdict:
-    from dataclasses import replace
-
-    return replace(v, path=path, reasons=list(v.reasons), notes=list(v.notes), superseded_by=None)
+    return replace(v, path=path, key=path, reasons=list(v.reasons), notes=list(v.notes), superseded_by=None)
 
 
-def _recency(v: Verdict) -> tuple[str, str]:
-    return (v.created_at, v.path)
+def board_key(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> str:
+    """A file's key on the board: its path under the results folder (``/`` separated)."""
+    p = Path(path)
+    if root is not None:
+        try:
+            return Path(os.path.abspath(p)).relative_to(os.path.abspath(root)).as_posix()
+        except ValueError:
+            pass
+    return p.as_posix()
+
+
+def _instant(ts: str) -> float:
+    """A stored timestamp as seconds since the epoch (time zones compared correctly)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _priority(v: Verdict) -> tuple[int, float, str]:
+    """Who keeps the board when files compete: higher trust, then newer, then key."""
+    return (TRUST_RANK.get(v.trust, 0), _instant(v.created_at), v.key)
 
 
 def supersede(verdicts: list[Verdict]) -> list[Verdict]:
-    """Check 7: per (edition, provider, model) the newest admitted file is shown."""
-    groups: dict[tuple[str | None, str, str], list[Verdict]] = {}
+    """Per (edition, board, provider, model) one file is shown: the newest of the highest trust."""
+    groups: dict[tuple[Any, ...], list[Verdict]] = {}
     for v in verdicts:
         if v.admitted:
-            groups.setdefault((v.edition, v.provider, v.model), []).append(v)
+            groups.setdefault((v.edition, v.rechecked, v.group, v.provider, v.model), []).append(v)
     for group in groups.values():
-        group.sort(key=_recency, reverse=True)
-        newest = group[0]
-        newest.status = ADMITTED
-        for old in group[1:]:
-            old.status = SUPERSEDED
-            old.superseded_by = Path(newest.path).name
-            old.reasons = [f"superseded by the newer {Path(newest.path).name} (same provider and model)"]
+        group.sort(key=_priority, reverse=True)
+        top = group[0]
+        top.status = ADMITTED
+        for other in group[1:]:
+            other.status = SUPERSEDED
+            other.superseded_by = top.key
+            if TRUST_RANK[other.trust] < TRUST_RANK[top.trust] and _instant(other.created_at) > _instant(
+                top.created_at
+            ):
+                other.reasons = [
+                    f"not shown: the verified {one_line(top.key, 120)} is on the board for the same model "
+                    "(a community file never replaces a verified one)"
+                ]
+            else:
+                other.reasons = [f"superseded by {one_line(top.key, 120)} (same provider and model)"]
+    return verdicts
+
+
+def unique_names(verdicts: list[Verdict]) -> list[Verdict]:
+    """Display names are unique per board; a look-alike of a listed name is excluded."""
+    boards: dict[tuple[Any, ...], list[Verdict]] = {}
+    for v in verdicts:
+        if v.shown:
+            boards.setdefault((v.edition, v.rechecked, v.group), []).append(v)
+    for group in boards.values():
+        # The name belongs to the most trusted, then the earliest file.
+        group.sort(key=lambda v: (-TRUST_RANK.get(v.trust, 0), _instant(v.created_at), v.key))
+        holders: dict[str, Verdict] = {}
+        for v in group:
+            sk = skeleton(v.name)
+            holder = holders.get(sk)
+            if holder is None:
+                holders[sk] = v
+                continue
+            same = "the same as" if holder.name == v.name else "confusable with"
+            v.status = EXCLUDED
+            v.reasons = [
+                f"display name {one_line(repr(v.name), 90)} is {same} {one_line(repr(holder.name), 90)} "
+                f"of {one_line(holder.key, 120)}; names on the board must be unique (run with --display-name)"
+            ]
     return verdicts
 
 
@@ -583,10 +628,16 @@ def admit(
     trusted: Mapping[str, str] | None = None,
     data: DataSource | None = None,
     editions: Mapping[str, Edition] | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> list[Verdict]:
-    """Verdicts for many files, superseding applied."""
+    """Verdicts for many files (one each, whatever the others hold), board rules applied."""
     data = data or DataSource()
-    return supersede([check_file(p, trusted=trusted, data=data, editions=editions) for p in paths])
+    verdicts = []
+    for p in paths:
+        v = check_file(p, trusted=trusted, data=data, editions=editions, root=root)
+        v.key = board_key(p, root)
+        verdicts.append(v)
+    return unique_names(supersede(verdicts))
 
 
 def public_key_id(public_key_b64: str) -> str:

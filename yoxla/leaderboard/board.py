@@ -10,7 +10,6 @@ so the explorer never shows bytes that were not admitted).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -20,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.leaderboard.admission import Verdict, admit, load_trusted_keys
+from yoxla.leaderboard.admission import MAX_BYTES, Verdict, admit, load_trusted_keys
 from yoxla.leaderboard.bootstrap import B_DEFAULT, Boot, TaskInput, run_bootstrap
 from yoxla.leaderboard.data import DataSource
+from yoxla.strictjson import loads_strict, read_regular_file
 from yoxla.suite import load_suite
 
 RESULTS_ENV = "YOXLA_RESULTS_DIR"
@@ -35,11 +35,35 @@ def default_results_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "results"
 
 
+MAX_FILES = 10_000
+MAX_DEPTH = 8
+
+
 def find_result_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """Every ``*.json`` entry under ``folder``, whatever it is (admission says what is wrong with it).
+
+    Directories are walked without following symbolic links (no loops), at most
+    :data:`MAX_DEPTH` levels and :data:`MAX_FILES` entries; ``partial/`` is skipped (partial
+    runs never reach the board).
+    """
     root = Path(folder)
     if not root.is_dir():
         return []
-    return sorted(p for p in root.rglob("*.json") if p.is_file())
+    out: list[Path] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack and len(out) < MAX_FILES:
+        here, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 < MAX_DEPTH and not (depth == 0 and entry.name == "partial"):
+                    stack.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(".json"):
+                out.append(Path(entry.path))
+    return sorted(out)[:MAX_FILES]
 
 
 @dataclass
@@ -53,15 +77,31 @@ class Board:
     _docs: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict, repr=False)
 
     # Views ----------------------------------------------------------------------------
-    def shown(self, edition: str) -> list[Verdict]:
-        """Admitted, not superseded, best YOXLA score first (ties by name)."""
-        rows = [v for v in self.verdicts if v.shown and v.edition == edition]
-        return sorted(rows, key=lambda v: (-float(v.scores.get("yoxla", 0.0)), v.name, v.path))
+    def shown(self, edition: str, group: str = "standard") -> list[Verdict]:
+        """Ranked models of one board: admitted, re-checked, not superseded, under the same
+        run conditions (``standard``: reasoning off, the contract's prompts and temperature);
+        best YOXLA score first (ties by name)."""
+        rows = [
+            v for v in self.verdicts if v.shown and v.rechecked and v.edition == edition and v.group == group
+        ]
+        return sorted(rows, key=lambda v: (-float(v.scores.get("yoxla", 0.0)), v.name, v.key))
+
+    def unchecked(self, edition: str) -> list[Verdict]:
+        """Admitted files whose scores could not be re-checked here (the edition's rows are not
+        available): listed apart, never ranked with re-checked ones."""
+        rows = [v for v in self.verdicts if v.shown and not v.rechecked and v.edition == edition]
+        return sorted(rows, key=lambda v: (v.name, v.key))
+
+    def groups(self, edition: str) -> list[str]:
+        """The boards of an edition that have ranked models (standard first)."""
+        found = {v.group for v in self.verdicts if v.shown and v.rechecked and v.edition == edition}
+        return [g for g in ("standard", "thinking", "non-standard") if g in found]
 
     def excluded(self) -> list[Verdict]:
         return [v for v in self.verdicts if not v.shown]
 
     def default_edition(self) -> str:
+        """The first edition with re-checked, ranked files."""
         for ed in EDITIONS:
             if self.shown(ed):
                 return ed
@@ -71,7 +111,7 @@ class Board:
         return self.editions.get(name) or load_edition(name)
 
     def model(self, edition: str, key: str) -> Verdict | None:
-        return next((v for v in self.shown(edition) if model_key(v) == key), None)
+        return next((v for v in self.verdicts if v.shown and v.edition == edition and v.key == key), None)
 
     def rows(self, edition: str) -> dict[str, list[dict[str, Any]]] | None:
         return self.data.rows(self.edition(edition)).rows
@@ -115,12 +155,10 @@ class Board:
         if v.path in self._docs:
             self._docs.move_to_end(v.path)
             return self._docs[v.path]
-        raw = Path(v.path).read_bytes()
-        if "sha256:" + hashlib.sha256(raw).hexdigest() != v.sha256:
-            raise RuntimeError(
-                f"{Path(v.path).name} changed since it was admitted; restart the app to re-check it"
-            )
-        doc = json.loads(raw)
+        raw, _ = read_regular_file(v.path, MAX_BYTES, self.results_dir or None)
+        if raw is None or "sha256:" + hashlib.sha256(raw).hexdigest() != v.sha256:
+            raise RuntimeError(f"{v.key} changed since it was admitted; restart the app to re-check it")
+        doc = loads_strict(raw)
         self._docs[v.path] = doc
         while len(self._docs) > keep:
             self._docs.popitem(last=False)
@@ -128,8 +166,8 @@ class Board:
 
 
 def model_key(v: Verdict) -> str:
-    """Stable id of a shown model within an edition: its file name."""
-    return Path(v.path).name
+    """Stable id of a model on the board: its file's path under the results folder."""
+    return v.key
 
 
 def load_board(
@@ -145,6 +183,10 @@ def load_board(
     folder = Path(results_dir) if results_dir else default_results_dir()
     data = data or DataSource(data_dir=data_dir, allow_hub=allow_hub)
     verdicts = admit(
-        find_result_files(folder), trusted=load_trusted_keys(trusted_keys), data=data, editions=editions
+        find_result_files(folder),
+        trusted=load_trusted_keys(trusted_keys),
+        data=data,
+        editions=editions,
+        root=folder,
     )
     return Board(verdicts=verdicts, data=data, results_dir=str(folder), B=B, editions=dict(editions or {}))

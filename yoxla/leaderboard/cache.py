@@ -1,12 +1,16 @@
-"""An on-disk cache of admission verdicts, so a restart does not re-score every file.
+"""An on-disk cache of admission verdicts, so a restart does not re-check every file.
 
-Only verdicts that were *admitted with re-checked scores* are stored: for them the outcome
-depends on nothing but the file's bytes, the code (evaluators, parser, suite, manifests,
-schema: all of the package's source and data files are hashed into the key) and the
-trusted keys and any non-default editions (also in the key). Anything else (excluded, or admitted without re-checking)
-is recomputed at every start, so the cache can never admit a file that a fresh check
-would exclude. Entries live under ``$YOXLA_CACHE_DIR`` (default ``~/.cache/yoxla``);
-``YOXLA_NO_CACHE=1`` turns the cache off.
+A verdict depends on the file's bytes, the code (evaluators, parser, suite, manifests,
+record: every source and data file of the package is hashed into the key), the trusted
+keys, any non-default editions, and, for files that reached re-scoring, the rows of their
+edition. The first four make the entry's name; the rows' token (their fingerprints, or
+why there were none) is stored inside and compared at load time, so a verdict given
+without the v1 rows is not reused once they are there, and the other way round. Every
+verdict is cached, excluded ones too, so a hostile file costs its check once.
+
+Entries live under ``$YOXLA_CACHE_DIR`` (default ``~/.cache/yoxla``); ``YOXLA_NO_CACHE=1``
+turns the cache off. They are pickles of this package's own records, written and read only
+by this module in the user's own cache folder.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 CACHE_ENV = "YOXLA_CACHE_DIR"
 NO_CACHE_ENV = "YOXLA_NO_CACHE"
-_VERSION = b"admission-cache-1"
+_VERSION = b"admission-cache-2"
 
 
 @cache
@@ -55,31 +59,51 @@ def _key(sha256: str, trusted: Mapping[str, str], extra: str = "") -> str:
     return h.hexdigest()
 
 
-def load(sha256: str, trusted: Mapping[str, str], extra: str = "") -> Any | None:
+def _data_token(v: Any, data: Any, editions: Mapping[str, Any] | None) -> str | None:
+    """The rows a verdict may rest on: None when the file never named a known edition."""
+    if v.edition is None:
+        return None
+    from yoxla.editions import load_edition
+
+    try:
+        edition = (editions or {}).get(v.edition) or load_edition(v.edition)
+    except Exception:
+        return None
+    return str(data.token(edition))
+
+
+def load(
+    sha256: str, trusted: Mapping[str, str], extra: str, data: Any, editions: Mapping[str, Any] | None
+) -> Any | None:
     folder = cache_dir()
     if folder is None:
         return None
     path = folder / f"{_key(sha256, trusted, extra)}.pickle"
     try:
         with path.open("rb") as f:
-            v = pickle.load(f)  # our own files, in the user's own cache folder
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            token, v = pickle.load(f)  # our own files, in the user's own cache folder
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
         return None
-    if getattr(v, "sha256", None) != sha256 or not getattr(v, "rechecked", False):
+    if getattr(v, "sha256", None) != sha256:
+        return None
+    if token is not None and token != _data_token(v, data, editions):
         return None
     return v
 
 
-def store(v: Any, trusted: Mapping[str, str], extra: str = "") -> None:
+def store(
+    v: Any, trusted: Mapping[str, str], extra: str, data: Any, editions: Mapping[str, Any] | None
+) -> None:
     folder = cache_dir()
-    if folder is None or not (v.rechecked and v.status == "admitted" and v.sha256):
+    if folder is None or not v.sha256:
         return
     try:
+        token = _data_token(v, data, editions)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{_key(v.sha256, trusted, extra)}.pickle"
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         with tmp.open("wb") as f:
-            pickle.dump(v, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((token, v), f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
-    except OSError:
+    except (OSError, pickle.PicklingError, RecursionError):
         pass  # a cache that cannot be written is only slower

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, hub_reachable, load_rows
+from yoxla.rescoring import ScoreCache
 
 
 @dataclass
@@ -35,11 +36,20 @@ class DataSource:
     allow_hub: bool = True
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
+    score_cache: ScoreCache = field(default_factory=ScoreCache)  # verdicts shared across files
 
     def rows(self, edition: Edition) -> EditionRows:
         if edition.name not in self._cache:
             self._cache[edition.name] = self._load(edition)
         return self._cache[edition.name]
+
+    def token(self, edition: Edition) -> str:
+        """What re-scoring an edition's files rests on: its rows' fingerprints, or why there are none."""
+        got = self.rows(edition)
+        if got.rows is None:
+            return f"none:{edition.name}:{got.problem}"
+        fps = ",".join(f"{tid}={fingerprint(r)}" for tid, r in sorted(got.rows.items()))
+        return f"rows:{edition.name}:{fps}"
 
     def _load(self, edition: Edition) -> EditionRows:
         explicit = self.data_dir or (None if edition.bundled else os.environ.get(DATA_DIR_ENV))

@@ -1,6 +1,6 @@
 """Result documents built with the core, for tests, the browser test and the start-up bench.
 
-A document built here is what the runner writes (same layout, same evaluators, same digest),
+A document built here is what the runner writes (the same writer, :mod:`yoxla.record`),
 so admission treats it exactly like a real file. ``answers`` gives each task's raw outputs in
 dataset order, or a baseline strategy name.
 """
@@ -12,9 +12,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from yoxla import __version__
 from yoxla.editions import Edition, load_edition, load_rows
-from yoxla.evaluators import block_scores, evaluate_task, yoxla_score
-from yoxla.results import FORMAT, FORMAT_VERSION, finalize
+from yoxla.record import (
+    DatasetInfo,
+    ModelInfo,
+    RunConditions,
+    RunInfo,
+    TaskResult,
+    Usage,
+    build_document,
+    build_task_result,
+)
+from yoxla.results import model_slug
 from yoxla.suite import load_suite
 
 Answers = Mapping[str, list[str | None]] | Callable[[str, list[dict[str, Any]]], list[str | None]] | str
@@ -42,82 +52,54 @@ def build_result(
     finish_reasons: Mapping[str, list[str | None]] | None = None,
     created_at: str | None = None,
     sign_key: str | Path | None = None,
+    thinking: bool = False,
 ) -> dict[str, Any]:
+    """A result document written by the same writer as the runner's (:mod:`yoxla.record`)."""
     suite = load_suite()
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    tasks: dict[str, Any] = {}
-    gen_errors = 0
+    tasks: dict[str, TaskResult] = {}
     for tid, entry in ed.tasks.items():
         task = suite.task(tid)
         task_rows = list(rows[tid]) if rows is not None else load_rows(ed, tid)
         raws = _raws(answers, tid, task_rows)
         fr = list((finish_reasons or {}).get(tid) or ["stop"] * len(task_rows))
         er = list((errors or {}).get(tid) or [None] * len(task_rows))
-        results, metrics, score = evaluate_task(task, task_rows, raws, fr, er)
-        gen_errors += sum(e is not None for e in er)
-        preds = []
-        for res, raw, f, e in zip(results, raws, fr, er, strict=True):
-            preds.append(
-                {
-                    "id": res.id,
-                    "raw": raw,
-                    "text": res.parsed.text,
-                    "parsed": res.parsed.value,
-                    "valid": res.parsed.valid,
-                    "abstained": res.parsed.abstained,
-                    "outcome": res.outcome,
-                    "reason": res.parsed.reason,
-                    "near_miss": res.parsed.near_miss,
-                    "score": res.score,
-                    "finish_reason": f,
-                    "error": e,
-                }
-            )
-        tasks[tid] = {
-            "block": task.block,
-            "rows": entry.rows,
-            "fingerprint": entry.fingerprint,
-            "contract_hash": task.contract_hash,
-            "prompt_hash": task.prompt_hash,
-            "primary": task.primary,
-            "score": score,
-            "metrics": metrics,
-            "predictions": preds,
-        }
-    task_scores = {tid: t["score"] for tid, t in tasks.items()}
-    blocks = block_scores(suite, task_scores)
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "edition": ed.name,
-        "model": {
-            "provider": provider,
-            "model": model,
-            "reported_model": model,
-            "base_url": None,
-            "display_name": display_name or model,
-        },
-        "run": {
-            "run_id": f"{provider}-{model}-{now}",
-            "framework_version": "0.1.0",
-            "started_at": now,
-            "finished_at": now,
-            "thinking": False,
-            "workers": 1,
-            "batch_size": 1,
-            "dataset": {"source": ed.source, "revision": ed.revision},
-            "chat_template_hash": None,
-            "command": "synthetic",
-        },
-        "suite_hash": ed.suite_hash(suite),
-        "tasks": tasks,
-        "scores": {"yoxla": yoxla_score(blocks), "blocks": blocks, "tasks": task_scores},
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        "generation_errors": gen_errors,
-        "created_at": now,
-    }
-    return finalize(doc, sign_key)
+        raws = [None if e else r for r, e in zip(raws, er, strict=True)]
+        tasks[tid] = build_task_result(task, task_rows, raws, fr, er, fingerprint=entry.fingerprint)
+    return build_document(
+        edition=ed.name,
+        model=ModelInfo(
+            provider=provider,
+            model=model,
+            reported_model=model,
+            base_url=None,
+            display_name=display_name or model,
+        ),
+        run=RunInfo(
+            run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",
+            framework_version=__version__,
+            started_at=now,
+            finished_at=now,
+            workers=1,
+            batch_size=1,
+            dataset=DatasetInfo(source=ed.source, revision=ed.revision),
+            chat_template_hash=None,
+            command="synthetic",
+            conditions=RunConditions(
+                thinking=thinking,
+                thinking_budget=None,
+                temperature=None,
+                system_prompt="contract",
+                limit=None,
+            ),
+        ),
+        suite_hash=ed.suite_hash(suite),
+        tasks=tasks,
+        usage=Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
+        created_at=now,
+        sign_key=sign_key,
+    )
 
 
 # Hostile answers: the app must show every one of them as text.

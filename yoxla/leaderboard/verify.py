@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
         help="check result files with the leaderboard's admission rule",
         description="Check result files exactly as the leaderboard admits them; exit 1 if any is excluded.",
     )
-    p.add_argument("files", nargs="+", help="result files (JSON)")
+    p.add_argument("files", nargs="+", help="result files (JSON), or folders of them")
     p.add_argument("--data-dir", help="a local copy of the v1 data (else $YOXLA_DATA_DIR, else the Hub)")
     p.add_argument(
         "--trusted-keys", help="trusted-keys file (default: ./trusted_keys.json, then the repository's)"
@@ -30,11 +30,23 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_verify)
 
 
+def _expand(items: list[str]) -> list[Path]:
+    """Files as given; a folder stands for every result file under it."""
+    from yoxla.leaderboard.board import find_result_files
+
+    out: list[Path] = []
+    for item in items:
+        p = Path(item)
+        out.extend(find_result_files(p) if p.is_dir() else [p])
+    return out
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from yoxla.leaderboard.admission import EXCLUDED, admit, load_trusted_keys
     from yoxla.leaderboard.data import DataSource
+    from yoxla.safetext import one_line
 
-    paths = [Path(f) for f in args.files]
+    paths = _expand(args.files)
     trusted = load_trusted_keys(args.trusted_keys)
     verdicts = admit(
         paths, trusted=trusted, data=DataSource(data_dir=args.data_dir, allow_hub=not args.no_hub)
@@ -42,32 +54,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
     failed = 0
     for v in verdicts:
         if args.json:
-            print(
-                json.dumps(
-                    {
-                        "file": v.path,
-                        "status": v.status,
-                        "trust": v.trust,
-                        "rechecked": v.rechecked,
-                        "reasons": v.reasons,
-                        "notes": v.notes,
-                        "yoxla": v.scores.get("yoxla"),
-                    },
-                    ensure_ascii=False,
-                )
-            )
+            record = {
+                "file": v.path,
+                "status": v.status,
+                "trust": v.trust,
+                "rechecked": v.rechecked,
+                "board": v.group,
+                "reasons": v.reasons,
+                "notes": v.notes,
+                "yoxla": v.scores.get("yoxla"),
+            }
+            print(json.dumps(record, ensure_ascii=True))  # one line, control characters escaped
         else:
+            where = one_line(v.path, 200)
             if v.status == EXCLUDED:
-                print(f"EXCLUDED {v.path}")
+                print(f"EXCLUDED {where}")
             else:
                 score = float(v.scores.get("yoxla", 0.0))
-                print(f"{v.status.upper()} {v.path}: {v.name} ({v.provider}), YOXLA {score:.2f}, {v.trust}")
+                name, provider = one_line(v.name, 80), one_line(v.provider, 40)
+                print(f"{v.status.upper()} {where}: {name} ({provider}), YOXLA {score:.2f}, {v.summary()}")
             for r in v.reasons:
-                print(f"  - {r}")
+                print(f"  - {one_line(r)}")
             for n in v.notes:
-                print(f"  note: {n}")
+                print(f"  note: {one_line(n)}")
         failed += v.status == EXCLUDED
     total = len(verdicts)
-    summary = f"{total - failed} of {total} file(s) admitted" + (f", {failed} excluded" if failed else "")
+    summary = f"{total - failed} of {total} file(s) admitted or superseded" + (
+        f", {failed} excluded" if failed else ""
+    )
     print(summary, file=sys.stderr if args.json else sys.stdout)
     return 1 if failed else 0

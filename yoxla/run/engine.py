@@ -23,7 +23,7 @@ from typing import Any
 
 from yoxla import __version__
 from yoxla.editions import Edition, fingerprint, load_edition, load_rows, resolve_source
-from yoxla.evaluators import block_scores, score_example, yoxla_score
+from yoxla.evaluators import score_example
 from yoxla.parsing import answer_text
 from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, Request
 from yoxla.providers.registry import (
@@ -35,16 +35,19 @@ from yoxla.providers.registry import (
     redact,
     with_overrides,
 )
-from yoxla.rescoring import rescore_detailed
-from yoxla.results import (
-    FORMAT,
-    FORMAT_VERSION,
-    SIGN_KEY_ENV,
-    finalize,
-    model_slug,
-    result_filename,
-    write_result,
+from yoxla.record import (
+    DatasetInfo,
+    ModelInfo,
+    RunConditions,
+    RunInfo,
+    TaskResult,
+    Usage,
+    build_document,
+    build_task_result,
+    summary_scores,
 )
+from yoxla.rescoring import align_rows
+from yoxla.results import SIGN_KEY_ENV, model_slug, result_filename, write_result
 from yoxla.run.artifacts import (
     PREDICTIONS,
     RUN_JSON,
@@ -701,8 +704,12 @@ def _merge(
 
 def score_run(
     run_dir: Path, task_rows: dict[str, list[dict[str, Any]]] | None = None
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """(run info, task_scores, records, predictions per task) recomputed from the stored raw outputs."""
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
+    """(run info, task_scores, records, task results) recomputed from the stored raw outputs.
+
+    Every task result comes from :func:`yoxla.record.build_task_result`, the one path that
+    turns stored answers into verdicts and metrics (admission uses it too).
+    """
     info = read_json(run_dir / RUN_JSON)
     records, _ = read_predictions(run_dir / PREDICTIONS)
     suite = load_suite()
@@ -724,36 +731,38 @@ def score_run(
             )
         by_task[r["task"]].append(r)
     tasks_out: dict[str, Any] = {}
-    scores: dict[str, float] = {}
+    results: dict[str, TaskResult] = {}
     for tid in task_ids:
         task = suite.task(tid)
         order = {str(row[task.id_field]): i for i, row in enumerate(task_rows[tid])}
         recs = sorted(by_task[tid], key=lambda r: order.get(str(r["id"]), len(order)))
-        by_task[tid] = recs
         expected = info["tasks"][tid]["selected"]
+        entry = {"block": task.block, "primary": task.primary, "rows": len(recs), "expected": expected}
         if not recs:
-            tasks_out[tid] = {
-                "block": task.block,
-                "primary": task.primary,
-                "rows": 0,
-                "expected": expected,
-                "score": None,
-                "metrics": None,
-            }
+            tasks_out[tid] = {**entry, "score": None, "metrics": None}
             continue
-        _, metrics, score = rescore_detailed(task, task_rows[tid], recs)
-        scores[tid] = score
+        rows = align_rows(task, task_rows[tid], [str(r["id"]) for r in recs])
+        result = build_task_result(
+            task,
+            rows,
+            [r.get("raw") for r in recs],
+            [r.get("finish_reason") for r in recs],
+            [r.get("error") for r in recs],
+            fingerprint=info["tasks"][tid]["fingerprint"],
+        )
+        results[tid] = result
         tasks_out[tid] = {
-            "block": task.block,
-            "primary": task.primary,
-            "rows": len(recs),
-            "expected": expected,
-            "score": score,
-            "metrics": metrics,
+            **entry,
+            "score": result.score,
+            "metrics": result.metrics.model_dump(mode="json", exclude_unset=True),
         }
-    blocks = block_scores(suite, scores)
-    task_scores = {"tasks": tasks_out, "blocks": blocks, "yoxla": yoxla_score(blocks) if blocks else None}
-    return info, task_scores, records, by_task
+    scores = summary_scores(suite, results)
+    task_scores = {
+        "tasks": tasks_out,
+        "blocks": dict(scores.blocks),
+        "yoxla": scores.yoxla if results else None,
+    }
+    return info, task_scores, records, results
 
 
 def is_complete(info: dict[str, Any], task_scores: dict[str, Any]) -> bool:
@@ -820,76 +829,60 @@ def reported_model(records: list[dict[str, Any]]) -> str | None:
     return models.most_common(1)[0][0] if models else None
 
 
+def run_conditions(info: dict[str, Any]) -> RunConditions:
+    """What changes comparability, as the run recorded it."""
+    settings = info.get("settings") or {}
+    thinking = bool(info.get("thinking"))
+    limit = info.get("limit")
+    edition = load_edition(info["edition"])
+    filters: dict[str, list[str]] = {}
+    if set(info["task_ids"]) != set(edition.tasks):
+        filters["task"] = list(info["task_ids"])
+    return RunConditions(
+        thinking=thinking,
+        thinking_budget=int(settings.get("thinking_budget") or 0) if thinking else None,
+        temperature=None,
+        system_prompt="contract",
+        limit=limit,
+        filters=filters,
+    )
+
+
 def build_result(
     info: dict[str, Any],
-    task_scores: dict[str, Any],
-    by_task: dict[str, list[dict[str, Any]]],
+    results: dict[str, TaskResult],
     records: list[dict[str, Any]],
+    sign_key: str | None = None,
 ) -> dict[str, Any]:
-    """The result file (before digest and signature): metadata, scores, every prediction."""
-    pred_keys = (
-        "id",
-        "raw",
-        "text",
-        "parsed",
-        "valid",
-        "abstained",
-        "outcome",
-        "reason",
-        "near_miss",
-        "score",
-        "finish_reason",
-        "error",
-    )
-    tasks: dict[str, Any] = {}
-    for tid, t in task_scores["tasks"].items():
-        f = info["tasks"][tid]
-        tasks[tid] = {
-            "block": t["block"],
-            "rows": t["rows"],
-            "fingerprint": f["fingerprint"],
-            "contract_hash": f["contract_hash"],
-            "prompt_hash": f["prompt_hash"],
-            "primary": t["primary"],
-            "score": t["score"] if t["score"] is not None else 0.0,
-            "metrics": t["metrics"] or {},
-            "predictions": [{k: r.get(k) for k in pred_keys} for r in by_task[tid]],
-        }
+    """The result file: metadata, scores, every prediction; written by :mod:`yoxla.record`."""
     dataset = info.get("dataset") or {}
-    return {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "edition": info["edition"],
-        "model": {
-            "provider": info["provider"],
-            "model": info["model"],
-            "reported_model": reported_model(records),
-            "base_url": info.get("base_url"),
-            "display_name": info.get("display_name") or info["model"],
-        },
-        "run": {
-            "run_id": info["run_id"],
-            "framework_version": info["framework_version"],
-            "started_at": info["started_at"],
-            "finished_at": info.get("finished_at"),
-            "thinking": bool(info.get("thinking")),
-            "workers": int(info.get("workers") or 1),
-            "batch_size": int(info.get("batch_size") or 1),
-            "dataset": {"source": dataset.get("source"), "revision": dataset.get("revision")},
-            "chat_template_hash": info.get("chat_template_hash"),
-            "command": info.get("command", ""),
-        },
-        "suite_hash": info["suite_hash"],
-        "tasks": tasks,
-        "scores": {
-            "yoxla": task_scores["yoxla"] if task_scores["yoxla"] is not None else 0.0,
-            "blocks": task_scores["blocks"],
-            "tasks": {tid: t["score"] for tid, t in task_scores["tasks"].items() if t["score"] is not None},
-        },
-        "usage": _usage_total(records),
-        "generation_errors": sum(r.get("outcome") == "generation_error" for r in records),
-        "created_at": now_iso(),
-    }
+    return build_document(
+        edition=info["edition"],
+        model=ModelInfo(
+            provider=info["provider"],
+            model=info["model"],
+            reported_model=reported_model(records),
+            base_url=public_url(info.get("base_url")),
+            display_name=info.get("display_name") or info["model"],
+        ),
+        run=RunInfo(
+            run_id=info["run_id"],
+            framework_version=info["framework_version"],
+            started_at=info["started_at"],
+            finished_at=info.get("finished_at"),
+            workers=int(info.get("workers") or 1),
+            batch_size=int(info.get("batch_size") or 1),
+            dataset=DatasetInfo(source=dataset.get("source"), revision=dataset.get("revision")),
+            chat_template_hash=info.get("chat_template_hash"),
+            command=info.get("command", ""),
+            conditions=run_conditions(info),
+        ),
+        suite_hash=info["suite_hash"],
+        tasks=results,
+        usage=Usage(**_usage_total(records)),
+        created_at=now_iso(),
+        sign_key=sign_key,
+    )
 
 
 def result_path_for(info: dict[str, Any], complete: bool) -> Path:
@@ -907,7 +900,7 @@ def finalize_run(
     sign_key: str | None = None,
 ) -> RunReport:
     """Score the stored outputs; write task_scores.json, summary.json and (by default) the result file."""
-    info, task_scores, records, by_task = score_run(run_dir, task_rows)
+    info, task_scores, records, results = score_run(run_dir, task_rows)
     complete = is_complete(info, task_scores)
     result_path: Path | None = None
     if write_result_file:
@@ -916,9 +909,8 @@ def finalize_run(
         result_path = result_path_for(info, complete)
         info["result_file"] = str(result_path)
         write_json(run_dir / RUN_JSON, info)
-        doc = build_result(info, task_scores, by_task, records)
-        key = sign_key or os.environ.get(SIGN_KEY_ENV)
-        write_result(finalize(doc, key), result_path)
+        doc = build_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV))
+        write_result(doc, result_path)
     write_json(run_dir / TASK_SCORES, task_scores)
     summary = build_summary(info, task_scores, records, complete)
     write_json(run_dir / SUMMARY, summary)

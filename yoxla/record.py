@@ -1,0 +1,644 @@
+"""The result file as typed records: one writer, one reader, one published schema.
+
+A result file is one self-contained JSON document per model and edition. This module is
+the only place that says what it holds:
+
+* the runner, ``yoxla rescore --result`` and ``leaderboard/synthetic.py`` build it with
+  :func:`build_task_result` and :func:`build_document` (the one writer);
+* admission reads it with :func:`parse_record` (the one reader), after the bytes have
+  passed :mod:`yoxla.strictjson`;
+* ``yoxla/schema/result.schema.json`` is :func:`json_schema` written out (a test fails when
+  the committed schema and the generated one differ).
+
+Every limit lives here: lengths of names, ids and texts, characters allowed in names (no
+control, bidi or zero-width characters), numbers finite and in range, list sizes. Nesting
+is bounded by the models themselves (every free-form mapping is typed), and by the reader's
+depth limit before that.
+
+Validation is strict: no coercion (``"12"`` is not a number, ``true`` is not 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+FORMAT = "yoxla-result"
+FORMAT_VERSION = 2
+SIGNATURE_FIELDS = ("content_sha256", "signature")
+
+# Limits ------------------------------------------------------------------------------------
+MAX_NAME = 200  # model ids, reported model ids
+MAX_DISPLAY_NAME = 80
+MAX_PROVIDER = 64
+MAX_ID = 200  # example ids, run ids
+MAX_RAW = 1_000_000  # characters of one stored model output
+MAX_ERROR = 2_000
+MAX_COMMAND = 4_000
+MAX_URL = 500
+MAX_LABEL = 500  # a label, a breakdown value, a near-miss kind
+MAX_TASKS = 100
+MAX_PREDICTIONS = 1_000_000
+MAX_BREAKDOWN_VALUES = 10_000
+MAX_COUNT = 10**15
+MAX_TEXT = 2_000  # short free texts (licence, framework version, …)
+
+OUTCOMES = ("correct", "wrong", "invalid", "abstained", "truncated", "generation_error")
+REASONS = ("empty_output", "not_in_answer_space", "not_a_number", "out_of_range", "generation_error")
+NEAR_MISS_KINDS = (
+    "empty",
+    "trailing_punctuation",
+    "option_with_text",
+    "letter_folded",
+    "turkish_spelling",
+    "label_in_extra_words",
+    "other",
+)
+BLOCKS = ("understanding", "language", "knowledge", "rag")
+
+# Characters never allowed in a name: controls, format characters (bidi overrides, zero
+# width joiners…), surrogates, private use, unassigned, line and paragraph separators.
+_BAD_NAME_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_HASH_RE = r"^sha256:[0-9a-f]{64}$"
+_TIMESTAMP_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
+_TASK_ID_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
+_PROVIDER_RE = r"^[a-z0-9][a-z0-9._\-]{0,63}$"
+_METRIC_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
+_SECRET_QUERY = re.compile(r"(?i)(key|token|secret|password|passwd|auth|sig|signature|credential)")
+
+
+def name_problems(text: str, max_len: int) -> list[str]:
+    """Why ``text`` cannot be a name shown on the board (empty list: it can)."""
+    out: list[str] = []
+    if not text.strip():
+        out.append("is empty")
+    if len(text) > max_len:
+        out.append(f"is {len(text)} characters long (at most {max_len})")
+        return out  # do not scan megabytes for the other reasons
+    if text != text.strip():
+        out.append("has leading or trailing white space")
+    bad = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in _BAD_NAME_CATEGORIES})
+    if bad:
+        out.append("contains control, bidi, zero-width or unassigned characters (" + ", ".join(bad[:5]) + ")")
+    elif unicodedata.normalize("NFC", text) != text:
+        out.append("is not in Unicode normal form NFC")
+    return out
+
+
+def _name_validator(max_len: int) -> Any:
+    def check(value: str) -> str:
+        problems = name_problems(value, max_len)
+        if problems:
+            raise ValueError("the name " + "; ".join(problems))
+        return value
+
+    return AfterValidator(check)
+
+
+def _no_surrogates(value: str) -> str:
+    if not value.isascii() and _SURROGATE.search(value):
+        raise ValueError("contains a lone surrogate (not valid Unicode text)")
+    return value
+
+
+def _public_url(value: str) -> str:
+    """A stored base URL: http(s), no user info, no query, no fragment (credentials hide there)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http(s) URL")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ValueError("must not carry user info (credentials)")
+    if parts.query or parts.fragment:
+        raise ValueError("must not carry a query or fragment (keys hide there)")
+    return value
+
+
+Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_no_surrogates)]
+RawText = Annotated[str, Field(max_length=MAX_RAW), AfterValidator(_no_surrogates)]
+ErrorText = Annotated[str, Field(max_length=MAX_ERROR), AfterValidator(_no_surrogates)]
+Label = Annotated[str, Field(max_length=MAX_LABEL), AfterValidator(_no_surrogates)]
+ExampleId = Annotated[str, Field(min_length=1, max_length=MAX_ID), _name_validator(MAX_ID)]
+ModelName = Annotated[str, Field(min_length=1, max_length=MAX_NAME), _name_validator(MAX_NAME)]
+DisplayName = Annotated[
+    str, Field(min_length=1, max_length=MAX_DISPLAY_NAME), _name_validator(MAX_DISPLAY_NAME)
+]
+ProviderName = Annotated[str, Field(pattern=_PROVIDER_RE)]
+TaskId = Annotated[str, Field(pattern=_TASK_ID_RE)]
+MetricName = Annotated[str, Field(pattern=_METRIC_RE)]
+Hash = Annotated[str, Field(pattern=_HASH_RE)]
+Timestamp = Annotated[str, Field(pattern=_TIMESTAMP_RE, max_length=40)]
+Url = Annotated[str, Field(max_length=MAX_URL), AfterValidator(_public_url)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+Score = Annotated[float, Field(ge=0.0, le=100.0)]
+Correlation = Annotated[float, Field(ge=-1.0, le=1.0)]
+Outcome = Literal["correct", "wrong", "invalid", "abstained", "truncated", "generation_error"]
+Reason = Literal["empty_output", "not_in_answer_space", "not_a_number", "out_of_range", "generation_error"]
+NearMiss = Literal[
+    "empty",
+    "trailing_punctuation",
+    "option_with_text",
+    "letter_folded",
+    "turkish_spelling",
+    "label_in_extra_words",
+    "other",
+]
+Block = Literal["understanding", "language", "knowledge", "rag"]
+
+
+class Record(BaseModel):
+    """Base of every stored record: strict, closed, finite, immutable."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", allow_inf_nan=False, frozen=True, validate_default=False
+    )
+
+
+# Predictions and metrics ---------------------------------------------------------------------
+
+
+class Prediction(Record):
+    """One example: the stored answer and what scoring derived from it."""
+
+    id: ExampleId
+    raw: RawText | None = Field(description="the model's output as returned; reasoning kept inside <think>")
+    parsed: Annotated[str, Field(max_length=MAX_RAW)] | float | None = Field(
+        description="the parsed answer (label, number or quote); null when invalid"
+    )
+    valid: bool
+    abstained: bool
+    outcome: Outcome
+    reason: Reason | None = Field(description="why the answer is invalid; null when valid")
+    near_miss: NearMiss | None = Field(description="diagnostic kind of an invalid answer")
+    score: Unit = Field(description="the example's score in [0, 1]")
+    finish_reason: Annotated[str, Field(max_length=64)] | None
+    error: ErrorText | None = Field(description="the generation error; null when the request succeeded")
+
+
+class Cell(Record):
+    """One value of a breakdown: its accuracy (or mean score) and how many examples."""
+
+    accuracy: Unit
+    n: Count
+
+
+class TaskMetrics(Record):
+    """Exactly what :func:`yoxla.evaluators.aggregate` returns, typed.
+
+    Breakdowns by a row field are the extra keys ``per_<field>_accuracy`` or
+    ``per_<field>_score``, each a mapping of value → :class:`Cell`.
+    """
+
+    model_config = ConfigDict(
+        strict=True, extra="allow", allow_inf_nan=False, frozen=True, validate_default=False
+    )
+    __pydantic_extra__: dict[str, dict[Label, Cell]] = Field(init=False)  # type: ignore[assignment]
+
+    n: Count
+    n_valid: Count
+    invalid_output_rate: Unit
+    generation_errors: Count
+    truncated: Count
+    near_miss: dict[NearMiss, Count]
+    outcomes: dict[Outcome, Count]
+    # classification
+    accuracy: Unit | None = None
+    macro_f1: Unit | None = None
+    per_class_accuracy: dict[Label, Cell] | None = None
+    modal_answer_share: Unit | None = None
+    modal_answer: Label | None = None
+    # spans (extractive QA, and the answerable part of QA with abstention)
+    span_recall: Unit | None = None
+    span_precision: Unit | None = None
+    exact_span_rate: Unit | None = None
+    unsupported_rate: Unit | None = None
+    over_sentence_rate: Unit | None = None
+    token_f1: Unit | None = None
+    normalized_em: Unit | None = None
+    strict_em: Unit | None = None
+    # abstention
+    overall_score: Unit | None = None
+    answerability_accuracy: Unit | None = None
+    unanswerable_accuracy: Unit | None = None
+    abstention_rate: Unit | None = None
+    n_answerable: Count | None = None
+    # correlation (STS)
+    spearman: Correlation | None = None
+    pearson: Correlation | None = None
+    spearman_valid: Correlation | None = None
+    pearson_valid: Correlation | None = None
+    mae: Annotated[float, Field(ge=0.0, le=1e6)] | None = None
+    rmse: Annotated[float, Field(ge=0.0, le=1e6)] | None = None
+
+    @model_validator(mode="after")
+    def _breakdown_names(self) -> TaskMetrics:
+        extra = self.__pydantic_extra__ or {}
+        for key, cells in extra.items():
+            if not re.fullmatch(r"per_[a-z][a-z0-9_]{0,60}_(accuracy|score)", key):
+                raise ValueError(f"unknown metric {key[:80]!r}")
+            if len(cells) > MAX_BREAKDOWN_VALUES:
+                raise ValueError(f"{key} has more than {MAX_BREAKDOWN_VALUES} values")
+        return self
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a metric by name (breakdowns included), as the views do."""
+        if key in type(self).model_fields:
+            value = getattr(self, key)
+            return default if value is None else value
+        return (self.__pydantic_extra__ or {}).get(key, default)
+
+    def breakdowns(self) -> dict[str, dict[str, Cell]]:
+        return dict(self.__pydantic_extra__ or {})
+
+
+class TaskResult(Record):
+    """One task of a run: its identity (what was asked, on which rows) and its results."""
+
+    block: Block
+    rows: Count = Field(description="examples scored (= len(predictions))")
+    fingerprint: Hash = Field(description="SHA-256 over the task's rows as read")
+    contract_hash: Hash
+    prompt_hash: Hash
+    primary: MetricName = Field(description="the metric the task score is taken from")
+    score: Score
+    metrics: TaskMetrics
+    predictions: Annotated[list[Prediction], Field(max_length=MAX_PREDICTIONS)]
+
+
+# Model, run, scores ---------------------------------------------------------------------------
+
+
+class ModelMetadata(Record):
+    """Optional facts about the model, shown on its page; the runner fills what it can find."""
+
+    parameters: Annotated[int, Field(ge=0, le=10**14)] | None = None
+    open_weights: bool | None = None
+    licence: Text | None = None
+    card_url: Url | None = None
+    hub_repo: ModelName | None = None
+    hub_revision: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")] | None = None
+
+
+class ModelInfo(Record):
+    provider: ProviderName = Field(description="registry name of the provider")
+    model: ModelName = Field(description="the model id as asked for")
+    reported_model: ModelName | None = Field(description="the id the provider reported (most frequent)")
+    base_url: Url | None = Field(description="API base without credentials; null for local and offline")
+    display_name: DisplayName
+    metadata: ModelMetadata | None = None
+
+
+class DatasetInfo(Record):
+    source: Annotated[str, Field(max_length=MAX_URL)] | None
+    revision: Annotated[str, Field(max_length=100)] | None
+
+
+SystemPrompt = Literal["contract", "changed"]
+
+
+class RunConditions(Record):
+    """What changes comparability. The board ranks only runs under the same conditions."""
+
+    thinking: bool = Field(description="reasoning was asked for (the benchmark's standard is off)")
+    thinking_budget: Annotated[int, Field(ge=0, le=10**7)] | None = None
+    temperature: Annotated[float, Field(ge=0.0, le=10.0)] | None = Field(
+        default=None, description="an override of every task's temperature; null: each task's own (0)"
+    )
+    system_prompt: SystemPrompt = Field(
+        default="contract", description="contract: each task's frozen system prompt, sent as is"
+    )
+    limit: Annotated[int, Field(ge=1)] | None = Field(default=None, description="first N rows per task")
+    filters: dict[MetricName, Annotated[list[Label], Field(max_length=1000)]] = Field(
+        default_factory=dict, description="row filters of a partial run (never on the board)"
+    )
+
+    @property
+    def standard(self) -> bool:
+        return (
+            not self.thinking
+            and self.temperature is None
+            and self.system_prompt == "contract"
+            and self.limit is None
+            and not self.filters
+        )
+
+    @property
+    def group(self) -> str:
+        """The board a run is ranked on: standard, thinking, or non-standard."""
+        if self.temperature is not None or self.system_prompt != "contract":
+            return "non-standard"
+        return "thinking" if self.thinking else "standard"
+
+
+class RunInfo(Record):
+    run_id: ExampleId
+    framework_version: Annotated[str, Field(max_length=64)]
+    started_at: Timestamp
+    finished_at: Timestamp | None
+    workers: Annotated[int, Field(ge=1, le=100_000)]
+    batch_size: Annotated[int, Field(ge=1, le=100_000)]
+    dataset: DatasetInfo
+    chat_template_hash: Hash | None
+    command: Annotated[str, Field(max_length=MAX_COMMAND)]
+    conditions: RunConditions
+
+
+class Scores(Record):
+    yoxla: Score
+    blocks: dict[Block, Score]
+    tasks: Annotated[dict[TaskId, Score], Field(max_length=MAX_TASKS)]
+
+
+class Usage(Record):
+    prompt_tokens: Count
+    completion_tokens: Count
+    total_tokens: Count
+    reasoning_tokens: Count | None = None
+
+
+class Signature(Record):
+    algorithm: Literal["ed25519"]
+    key_id: Annotated[str, Field(pattern=r"^ed25519:[0-9a-f]{16}$")]
+    public_key: Annotated[str, Field(max_length=100)] = Field(description="base64 of the raw 32-byte key")
+    value: Annotated[str, Field(max_length=200)] = Field(description="base64 signature over content_sha256")
+
+
+class ResultFile(Record):
+    """One model on one edition: metadata, scores, every prediction, digest, optional signature."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        frozen=True,
+        title="YOXLA result file",
+        json_schema_extra={
+            "$id": f"urn:yoxla:result-format:{FORMAT_VERSION}",
+            "description": "One self-contained result of one model on one edition of the YOXLA "
+            f"benchmark, format version {FORMAT_VERSION}. Generated from yoxla/record.py; "
+            "see docs/result-format.md.",
+        },
+    )
+
+    format: Literal["yoxla-result"]
+    format_version: Literal[2]
+    edition: Literal["v1", "sample"]
+    model: ModelInfo
+    run: RunInfo
+    suite_hash: Hash
+    tasks: Annotated[dict[TaskId, TaskResult], Field(min_length=1, max_length=MAX_TASKS)]
+    scores: Scores
+    usage: Usage
+    generation_errors: Count
+    created_at: Timestamp
+    content_sha256: Hash
+    signature: Signature | None = None
+
+
+def json_schema() -> dict[str, Any]:
+    """The published JSON Schema of the result file (draft 2020-12)."""
+    schema = ResultFile.model_json_schema(mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+# Reading --------------------------------------------------------------------------------------
+
+
+def format_errors(exc: ValidationError, limit: int = 3) -> list[str]:
+    """Plain one-line reasons from a validation error (the first few are enough to act on)."""
+    out = []
+    for err in exc.errors(include_url=False, include_input=False)[:limit]:
+        where = ".".join(str(p) for p in err["loc"]) or "the top level"
+        out.append(f"does not match the result format at {where}: {err['msg']}")
+    more = exc.error_count() - limit
+    if more > 0:
+        out.append(f"… and {more} more format problem(s)")
+    return out
+
+
+def parse_record(doc: Any) -> tuple[ResultFile | None, list[str]]:
+    """(record, []) or (None, reasons): the one reader of a parsed result document."""
+    if not isinstance(doc, dict):
+        return None, [f"not a JSON object (found {type(doc).__name__})"]
+    if doc.get("format") != FORMAT:
+        found = doc.get("format")
+        shown = repr(found)[:60] if isinstance(found, str | int | float | None) else type(found).__name__
+        return None, [f"not a YOXLA result file (format is {shown}, expected {FORMAT!r})"]
+    version = doc.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        shown = (
+            repr(version)[:20] if isinstance(version, int | float | str | None) else type(version).__name__
+        )
+        return None, [f"unknown format version {shown} (this leaderboard reads {FORMAT_VERSION})"]
+    try:
+        return ResultFile.model_validate(doc), []
+    except ValidationError as exc:
+        return None, format_errors(exc)
+
+
+# Writing --------------------------------------------------------------------------------------
+
+
+def _text_value(value: Any) -> Any:
+    """A parsed value as stored: labels and quotes as text, numbers as floats."""
+    if value is None or isinstance(value, str):
+        return value
+    return float(value)
+
+
+def build_task_result(
+    task: Any,
+    rows: Sequence[Mapping[str, Any]],
+    raws: Sequence[str | None],
+    finish_reasons: Sequence[str | None],
+    errors: Sequence[str | None],
+    *,
+    fingerprint: str,
+    cache: Any = None,
+) -> TaskResult:
+    """The one writer of a task: re-score the stored answers and record what follows.
+
+    ``rows`` are the task's rows in dataset order and ``raws``/``finish_reasons``/``errors``
+    the stored answers in the same order. Admission calls this too and compares.
+    """
+    from yoxla.rescoring import rescore_task
+
+    scored = rescore_task(task, rows, raws, finish_reasons, errors, cache=cache)
+    preds = [
+        Prediction.model_construct(
+            id=res.id,
+            raw=raw,
+            parsed=_text_value(res.parsed.value) if res.parsed.valid else None,
+            valid=res.parsed.valid,
+            abstained=res.parsed.abstained,
+            outcome=res.outcome,  # type: ignore[arg-type]
+            reason="generation_error" if err else res.parsed.reason,  # type: ignore[arg-type]
+            near_miss=res.parsed.near_miss,  # type: ignore[arg-type]
+            score=float(res.score),
+            finish_reason=fr,
+            error=err,
+        )
+        for res, raw, fr, err in zip(scored.results, raws, finish_reasons, errors, strict=True)
+    ]
+    return TaskResult.model_construct(
+        block=task.block,
+        rows=len(preds),
+        fingerprint=fingerprint,
+        contract_hash=task.contract_hash,
+        prompt_hash=task.prompt_hash,
+        primary=task.primary,
+        score=scored.score,
+        metrics=TaskMetrics.model_validate(scored.metrics),
+        predictions=preds,
+    )
+
+
+def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
+    """Task scores, block macro averages and YOXLA, from the task results."""
+    from yoxla.evaluators import block_scores, yoxla_score
+
+    task_scores = {tid: t.score for tid, t in tasks.items()}
+    blocks = block_scores(suite, task_scores)
+    return Scores.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
+
+
+def count_generation_errors(tasks: Mapping[str, TaskResult]) -> int:
+    return sum(p.error is not None for t in tasks.values() for p in t.predictions)
+
+
+def task_document(task: TaskResult) -> dict[str, Any]:
+    """A task as stored: every field, metrics exactly as the evaluator gave them."""
+    return task.model_dump(mode="json", exclude_unset=True)
+
+
+def build_document(
+    *,
+    edition: str,
+    model: ModelInfo,
+    run: RunInfo,
+    suite_hash: str,
+    tasks: Mapping[str, TaskResult],
+    usage: Usage,
+    created_at: str,
+    sign_key: Any = None,
+) -> dict[str, Any]:
+    """The whole result document (a JSON-ready dict) with its digest, signed when a key is given.
+
+    Optional fields the writer did not set are absent, not null. The document is validated
+    against :class:`ResultFile` before it is returned, so the writer can never produce a
+    file the reader refuses.
+    """
+    from yoxla.results import finalize
+    from yoxla.suite import load_suite
+
+    body = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "edition": edition,
+        "model": model.model_dump(mode="json", exclude_unset=True),
+        "run": run.model_dump(mode="json", exclude_unset=True),
+        "suite_hash": suite_hash,
+        "tasks": {tid: task_document(t) for tid, t in tasks.items()},
+        "scores": summary_scores(load_suite(), tasks).model_dump(mode="json"),
+        "usage": usage.model_dump(mode="json", exclude_unset=True),
+        "generation_errors": count_generation_errors(tasks),
+        "created_at": created_at,
+    }
+    doc = finalize(body, sign_key)
+    record, problems = parse_record(doc)
+    if record is None:
+        raise ValueError("the result document does not match its own format: " + "; ".join(problems))
+    return doc
+
+
+# Comparing --------------------------------------------------------------------------------------
+
+TOLERANCE = 1e-9
+
+
+class _Missing:
+    """A field present on one side only (shown as "absent")."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+MISSING: Any = _Missing()
+
+
+def first_difference(
+    stored: Any, derived: Any, path: str = "", tol: float = TOLERANCE
+) -> tuple[str, Any, Any] | None:
+    """(path, stored value, derived value) of the first field that differs; None when they agree.
+
+    Numbers agree within ``tol``; booleans only with booleans; mappings need the same keys
+    (a key missing on one side is reported as :data:`MISSING` on that side). Iterative, so a
+    deep document cannot exhaust the stack.
+    """
+    stack: list[tuple[Any, Any, str]] = [(stored, derived, path)]
+    while stack:
+        a, b, where = stack.pop()
+        here = where or "the document"
+        if isinstance(a, bool) or isinstance(b, bool):
+            if not (isinstance(a, bool) and isinstance(b, bool) and a == b):
+                return here, a, b
+            continue
+        if isinstance(a, int | float) and isinstance(b, int | float):
+            fa, fb = float(a), float(b)
+            if not (math.isfinite(fa) and math.isfinite(fb)) or abs(fa - fb) > tol:
+                return here, a, b
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            for k in b:
+                if k not in a:
+                    return (f"{where}.{k}" if where else str(k)), MISSING, b[k]
+            for k in a:
+                if k not in b:
+                    return (f"{where}.{k}" if where else str(k)), a[k], MISSING
+            for k in reversed(list(b)):
+                stack.append((a[k], b[k], f"{where}.{k}" if where else str(k)))
+            continue
+        if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            if len(a) != len(b):
+                return f"{here} (length)", len(a), len(b)
+            for i in range(len(b) - 1, -1, -1):
+                stack.append((a[i], b[i], f"{where}[{i}]"))
+            continue
+        if type(a) is not type(b) or a != b:
+            return here, a, b
+    return None
+
+
+def outcome_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
+    return dict(sorted(Counter(p.outcome for p in predictions).items()))
+
+
+def schema_text() -> str:
+    """The published schema file's exact text."""
+    import json
+
+    return json.dumps(json_schema(), indent=1, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":  # python -m yoxla.record: write the published schema
+    from pathlib import Path
+
+    target = Path(__file__).resolve().parent / "schema" / "result.schema.json"
+    target.write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {target}")

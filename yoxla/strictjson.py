@@ -1,0 +1,193 @@
+"""Reading untrusted JSON files: only regular files, bounded size, strict and bounded parsing.
+
+Result files come from pull requests, so every byte is hostile until checked. Before any
+other check, :func:`read_regular_file` refuses what is not a regular file (FIFOs, devices,
+sockets, symbolic links that leave the folder they were found in, loops) and anything over
+the size limit, reading at most that many bytes; :func:`loads_strict` refuses duplicate
+keys (parsers disagree on which one wins), nesting deeper than :data:`MAX_DEPTH`, integers
+longer than :data:`MAX_INT_DIGITS` digits, NaN and infinities, and lone surrogates (text
+that is not valid Unicode). Both return a reason instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+MAX_DEPTH = 32
+MAX_INT_DIGITS = 20
+MAX_FLOAT_CHARS = 40
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class StrictJSONError(ValueError):
+    """The text is JSON this project does not accept; the message says why in one line."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives, or a mix of absolute and relative paths
+        return False
+
+
+def read_regular_file(
+    path: str | os.PathLike[str], max_bytes: int, root: str | os.PathLike[str] | None = None
+) -> tuple[bytes | None, str | None]:
+    """(bytes, None) or (None, reason). Never blocks on a FIFO, never reads past ``max_bytes``.
+
+    With ``root``, a symbolic link is followed only when its target lies inside ``root``.
+    """
+    p = os.fspath(path)
+    try:
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.path.realpath(p, strict=True)
+            if root is not None and not _inside(target, os.path.realpath(root)):
+                return None, "is a symbolic link that leads outside the results folder"
+            st = os.stat(p)
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"is {_kind(st.st_mode)}, not a regular file"
+        if st.st_size > max_bytes:
+            return None, f"the file is {st.st_size / 2**20:.1f} MB, over the {max_bytes // 2**20} MB limit"
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(p, flags)
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            return None, "is a symbolic link loop"
+        return None, f"cannot be read: {exc.strerror or type(exc).__name__}"
+    try:
+        st = os.fstat(fd)  # the file opened may not be the one looked at: check again
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"is {_kind(st.st_mode)}, not a regular file"
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or type(exc).__name__}"
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        return None, f"the file is over the {max_bytes // 2**20} MB limit"
+    return data, None
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise StrictJSONError(f"the key {dup[:60]!r} appears twice in one object")
+    return d
+
+
+def _int(text: str) -> int:
+    digits = len(text) - (text[0] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise StrictJSONError(f"an integer has {digits} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    if len(text) > MAX_FLOAT_CHARS:
+        raise StrictJSONError(f"a number is written with {len(text)} characters (at most {MAX_FLOAT_CHARS})")
+    value = float(text)
+    if not math.isfinite(value):
+        raise StrictJSONError(f"the number {text} overflows (NaN and infinities are not allowed)")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise StrictJSONError(f"contains {name} (NaN or an infinite number), which is not allowed")
+
+
+def check_tree(doc: Any, max_depth: int = MAX_DEPTH) -> None:
+    """Depth and text checks over a parsed document, iteratively (no recursion)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    search = _SURROGATE.search
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            if depth > max_depth:
+                raise StrictJSONError(f"nested more than {max_depth} levels deep")
+            for k, v in node.items():
+                if not k.isascii() and search(k):
+                    raise StrictJSONError("a key contains a lone surrogate (not valid Unicode text)")
+                if isinstance(v, dict | list):
+                    stack.append((v, depth + 1))
+                elif isinstance(v, str) and not v.isascii() and search(v):
+                    raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
+        elif isinstance(node, list):
+            if depth > max_depth:
+                raise StrictJSONError(f"nested more than {max_depth} levels deep")
+            for v in node:
+                if isinstance(v, dict | list):
+                    stack.append((v, depth + 1))
+                elif isinstance(v, str) and not v.isascii() and search(v):
+                    raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
+        elif isinstance(node, str) and not node.isascii() and search(node):
+            raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
+
+
+def loads_strict(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse UTF-8 JSON bytes under this project's rules; StrictJSONError in one line otherwise."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        doc = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_int=_int,
+            parse_float=_float,
+            parse_constant=_constant,
+        )
+    except RecursionError:
+        raise StrictJSONError(f"nested more than {max_depth} levels deep") from None
+    except json.JSONDecodeError as exc:
+        truncated = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated")
+        hint = "; the file looks truncated" if truncated else ""
+        raise StrictJSONError(
+            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}){hint}"
+        ) from None
+    check_tree(doc, max_depth)
+    return doc
+
+
+def parse_file(
+    path: str | os.PathLike[str], max_bytes: int, root: str | os.PathLike[str] | None = None
+) -> tuple[Any, bytes | None, str | None]:
+    """(document, bytes, None) or (None, bytes or None, reason) for one file on disk."""
+    data, problem = read_regular_file(Path(path), max_bytes, root)
+    if data is None:
+        return None, None, problem
+    try:
+        return loads_strict(data), data, None
+    except StrictJSONError as exc:
+        return None, data, str(exc)
