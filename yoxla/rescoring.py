@@ -73,11 +73,12 @@ def rescore_task(
     if not (len(raws) == len(frs) == len(errs) == n):
         raise ValueError(f"{task.id}: {n} rows but {len(raws)} answers")
     use_cache = cache is not None and rows_token is not None
+    contract = task.contract_hash
     plain = cast(list[dict[str, Any]], list(rows))
     results: list[ExampleResult] = []
     for i, (row, raw, fr, err) in enumerate(zip(plain, raws, frs, errs, strict=True)):
         if use_cache:
-            key = (task.contract_hash, rows_token, i, raw, fr, err)
+            key = (contract, rows_token, i, raw, fr, err)
             hit = cache.get(key)  # type: ignore[union-attr]
             if hit is None:
                 hit = score_example(task, row, raw, fr, err)

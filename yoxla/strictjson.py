@@ -126,31 +126,31 @@ def _constant(name: str) -> Any:
     raise StrictJSONError(f"contains {name} (NaN or an infinite number), which is not allowed")
 
 
-def check_tree(doc: Any, max_depth: int = MAX_DEPTH) -> None:
-    """Depth and text checks over a parsed document, iteratively (no recursion)."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def check_tree(doc: Any, max_depth: int = MAX_DEPTH, surrogates: bool = True) -> None:
+    """Depth (and, with ``surrogates``, text) checks over a parsed document, iteratively."""
     stack: list[tuple[Any, int]] = [(doc, 1)]
     search = _SURROGATE.search
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, dict):
+        t = type(node)
+        if t is dict or t is list:
             if depth > max_depth:
                 raise StrictJSONError(f"nested more than {max_depth} levels deep")
-            for k, v in node.items():
-                if not k.isascii() and search(k):
-                    raise StrictJSONError("a key contains a lone surrogate (not valid Unicode text)")
-                if isinstance(v, dict | list):
+            values = node.values() if t is dict else node
+            for v in values:
+                tv = type(v)
+                if tv is dict or tv is list:
                     stack.append((v, depth + 1))
-                elif isinstance(v, str) and not v.isascii() and search(v):
+                elif surrogates and tv is str and not v.isascii() and search(v):
                     raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
-        elif isinstance(node, list):
-            if depth > max_depth:
-                raise StrictJSONError(f"nested more than {max_depth} levels deep")
-            for v in node:
-                if isinstance(v, dict | list):
-                    stack.append((v, depth + 1))
-                elif isinstance(v, str) and not v.isascii() and search(v):
-                    raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
-        elif isinstance(node, str) and not node.isascii() and search(node):
+            if surrogates and t is dict:
+                for k in node:
+                    if not k.isascii() and search(k):
+                        raise StrictJSONError("a key contains a lone surrogate (not valid Unicode text)")
+        elif surrogates and t is str and not node.isascii() and search(node):
             raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
 
 
@@ -176,7 +176,8 @@ def loads_strict(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
         raise StrictJSONError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}){hint}"
         ) from None
-    check_tree(doc, max_depth)
+    # Valid UTF-8 cannot encode a surrogate: one can only come from a \\uD8xx-\\uDFxx escape.
+    check_tree(doc, max_depth, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
     return doc
 
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
@@ -99,7 +99,7 @@ class Task:
     diagnostics: tuple[str, ...]
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False, default_factory=dict)
 
-    @property
+    @cached_property
     def contract_hash(self) -> str:
         return sha256_text(canonical_json(self.raw))
 
@@ -120,14 +120,14 @@ class Task:
         lines.extend(f"- {_fmt_level(level)}: {desc}" for level, desc in a.rubric)
         return "\n".join(lines)
 
-    @property
+    @cached_property
     def system_prompt(self) -> str:
         space = self.render_answer_space()
         if not space:  # span tasks list no answers: drop the placeholder's line
             return re.sub(r"\n?\{answer_space\}", "", self.system_template)
         return self.system_template.replace("{answer_space}", space)
 
-    @property
+    @cached_property
     def prompt_hash(self) -> str:
         return sha256_text(self.system_prompt)
 

@@ -55,12 +55,11 @@ from yoxla.record import (
     ResultFile,
     RunConditions,
     TaskResult,
-    build_task_result,
     count_generation_errors,
+    derive_task,
     first_difference,
     parse_record,
     summary_scores,
-    task_document,
 )
 from yoxla.results import content_digest, verify_signature
 from yoxla.safetext import one_line, skeleton
@@ -440,7 +439,7 @@ def _check_document(
             derived_tasks[tid] = t
             continue
         preds = t.predictions
-        derived = build_task_result(
+        derived = derive_task(
             task,
             rows[tid],
             [p.raw for p in preds],
@@ -449,12 +448,13 @@ def _check_document(
             fingerprint=edition.tasks[tid].fingerprint,
             cache=data.score_cache,
         )
-        diff = first_difference(doc["tasks"][tid], task_document(derived), f"tasks.{tid}")
+        diff = first_difference(doc["tasks"][tid], derived, f"tasks.{tid}")
         if diff:
             v.reasons.append(_differs(f"task {tid}", diff))
             continue
-        records[tid] = TaskRecord.from_result(task, derived, _metrics_dict(derived))
-        derived_tasks[tid] = derived
+        # Equal to the stored task, which the record already validated: use the typed one.
+        records[tid] = TaskRecord.from_result(task, t, derived["metrics"])
+        derived_tasks[tid] = t
     if v.reasons:
         return
     scores = summary_scores(suite, derived_tasks).model_dump(mode="json")
