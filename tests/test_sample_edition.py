@@ -1,4 +1,4 @@
-"""The bundled sample edition: loads through the Hub code path, validates, and is pinned."""
+"""The bundled sample edition: read like any folder in the Hub layout, validates, and is pinned."""
 
 from __future__ import annotations
 
@@ -87,11 +87,16 @@ def test_floors_cli_prints_every_strategy_and_the_best_floor(capsys):
 
 
 def test_validation_refuses_a_modified_local_copy(tmp_path, capsys):
+    """Even right after an unmodified copy with the same folder name was loaded in this process."""
     import shutil
 
     from yoxla.editions import bundled_path
 
-    copy = tmp_path / "copy"
+    pristine = tmp_path / "first" / "copy"
+    shutil.copytree(bundled_path("sample"), pristine)
+    assert run(["validate-benchmark", "--edition", "sample", "--data-dir", str(pristine)]) == 0
+    capsys.readouterr()
+    copy = tmp_path / "second" / "copy"
     shutil.copytree(bundled_path("sample"), copy)
     path = copy / "nli_v1" / "test.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -1,6 +1,6 @@
 """YOXLA: evaluation framework for large language models in Azerbaijani.
 
-Importing the package is cheap: heavy libraries (datasets, torch, transformers, gradio)
+Importing the package is cheap: heavy libraries (huggingface_hub, pyarrow, torch, transformers, gradio)
 are imported only by the functions that need them.
 """
 

@@ -1,8 +1,11 @@
 """Editions of the benchmark and the one path that loads their rows.
 
 ``v1`` is the published data on the Hugging Face Hub; ``sample`` is our own small copy,
-bundled inside the package in exactly the Hub layout. Both are read with the same
-``datasets.load_dataset(source, config, split=...)`` call; only ``source`` differs.
+bundled inside the package in exactly the Hub layout. Rows always come from a folder in that
+layout, read by :func:`yoxla.datafiles.read_config`: the bundled folder, a local copy
+(``--data-dir`` or ``$YOXLA_DATA_DIR``), or a snapshot of the Hub repository at a pinned
+revision that ``huggingface_hub.snapshot_download`` puts in the Hugging Face cache (only the
+edition's config folders). Nothing here sets a process-wide switch such as an offline mode.
 """
 
 from __future__ import annotations
@@ -16,14 +19,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from yoxla.datafiles import DataUnavailable, download_patterns, folder_patterns, read_config
 from yoxla.suite import Suite, canonical_json, load_suite, sha256_text
 
 DATA_DIR_ENV = "YOXLA_DATA_DIR"
 EDITIONS = ("v1", "sample")
-
-
-class DataUnavailable(RuntimeError):
-    """The rows of an edition could not be loaded; the message says how to fix it."""
 
 
 @dataclass(frozen=True)
@@ -120,27 +120,93 @@ def hub_reachable(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_
     if hub_offline():
         return False, "offline mode (HF_HUB_OFFLINE) is set"
     try:
-        from huggingface_hub import HfApi
-
-        HfApi().dataset_info(repo, revision=revision, timeout=timeout)
+        _hub_commit(repo, revision, timeout)
     except Exception as exc:  # any failure means "not now"
         return False, f"the Hub did not answer ({type(exc).__name__})"
     return True, ""
+
+
+def _hub_commit(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_S) -> str:
+    """The commit a revision (branch, tag or hash; ``None`` is the default branch) points at."""
+    from huggingface_hub import HfApi
+
+    sha = HfApi().dataset_info(repo, revision=revision, timeout=timeout).sha
+    return sha or revision or "main"
 
 
 def _is_local(source: str) -> bool:
     return Path(source).is_dir()
 
 
-def _quiet_datasets() -> Any:
-    import datasets
-
-    datasets.utils.logging.set_verbosity_error()
-    datasets.utils.logging.disable_progress_bar()
-    return datasets
+_SNAPSHOTS: dict[tuple[str, str | None, str, tuple[str, ...]], Path] = {}
 
 
-_ROW_CACHE: dict[tuple[str, str, str, str | None], list[dict[str, Any]]] = {}
+def _snapshot(
+    repo: str,
+    revision: str | None,
+    configs: list[str],
+    split: str,
+    local_dir: str | os.PathLike[str] | None = None,
+    offline: bool = False,
+) -> Path:
+    """Download the configs' files of a Hub dataset at ``revision`` (a commit hash where known).
+
+    The first request fetches ``README.md`` and the conventional config folders; when the card
+    declares other paths for a config, a second request at the same revision fetches those.
+    """
+    from huggingface_hub import snapshot_download
+
+    def fetch(patterns: list[str]) -> Path:
+        path = snapshot_download(
+            repo_id=repo,
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=patterns,
+            local_dir=str(local_dir) if local_dir else None,
+            local_files_only=offline,
+        )
+        return Path(path)
+
+    first = ["README.md", *(p for c in configs for p in folder_patterns(c))]
+    path = fetch(first)
+    folders = tuple(p.removesuffix("**") for p in first if p.endswith("/**"))
+    missing = [p for c in configs for p in download_patterns(path, c, split) if not p.startswith(folders)]
+    if missing:
+        path = fetch(["README.md", *dict.fromkeys(missing)])
+    return path
+
+
+def _hub_folder(edition: Edition, repo: str, revision: str | None, split: str) -> Path:
+    """The local snapshot of an edition's configs, downloaded once per process and revision."""
+    configs = tuple(sorted({e.config for e in edition.tasks.values()}))
+    key = (repo, revision, split, configs)
+    if key in _SNAPSHOTS:
+        return _SNAPSHOTS[key]
+    offline = hub_offline()
+    rev = revision
+    if not offline:
+        try:  # fail in seconds, not after the Hub client's minute of retries; pin what we read
+            rev = _hub_commit(repo, revision)
+        except Exception as exc:
+            raise DataUnavailable(
+                f"could not load {edition.name} from Hub dataset {repo}: "
+                f"the Hub did not answer ({type(exc).__name__}){OFFLINE_HINT}"
+            ) from None
+    try:
+        path = _snapshot(repo, rev, list(configs), split, offline=offline)
+    except DataUnavailable as exc:
+        raise DataUnavailable(f"{exc}{OFFLINE_HINT}") from None
+    except Exception as exc:  # huggingface_hub raises many types; all mean "not available here"
+        why = (
+            "not in the local Hugging Face cache (offline mode)"
+            if offline
+            else f"{type(exc).__name__}: {exc}"
+        )
+        raise DataUnavailable(
+            f"could not download {edition.name} from Hub dataset {repo}: {why}{OFFLINE_HINT}"
+        ) from None
+    _SNAPSHOTS[key] = path
+    return path
 
 
 def load_rows(
@@ -149,7 +215,10 @@ def load_rows(
     data_dir: str | os.PathLike[str] | None = None,
     revision: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of one task of an edition, in dataset order, as plain dicts."""
+    """Rows of one task of an edition, in dataset order, as plain dicts (JSON types).
+
+    The rows are shared with later calls that read the same bytes: do not modify them.
+    """
     suite = load_suite()
     entry = edition.tasks.get(task_id)
     if entry is None:
@@ -158,42 +227,28 @@ def load_rows(
     local = _is_local(source)
     if not local and (data_dir or source.startswith(("/", "."))):
         raise DataUnavailable(f"data folder {source!r} does not exist")
-    rev = None if local else (revision or edition.revision)
-    key = (source, entry.config, suite.split, rev)
-    if key in _ROW_CACHE:
-        return _ROW_CACHE[key]
+    id_field = suite.task(task_id).id_field if task_id in suite.tasks else None
     if local:
-        # A local folder needs no network; say so before datasets is imported.
-        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    elif not hub_offline():
-        ok, why = hub_reachable(source, rev)
-        if not ok:  # fail in seconds, not after the Hub client's minute of retries
-            raise DataUnavailable(f"could not load {task_id} from Hub dataset {source}: {why}{OFFLINE_HINT}")
-    datasets = _quiet_datasets()
+        return read_config(Path(source), entry.config, suite.split, id_field)
+    folder = _hub_folder(edition, source, revision or edition.revision, suite.split)
     try:
-        ds = datasets.load_dataset(source, entry.config, split=suite.split, revision=rev)
-    except Exception as exc:  # datasets raises many types; all mean "not available here"
-        where = f"local folder {source}" if local else f"Hub dataset {source}"
-        msg = f"could not load {task_id} (config {entry.config}) from {where}: {type(exc).__name__}: {exc}"
-        if not local:
-            msg += OFFLINE_HINT
-        raise DataUnavailable(msg) from None
-    rows = [dict(r) for r in ds]
-    _ROW_CACHE[key] = rows
-    return rows
+        return read_config(folder, entry.config, suite.split, id_field)
+    except DataUnavailable as exc:
+        raise DataUnavailable(f"{exc} (Hub dataset {source}){OFFLINE_HINT}") from None
 
 
 def download(out: str | os.PathLike[str], revision: str | None = None, edition: str = "v1") -> Path:
-    """Make an offline copy of the Hub dataset at a pinned revision (for --data-dir)."""
+    """Make an offline copy of an edition's configs at a pinned revision (for --data-dir)."""
     ed = load_edition(edition)
     if ed.bundled:
         raise DataUnavailable(f"edition {edition!r} is bundled with the package; nothing to download")
-    from huggingface_hub import snapshot_download
-
+    configs = sorted({e.config for e in ed.tasks.values()})
     try:
-        path = snapshot_download(
-            repo_id=ed.source, repo_type="dataset", revision=revision or ed.revision, local_dir=str(out)
-        )
+        rev = revision or ed.revision
+        if not hub_offline():
+            rev = _hub_commit(ed.source, rev)
+        return _snapshot(ed.source, rev, configs, load_suite().split, local_dir=out, offline=hub_offline())
+    except DataUnavailable:
+        raise
     except Exception as exc:
         raise DataUnavailable(f"could not download {ed.source}: {type(exc).__name__}: {exc}") from None
-    return Path(path)

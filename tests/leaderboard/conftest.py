@@ -1,18 +1,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from leaderboard_helpers import COMMITTED
 
-# Offline, and never touching the user's admission cache.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ["YOXLA_CACHE_DIR"] = tempfile.mkdtemp(prefix="yoxla-test-cache-")
+# Offline and with its own caches: see tests/conftest.py.
 
 
 @pytest.fixture(scope="session")
