@@ -127,10 +127,12 @@ Text = Annotated[str, Field(max_length=MAX_TEXT)]
 RawText = Annotated[str, Field(max_length=MAX_RAW)]
 ErrorText = Annotated[str, Field(max_length=MAX_ERROR)]
 Label = Annotated[str, Field(max_length=MAX_LABEL)]
-# Ids: no control, format (bidi, zero-width), private-use or unassigned characters, no line
-# separators, no white space at either end; checked by a pattern (fast on 1,443 ids).
-_ID_CHAR = r"[^\p{C}\p{Zl}\p{Zp}]"
-_ID_END = r"[^\s\p{C}\p{Zl}\p{Zp}]"
+# Ids: no control, format (bidi, zero-width), private-use or separator characters, no white
+# space at either end; checked by a pattern (fast on 1,443 ids) that every JSON Schema
+# validator understands (explicit ranges, no Unicode property classes).
+_ID_BAD = r"\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ue000-\uf8ff\ufeff\ufff0-\uffff"
+_ID_CHAR = f"[^{_ID_BAD}]"
+_ID_END = f"[^\\s{_ID_BAD}]"
 ExampleId = Annotated[
     str, Field(min_length=1, max_length=MAX_ID, pattern=f"^{_ID_END}(?:{_ID_CHAR}*{_ID_END})?$")
 ]
