@@ -104,14 +104,7 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", help="a provider registry YAML that adds to / replaces the bundled one")
     g.add_argument("--base-url", help="override the provider's base URL (e.g. a vLLM server elsewhere)")
     g.add_argument("--no-check", action="store_true", help="skip the reachability check before the run")
-    for f in fields(TransportSettings):
-        kind = type(f.default)
-        g.add_argument(
-            "--" + f.name.replace("_", "-"),
-            type=kind,
-            metavar="N" if kind is int else "S",
-            help=f"{f.metadata['help']} (default {f.default:g})",
-        )
+    add_transport_args(g)
     g = p.add_argument_group("local models (transformers)")
     g.add_argument("--batch-size", type=int, help="examples per generate call")
     g.add_argument("--dtype", help="torch dtype (auto, bfloat16, float16, float32)")
@@ -119,6 +112,28 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--trust-remote-code", action="store_true", default=None, help="allow the model's own code"
     )
+
+
+def add_transport_args(
+    g: Any, names: tuple[str, ...] | None = None, defaults: dict[str, float] | None = None
+) -> None:
+    """One option per field of TransportSettings (or of ``names``), with its help and default.
+
+    Without ``defaults`` an option's value is None unless given, so a resumed run can tell
+    what the user changed; the dataclass default applies.
+    """
+    defaults = defaults or {}
+    for f in fields(TransportSettings):
+        if names is not None and f.name not in names:
+            continue
+        kind = type(f.default)
+        g.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=kind,
+            default=defaults.get(f.name),
+            metavar="N" if kind is int else "S",
+            help=f"{f.metadata['help']} (default {defaults.get(f.name, f.default):g})",
+        )
 
 
 def _task_selection(args: argparse.Namespace) -> list[str] | None:
@@ -403,8 +418,7 @@ def register(sub: Any) -> None:
     p.add_argument("--config")
     p.add_argument("--base-url")
     p.add_argument("--thinking", action="store_true")
-    p.add_argument("--timeout", type=float, default=60.0)
-    p.add_argument("--max-retries", type=int, default=2)
+    add_transport_args(p, ("timeout", "max_retries"), {"timeout": 60.0, "max_retries": 2})
     p.add_argument("--max-tokens", type=int, default=32)
     p.set_defaults(func=cmd_test)
 
