@@ -28,10 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from yoxla.editions import load_edition, load_rows  # noqa: E402
-from yoxla.providers.base import ProviderOptions  # noqa: E402
 from yoxla.providers.registry import create_provider, get_spec, with_overrides  # noqa: E402
+from yoxla.providers.transport import TransportSettings  # noqa: E402
 from yoxla.run.artifacts import PredictionWriter  # noqa: E402
-from yoxla.run.engine import RunSettings, execute  # noqa: E402
+from yoxla.run.executor import execute  # noqa: E402
+from yoxla.run.settings import RunSettings, provider_options  # noqa: E402
 from yoxla.suite import load_suite  # noqa: E402
 
 FULL_SIZE = 1443
@@ -61,8 +62,9 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 def run_once(base_url: str, work: list, workers: int, out: Path) -> tuple[float, int]:
     spec = with_overrides(get_spec("vllm"), base_url)
-    settings = RunSettings(provider="vllm", model="bench", workers=workers, progress=False)
-    provider = create_provider(spec, "bench", ProviderOptions(workers=workers, timeout=60, max_retries=2))
+    transport = TransportSettings(workers=workers, timeout=60, max_retries=2)
+    settings = RunSettings(provider="vllm", model="bench", progress=False, transport=transport)
+    provider = create_provider(spec, "bench", provider_options(settings))
     path = out / f"predictions_w{workers}.jsonl"
     path.unlink(missing_ok=True)
     writer = PredictionWriter(path)

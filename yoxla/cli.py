@@ -10,33 +10,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from yoxla.cli_common import UsageError, report, table
 from yoxla.editions import EDITIONS, DataUnavailable, load_edition, load_rows
 from yoxla.suite import SuiteError, load_suite
 
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table with aligned columns (numbers right-aligned)."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    numeric = [all(isinstance(r[i], int | float) for r in rows) and rows for i in range(len(headers))]
-
-    def line(r: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        ).rstrip()
-
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(cells[0]), sep, *(line(r) for r in cells[1:])])
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.2f}"
-    return str(v)
+__all__ = ["UsageError", "build_parser", "main", "run", "table"]
 
 
 def _task_ids(args: argparse.Namespace, edition_tasks: list[str]) -> list[str]:
@@ -220,9 +198,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (UsageError, SuiteError, DataUnavailable) as exc:
-        print(f"yoxla: error: {exc}", file=sys.stderr)
-        return 2
+    except UsageError as exc:
+        return report(exc)
+    except (SuiteError, DataUnavailable) as exc:
+        return report(UsageError(str(exc)))
     except KeyboardInterrupt:
         print("yoxla: interrupted", file=sys.stderr)
         return 130

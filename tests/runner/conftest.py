@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,16 +71,20 @@ def env_key(monkeypatch: pytest.MonkeyPatch) -> str:
 class Runner:
     """Runs ``yoxla …`` in-process with run and result folders under tmp_path."""
 
-    def __init__(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def __init__(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         self.tmp = tmp_path
         self.runs = tmp_path / "runs"
         self.results = tmp_path / "results"
         self.capsys = capsys
+        self.monkeypatch = monkeypatch
 
     def __call__(self, *args: str, base: bool = True) -> tuple[int, str, str]:
         argv = list(args)
         if base and argv and argv[0] == "run":
             argv += ["--runs-dir", str(self.runs), "--results-dir", str(self.results), "--no-progress"]
+        self.monkeypatch.setattr(sys, "argv", ["yoxla", *argv])  # the command line a run records
         rc = cli_run(argv)
         out, err = self.capsys.readouterr()
         return rc, out, err
@@ -117,4 +122,4 @@ class Runner:
 @pytest.fixture
 def runner(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Runner:
     monkeypatch.chdir(tmp_path)  # no stray .env, no runs/ in the repository
-    return Runner(tmp_path, capsys)
+    return Runner(tmp_path, capsys, monkeypatch)

@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from runner_helpers import one_error_line
 
 from yoxla.results import content_digest, verify_signature
 from yoxla.testing.fakeserver import FakeServer, Reply
@@ -18,13 +19,6 @@ def _closed_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
-
-
-def _one_error_line(rc: int, err: str, needle: str) -> None:
-    assert rc != 0
-    assert "Traceback" not in err
-    last = err.strip().splitlines()[-1]
-    assert last.startswith("yoxla: ") and needle in last, err
 
 
 BASE = ("run", "--edition", "sample")
@@ -49,6 +43,8 @@ BASE = ("run", "--edition", "sample")
         ),
         ((*BASE, "--provider", "baseline", "--model", "overlap", "--sign-key", "nokey.pem"), "signing key"),
         (("rescore", "not-a-run"), "not a run folder"),
+        ((*BASE, "--provider", "baseline", "--model", "overlap", "--run-id", "../up"), "plain folder name"),
+        ((*BASE, "--provider", "baseline", "--model", "overlap", "--max-retry-after", "-1"), "≥ 0"),
     ],
 )
 def test_bad_arguments_end_in_one_line(runner, monkeypatch, args, needle) -> None:
@@ -56,24 +52,24 @@ def test_bad_arguments_end_in_one_line(runner, monkeypatch, args, needle) -> Non
     rc, _, err = runner(*args)
     if needle == "nothing to resume":
         needle = "no unfinished run"
-    _one_error_line(rc, err, needle)
+    one_error_line(rc, err, needle)
 
 
 def test_unreachable_base_url(runner, env_key) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     rc, _, err = runner(*BASE, "--provider", "vllm", "--model", "m", "--base-url", url, "--task", "nli_v1")
-    _one_error_line(rc, err, "cannot reach")
+    one_error_line(rc, err, "cannot reach")
     rc, _, err = runner("test", "--provider", "vllm", "--model", "m", "--base-url", url, "--max-retries", "0")
-    _one_error_line(rc, err, "connection error")
+    one_error_line(rc, err, "connection error")
 
 
 def test_existing_run_id_needs_resume(runner) -> None:
     args = (*BASE, "--provider", "baseline", "--model", "first", "--task", "nli_v1", "--run-id", "r")
     assert runner(*args)[0] == 0
     rc, _, err = runner(*args)
-    _one_error_line(rc, err, "already exists")
+    one_error_line(rc, err, "already exists", "--resume", "another --run-id")
     rc, _, err = runner(*BASE, "--run-id", "r", "--resume", "--model", "majority")
-    _one_error_line(rc, err, "differs")
+    one_error_line(rc, err, "differs")
 
 
 def test_dotenv_key_and_connection_test(runner, tmp_path: Path, monkeypatch) -> None:

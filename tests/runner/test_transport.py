@@ -15,10 +15,12 @@ from yoxla.providers.transport import (
     AdaptiveLimiter,
     RetryPolicy,
     TransientError,
+    TransportSettings,
     call_with_retries,
     parse_retry_after,
 )
-from yoxla.run.engine import RunSettings, execute
+from yoxla.run.executor import execute
+from yoxla.run.settings import RunSettings
 from yoxla.suite import load_suite
 
 
@@ -168,7 +170,8 @@ def test_batched_providers_get_same_task_batches_in_order() -> None:
     ]
     provider = _BatchProvider()
     out: list[dict[str, Any]] = []
-    execute(provider, items, RunSettings(provider="x", model="y", workers=8, progress=False), out.append)
+    settings = RunSettings(provider="x", model="y", progress=False, transport=TransportSettings(workers=8))
+    execute(provider, items, settings, out.append)
     assert [len(b) for b in provider.batches] == [3, 1, 3, 1]
     assert all(len(set(b)) == 1 for b in provider.batches)
     assert [(r["task"], r["id"]) for r in out] == [(t.id, str(row["id"])) for t, row in items]

@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from yoxla.providers.transport import TransportSettings
 from yoxla.suite import Task
 
 
@@ -32,16 +33,12 @@ class ProviderSpec:
 
 @dataclass
 class ProviderOptions:
-    """Run-time options that every backend receives."""
+    """Run-time options that every backend receives; network backends follow ``transport``."""
 
     thinking: bool = False
-    timeout: float = 120.0
-    max_retries: int = 6
-    delay: float = 0.0
     batch_size: int | None = None
     seed: int | None = None
-    workers: int = 1  # requests the runner keeps in flight (network backends size their limiter by it)
-    backoff_base: float = 1.0  # seconds before the first retry of a transport failure; doubles each time
+    transport: TransportSettings = field(default_factory=TransportSettings)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
-from yoxla.providers.registry import api_key, public_url, redact
+from yoxla.providers.registry import api_key, public_url, redact, split_credentials
 from yoxla.providers.transport import (
     AdaptiveLimiter,
     FatalProviderError,
@@ -78,22 +78,27 @@ class OpenAICompatProvider(Provider):
         self.model = model
         self.options = options
         self._key = api_key(spec)
-        self._secrets = [self._key] if self._key else []
-        self.limiter = AdaptiveLimiter(getattr(options, "workers", 1) or 1, options.delay)
-        self.policy = RetryPolicy(
-            max_retries=options.max_retries,
-            backoff_base=float(spec.settings.get("backoff_base", getattr(options, "backoff_base", 1.0))),
-        )
+        endpoint = split_credentials(spec.base_url)
+        self._secrets = [s for s in (self._key, *endpoint.secrets) if s and len(s) >= 3]
+        transport = options.transport
+        self.timeout = transport.timeout
+        self.limiter = AdaptiveLimiter.for_settings(transport)
+        base = spec.settings.get("backoff_base")
+        self.policy = RetryPolicy.for_settings(transport, None if base is None else float(base))
         try:
             import openai
         except ImportError:  # pragma: no cover - openai is a core dependency
             raise ProviderError("the openai package is not installed: pip install openai") from None
         self._openai = openai
+        # Credentials in the URL are used for the requests, never stored: the client gets the
+        # bare URL, the query as default parameters and the user info as basic auth.
         self.client = openai.OpenAI(
-            base_url=spec.base_url,
+            base_url=endpoint.url,
             api_key=self._key or PLACEHOLDER_KEY,
-            timeout=options.timeout,
+            timeout=transport.timeout,
             max_retries=0,
+            default_query=endpoint.query or None,
+            default_headers=endpoint.headers or None,
         )
 
     # The request --------------------------------------------------------------------
@@ -137,7 +142,7 @@ class OpenAICompatProvider(Provider):
                 ) from None
             raise  # other 4xx: this example's request is refused; not retried
         except openai.APITimeoutError:
-            raise TransientError(f"timeout after {self.options.timeout:g} s") from None
+            raise TransientError(f"timeout after {self.timeout:g} s") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc.__context__
             detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
@@ -156,7 +161,7 @@ class OpenAICompatProvider(Provider):
         try:
             outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
         except FatalProviderError as exc:
-            raise ProviderError(str(exc)) from None
+            raise ProviderError(redact(str(exc), self._secrets)) from None
         except self._openai.APIStatusError as exc:
             return Completion(error=self._msg(f"HTTP {exc.status_code}", exc), attempts=1)
         if outcome.error is not None or outcome.value is None:
@@ -185,7 +190,7 @@ class OpenAICompatProvider(Provider):
         """Fail fast, in one line, when the base URL does not answer at all."""
         openai = self._openai
         try:
-            self.client.with_options(timeout=min(10.0, self.options.timeout)).models.list()
+            self.client.with_options(timeout=min(10.0, self.timeout)).models.list()
         except (openai.APITimeoutError, openai.APIConnectionError):
             raise ProviderError(
                 f"cannot reach {public_url(self.spec.base_url)} (provider {self.spec.name!r}); is the server running?"
@@ -205,4 +210,5 @@ class OpenAICompatProvider(Provider):
         }
 
     def close(self) -> None:
+        self.limiter.close()  # workers waiting out a Retry-After or a backoff stop now
         self.client.close()

@@ -7,14 +7,15 @@ of that backend is created, so listing providers never imports openai or torch.
 
 from __future__ import annotations
 
+import base64
 import importlib
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 import yaml
 
@@ -167,12 +168,78 @@ def known_secrets(specs: dict[str, ProviderSpec] | None = None) -> list[str]:
     return [v for v in (os.environ.get(n, "").strip() for n in names) if len(v) >= 4]
 
 
+# A query parameter whose name contains one of these is a credential: its value is never stored.
+_SECRET_PARAM = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|credential|session")
+# A URL inside free text (a command line, an error message): up to white space or a quote.
+_URL_IN_TEXT = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]+")
+MASK = "***"
+
+
 def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
-    """``text`` with every secret replaced by ``***`` (bearer tokens too)."""
+    """``text`` with every secret replaced by ``***``: the given values, bearer tokens, and the
+    user info and credential-like query parameters of every URL in it (:func:`scrub_url`)."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, "***")
-    return re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}", r"\1***", text)
+            text = text.replace(secret, MASK)
+    text = _URL_IN_TEXT.sub(lambda m: scrub_url(m.group(0)) or "", text)
+    return re.sub(r"((?i:bearer)\s+|Basic\s+)[A-Za-z0-9._\-+/=]{8,}", r"\1***", text)
+
+
+def scrub_url(url: str | None) -> str | None:
+    """``url`` with its user info and the values of credential-like query parameters
+    (``key``, ``api_key``, ``token``, ``sig``, ``x-api-key``, …) replaced by ``***``.
+    Everything else is kept, so the URL still says where the run went."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return MASK  # not parsable: store nothing of it
+    netloc = (f"{MASK}@" if "@" in parts.netloc else "") + parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        f"{name}={MASK if _SECRET_PARAM.search(unquote(name)) else value}" if sep else name
+        for name, sep, value in (pair.partition("=") for pair in parts.query.split("&") if pair)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def has_credentials(url: str | None) -> bool:
+    """Does ``url`` carry user info or a credential-like query parameter?"""
+    if not url:
+        return False
+    parts = urlsplit(url)
+    pairs = (pair.partition("=") for pair in parts.query.split("&"))
+    return "@" in parts.netloc or any(sep and _SECRET_PARAM.search(unquote(n)) for n, sep, _ in pairs)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A base URL taken apart for a client: credentials out of the URL, ready to send separately."""
+
+    url: str | None  # scheme, host, port and path only
+    query: dict[str, str] = field(default_factory=dict)  # every query parameter, sent with each request
+    headers: dict[str, str] = field(default_factory=dict)  # basic auth from the user info
+    secrets: tuple[str, ...] = ()  # values to scrub from any text (password, credential parameters)
+
+
+def split_credentials(url: str | None) -> Endpoint:
+    """Split ``url`` so that no client, error message or log line ever sees its credentials.
+
+    User info becomes an ``Authorization: Basic`` header (what HTTP clients do with it),
+    and it then wins over the API key; query parameters are sent with every request.
+    """
+    if not url:
+        return Endpoint(url)
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    secrets = [v for k, v in query.items() if _SECRET_PARAM.search(k) and len(v) >= 3]
+    headers: dict[str, str] = {}
+    if parts.username is not None or parts.password is not None:
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        secrets += [s for s in (password, quote(password, safe=""), token) if len(s) >= 3]
+    return Endpoint(public_url(url), query, headers, tuple(secrets))
 
 
 def public_url(url: str | None) -> str | None:

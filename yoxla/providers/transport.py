@@ -8,6 +8,12 @@ grows back by one request per success (AIMD). A 429 therefore consumes an exampl
 retry budget only when the request went alone (the pool down to one, nothing else in
 flight), so a storm at 32 workers ends like a run at 1 worker: same answers, no
 generation errors.
+
+Two bounds keep a refusing server from stalling a run: a server's ``Retry-After`` is capped
+at ``max_retry_after`` seconds, and when the server has refused (429) for ``patience``
+seconds without a single answer in between, :class:`ProviderRefusing` stops the run.
+:class:`TransportSettings` declares these knobs once: the command line, ``run.json`` and
+every backend read the same dataclass.
 """
 
 from __future__ import annotations
@@ -16,12 +22,46 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 THROTTLE_CAP = 200  # 429s one example may absorb while the pool is still shrinking
+
+
+def _knob(default: Any, help: str, minimum: float) -> Any:
+    return field(default=default, metadata={"help": help, "min": minimum})
+
+
+@dataclass
+class TransportSettings:
+    """How requests are sent. Each field is one command-line option (``--max-retry-after``, …).
+
+    ``metadata["help"]`` and ``metadata["min"]`` are the option's help text and lowest
+    allowed value; the command line is generated from them, so a knob is declared here only.
+    These may change between sessions of one run (``--resume``): they do not change answers.
+    """
+
+    workers: int = _knob(1, "requests kept in flight", 1)
+    timeout: float = _knob(120.0, "seconds per request before it is retried", 0)
+    max_retries: int = _knob(6, "retries of a transport failure per example", 0)
+    delay: float = _knob(0.0, "at least S seconds between request starts", 0)
+    backoff_base: float = _knob(1.0, "first retry wait in seconds, doubling", 0)
+    max_retry_after: float = _knob(120.0, "longest wait a server's Retry-After may impose, in seconds", 0)
+    patience: float = _knob(
+        900.0, "stop when the server has refused (HTTP 429) for this many seconds with no answer", 0
+    )
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TransportSettings:
+        """The known fields of ``data`` (a run.json ``settings`` mapping, old flat ones included)."""
+        kinds: dict[str, Callable[[Any], Any]] = {f.name: type(f.default) for f in fields(cls)}
+        return cls(**{k: kinds[k](v) for k, v in data.items() if k in kinds and v is not None})
 
 
 class TransientError(Exception):
@@ -35,6 +75,14 @@ class TransientError(Exception):
 
 class FatalProviderError(Exception):
     """A failure that no retry and no other example will fix (bad key, unknown model): stop the run."""
+
+
+class ProviderRefusing(FatalProviderError):
+    """The server has answered nothing but 429 for longer than the run's patience."""
+
+
+class Aborted(Exception):
+    """The limiter was closed while a worker waited (the run is stopping)."""
 
 
 def parse_retry_after(headers: object) -> float | None:
@@ -71,16 +119,43 @@ class AdaptiveLimiter:
     of 429s answered to requests sent together counts as one congestion signal.
     """
 
-    def __init__(self, max_inflight: int = 1, delay: float = 0.0) -> None:
+    def __init__(self, max_inflight: int = 1, delay: float = 0.0, patience: float | None = None) -> None:
         self.max_inflight = max(1, int(max_inflight))
         self.limit = float(self.max_inflight)
         self.delay = max(0.0, float(delay))
+        self.patience = patience
         self.inflight = 0
         self.epoch = 0
         self.paused_until = 0.0
         self.throttles = 0
+        self.refusing_since: float | None = None  # first 429 since the last answer
+        self.closed = False
         self._next_start = 0.0
         self._cond = threading.Condition()
+
+    @classmethod
+    def for_settings(cls, t: TransportSettings) -> AdaptiveLimiter:
+        return cls(t.workers, t.delay, t.patience)
+
+    def close(self) -> None:
+        """Wake every waiting worker with :class:`Aborted`: the run is stopping."""
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``, or less when the limiter is closed (then raise :class:`Aborted`)."""
+        end = time.monotonic() + seconds
+        with self._cond:
+            while not self.closed and (left := end - time.monotonic()) > 0:
+                self._cond.wait(left)
+            if self.closed:
+                raise Aborted("the run is stopping")
+
+    def _refusal_deadline(self) -> float | None:
+        if self.patience is None or self.refusing_since is None:
+            return None
+        return self.refusing_since + self.patience
 
     def resize(self, max_inflight: int) -> None:
         with self._cond:
@@ -96,9 +171,18 @@ class AdaptiveLimiter:
         """Wait for a slot; returns (epoch, whether this request goes alone: pool at one, none in flight)."""
         with self._cond:
             while True:
+                if self.closed:
+                    raise Aborted("the run is stopping")
                 now = time.monotonic()
+                deadline = self._refusal_deadline()
+                if deadline is not None and now >= deadline:
+                    raise ProviderRefusing(
+                        f"the server keeps refusing: nothing but HTTP 429 for {self.patience:g} s "
+                        f"({self.throttles} refusals; --patience {self.patience:g})"
+                    )
                 if now < self.paused_until:
-                    self._cond.wait(self.paused_until - now)
+                    until = self.paused_until if deadline is None else min(self.paused_until, deadline)
+                    self._cond.wait(max(0.0, until - now))
                     continue
                 if self.inflight >= int(self.limit):
                     self._cond.wait(0.5)
@@ -118,6 +202,8 @@ class AdaptiveLimiter:
             self.inflight = max(0, self.inflight - 1)
             if throttled:
                 self.throttles += 1
+                if self.refusing_since is None:
+                    self.refusing_since = time.monotonic()
                 if epoch == self.epoch:
                     self.limit = max(1.0, self.limit / 2.0)
                     self.epoch += 1
@@ -125,6 +211,7 @@ class AdaptiveLimiter:
                 self.paused_until = max(self.paused_until, time.monotonic() + wait)
             elif ok:
                 self.limit = min(float(self.max_inflight), self.limit + 1.0)
+                self.refusing_since = None
             self._cond.notify_all()
 
 
@@ -133,11 +220,22 @@ class RetryPolicy:
     max_retries: int = 6
     backoff_base: float = 1.0
     backoff_max: float = 60.0
+    max_retry_after: float = 120.0
+
+    @classmethod
+    def for_settings(cls, t: TransportSettings, backoff_base: float | None = None) -> RetryPolicy:
+        base = t.backoff_base if backoff_base is None else backoff_base
+        return cls(max_retries=t.max_retries, backoff_base=base, max_retry_after=t.max_retry_after)
+
+    def cap(self, retry_after: float | None) -> float | None:
+        """A server's Retry-After, at most ``max_retry_after`` seconds."""
+        return None if retry_after is None else min(retry_after, self.max_retry_after)
 
     def backoff(self, failures: int, retry_after: float | None = None) -> float:
         """Exponential backoff with full jitter in [½, 1] of the step; Retry-After wins when longer."""
         step = min(self.backoff_max, self.backoff_base * (2 ** max(0, failures - 1)))
         wait = step * random.uniform(0.5, 1.0)
+        retry_after = self.cap(retry_after)
         return max(wait, retry_after) if retry_after is not None else wait
 
 
@@ -152,13 +250,17 @@ def call_with_retries(
     fn: Callable[[], T],
     limiter: AdaptiveLimiter,
     policy: RetryPolicy,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
 ) -> Outcome[T]:
     """Run ``fn`` under the limiter; retry transient failures; never retry anything else.
 
     ``fn`` raises :class:`TransientError` for failures worth retrying. Any other exception
-    propagates (the caller decides whether it is fatal or one example's error).
+    propagates (the caller decides whether it is fatal or one example's error), and so do
+    :class:`ProviderRefusing` (patience spent) and :class:`Aborted` (the run is stopping).
+    Backoff waits use ``limiter.sleep`` unless ``sleep`` is given, so closing the limiter
+    ends them at once.
     """
+    sleep = sleep or limiter.sleep
     attempts = failures = throttles = 0
     while True:
         epoch, alone = limiter.acquire()
@@ -166,7 +268,8 @@ def call_with_retries(
         try:
             value = fn()
         except TransientError as exc:
-            limiter.release(epoch, ok=False, throttled=exc.throttled, retry_after=exc.retry_after)
+            retry_after = policy.cap(exc.retry_after)
+            limiter.release(epoch, ok=False, throttled=exc.throttled, retry_after=retry_after)
             if exc.throttled and not alone and throttles < THROTTLE_CAP:
                 throttles += 1  # the pool shrinks and pauses; this example's budget is kept
                 continue
@@ -175,7 +278,7 @@ def call_with_retries(
                 return Outcome(None, attempts, f"{exc} (after {attempts} attempts)")
             if exc.throttled:
                 continue  # the limiter already pauses the pool for Retry-After
-            sleep(policy.backoff(failures, exc.retry_after))
+            sleep(policy.backoff(failures, retry_after))
             continue
         except BaseException:
             limiter.release(epoch, ok=False)

@@ -1,6 +1,12 @@
 """The runner: send every example of the benchmark to a provider and keep everything.
 
-``engine`` holds the run loop and the run folder's scoring, ``artifacts`` the files,
-``commands`` the command line (``python runner.py …`` = ``yoxla run …``). Nothing here is
-imported by ``import yoxla``.
+- ``engine``: a run from start to finish (start, resume, retry failed examples), small steps.
+- ``settings``: what a run is asked to do, and its record in run.json (settings, conditions).
+- ``plan``: the tasks and validated rows of a run, what is still to send, the provider.
+- ``executor``: the ordered pool that sends examples and hands records back in example order.
+- ``finalize``: re-scoring, the run folder's scores and summary, the result file (``build_result``).
+- ``artifacts``: the run folder's files; ``lock``: one process per run folder; ``errors``: one-line errors.
+- ``commands``: the command line (``python runner.py …`` = ``yoxla run …``).
+
+Nothing here is imported by ``import yoxla``.
 """

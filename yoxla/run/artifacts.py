@@ -2,11 +2,14 @@
 
 ``predictions.jsonl`` is written one complete line per example, in example order, flushed
 after each line. A crash can leave at most one torn last line; :func:`read_predictions`
-detects it and :func:`repair_predictions` cuts it off before a resumed run appends.
+detects it and :func:`repair_predictions` cuts it off before a resumed run appends. A
+repeated example (two runners on one folder, before the run lock existed) is not an error:
+:func:`drop_duplicates` keeps the first line of each and says which ids repeated.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -26,15 +29,25 @@ def dumps_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
-def write_json(path: Path, data: Any) -> Path:
-    """Atomic write of pretty, deterministic JSON (sorted keys, no NaN)."""
+def _replace_atomically(path: Path, write: Any) -> None:
+    """Write through ``write(fh)`` into PATH.tmp, then rename it over ``path``; no .tmp is left behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(
-        json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True, allow_nan=False) + "\n",
-        encoding="utf-8",
-    )
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Atomic write of pretty, deterministic JSON (sorted keys, no NaN)."""
+    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    _replace_atomically(path, lambda fh: fh.write(text))
     return path
 
 
@@ -71,6 +84,26 @@ def read_predictions(path: Path) -> tuple[list[dict[str, Any]], int]:
     return records, good
 
 
+def drop_duplicates(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """(records with the first line of each (task, id) only, the ``task/id`` of every dropped line)."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    for r in records:
+        key = (str(r.get("task")), str(r.get("id")))
+        if key in seen:
+            dropped.append("/".join(key))
+        else:
+            seen.add(key)
+            kept.append(r)
+    return kept, dropped
+
+
+def duplicates_note(path: Path, dropped: list[str]) -> str:
+    shown = ", ".join(dict.fromkeys(dropped[:5])) + (", …" if len(dropped) > 5 else "")
+    return f"{path}: {len(dropped)} repeated example line(s) ignored, the first of each kept (ids: {shown})"
+
+
 def repair_predictions(path: Path) -> tuple[list[dict[str, Any]], int]:
     """Read the records and truncate a torn tail; returns (records, bytes discarded)."""
     records, good = read_predictions(path)
@@ -82,30 +115,38 @@ def repair_predictions(path: Path) -> tuple[list[dict[str, Any]], int]:
 
 
 class PredictionWriter:
-    """Appends one line per example and flushes it, so a killed run loses nothing on disk."""
+    """Appends one line per example and flushes it, so a killed run loses nothing on disk.
+
+    Each line goes down in one unbuffered ``write``: a failed write (disk full) leaves at
+    most a torn last line, which the next resume cuts off, and nothing stays in a buffer to
+    fail again at close.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self._fh: IO[bytes] = path.open("ab", buffering=0)
 
     def append(self, record: dict[str, Any]) -> None:
-        self._fh.write(dumps_line(record))
-        self._fh.flush()
+        view = memoryview(dumps_line(record).encode("utf-8"))
+        try:
+            while view:
+                written = self._fh.write(view)
+                if not written:
+                    raise OSError(errno.EIO, "nothing written", str(self.path))
+                view = view[written:]
+        except OSError as exc:
+            exc.filename = exc.filename or str(self.path)  # say which file the disk refused
+            raise
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
+            try:
+                os.fsync(self._fh.fileno())
+            finally:
+                self._fh.close()
 
 
 def rewrite_predictions(path: Path, records: list[dict[str, Any]]) -> None:
-    """Replace the whole file atomically (used when --retry-errors merges new answers)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(dumps_line(record))
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    """Replace the whole file atomically (--retry-errors merging answers, duplicates dropped)."""
+    _replace_atomically(path, lambda fh: fh.writelines(dumps_line(r) for r in records))

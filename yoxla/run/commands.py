@@ -11,41 +11,52 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from yoxla.cli_common import UsageError, one_line_errors, table
+from yoxla.providers.base import ProviderError
+from yoxla.providers.transport import TransportSettings
+from yoxla.run.artifacts import CorruptRun
+from yoxla.run.errors import RunError, ValidationFailed
+
 BLOCKS = ("understanding", "language", "knowledge", "rag", "all")
-# CLI option → RunSettings field, for options whose default is None (so "given" is visible).
-_RUN_FIELDS = {
-    "provider": "provider",
-    "model": "model",
-    "edition": "edition",
-    "data_dir": "data_dir",
-    "revision": "revision",
-    "limit": "limit",
-    "thinking": "thinking",
-    "thinking_budget": "thinking_budget",
-    "workers": "workers",
-    "batch_size": "batch_size",
-    "timeout": "timeout",
-    "max_retries": "max_retries",
-    "delay": "delay",
-    "backoff_base": "backoff_base",
-    "seed": "seed",
-    "config": "config",
-    "base_url": "base_url",
-    "display_name": "display_name",
-    "run_id": "run_id",
-    "runs_dir": "runs_dir",
-    "results_dir": "results_dir",
-    "sign_key": "sign_key",
+# Options of `yoxla run` that are RunSettings fields of the same name (default None: "given" is visible).
+RUN_OPTIONS = (
+    "provider",
+    "model",
+    "edition",
+    "data_dir",
+    "revision",
+    "limit",
+    "thinking",
+    "thinking_budget",
+    "batch_size",
+    "seed",
+    "config",
+    "base_url",
+    "display_name",
+    "run_id",
+    "runs_dir",
+    "results_dir",
+    "sign_key",
+    *TransportSettings.names(),
+)
+# The lowest value of each numeric option.
+MINIMUM: dict[str, float] = {
+    "limit": 1,
+    "batch_size": 1,
+    "thinking_budget": 0,
+    **{f.name: f.metadata["min"] for f in fields(TransportSettings)},
 }
 
 
-def _usage(msg: str) -> Exception:
-    from yoxla.cli import UsageError
-
-    return UsageError(msg)
+def _guard(func: Any) -> Any:
+    """The runner's errors end as one line: exit 1 for failed validation, 2 for everything else."""
+    return one_line_errors(RunError, ProviderError, CorruptRun)(
+        one_line_errors(ValidationFailed, code=1)(func)
+    )
 
 
 def load_env_file() -> None:
@@ -55,26 +66,6 @@ def load_env_file() -> None:
         from dotenv import load_dotenv
 
         load_dotenv(path, override=False)
-
-
-def _guard(func: Any) -> Any:
-    """Turn the runner's one-line errors into the CLI's UsageError (exit 2, no traceback)."""
-
-    def wrapped(args: argparse.Namespace) -> int:
-        from yoxla.providers.base import ProviderError
-        from yoxla.run.artifacts import CorruptRun
-        from yoxla.run.engine import RunError, ValidationFailed
-
-        try:
-            return int(func(args))
-        except ValidationFailed as exc:
-            print(f"yoxla: {exc}", file=sys.stderr)
-            return 1
-        except (RunError, ProviderError, CorruptRun) as exc:
-            raise _usage(str(exc)) from None
-
-    wrapped.__name__ = func.__name__
-    return wrapped
 
 
 # yoxla run ----------------------------------------------------------------------------
@@ -112,12 +103,8 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("connection")
     g.add_argument("--config", help="a provider registry YAML that adds to / replaces the bundled one")
     g.add_argument("--base-url", help="override the provider's base URL (e.g. a vLLM server elsewhere)")
-    g.add_argument("--workers", type=int, help="requests kept in flight (default 1)")
-    g.add_argument("--delay", type=float, help="at least S seconds between request starts (default 0)")
-    g.add_argument("--timeout", type=float, help="seconds per request before it is retried (default 120)")
-    g.add_argument("--max-retries", type=int, help="retries of a transport failure per example (default 6)")
-    g.add_argument("--backoff-base", type=float, help="first retry wait in seconds, doubling (default 1)")
     g.add_argument("--no-check", action="store_true", help="skip the reachability check before the run")
+    add_transport_args(g)
     g = p.add_argument_group("local models (transformers)")
     g.add_argument("--batch-size", type=int, help="examples per generate call")
     g.add_argument("--dtype", help="torch dtype (auto, bfloat16, float16, float32)")
@@ -127,13 +114,35 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_transport_args(
+    g: Any, names: tuple[str, ...] | None = None, defaults: dict[str, float] | None = None
+) -> None:
+    """One option per field of TransportSettings (or of ``names``), with its help and default.
+
+    Without ``defaults`` an option's value is None unless given, so a resumed run can tell
+    what the user changed; the dataclass default applies.
+    """
+    defaults = defaults or {}
+    for f in fields(TransportSettings):
+        if names is not None and f.name not in names:
+            continue
+        kind = type(f.default)
+        g.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=kind,
+            default=defaults.get(f.name),
+            metavar="N" if kind is int else "S",
+            help=f"{f.metadata['help']} (default {defaults.get(f.name, f.default):g})",
+        )
+
+
 def _task_selection(args: argparse.Namespace) -> list[str] | None:
     from yoxla.suite import load_suite
 
     if args.block and args.block not in BLOCKS:
-        raise _usage(f"unknown block {args.block!r}; use one of: {', '.join(BLOCKS)}")
+        raise UsageError(f"unknown block {args.block!r}; use one of: {', '.join(BLOCKS)}")
     if args.block and args.task:
-        raise _usage("give --block or --task, not both")
+        raise UsageError("give --block or --task, not both")
     if args.task:
         suite = load_suite()
         for tid in args.task:
@@ -151,51 +160,41 @@ def _resolve_dir(runs_dir: str, run: str) -> Path:
     candidate = Path(runs_dir) / run
     if candidate.is_dir():
         return candidate
-    raise _usage(f"--retry-errors: no run {run!r} (neither a folder nor a run id in {runs_dir})")
+    raise UsageError(f"--retry-errors: no run {run!r} (neither a folder nor a run id in {runs_dir})")
+
+
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options given on the command line (or by --preset), checked against their minimum."""
+    given = {name: getattr(args, name) for name in RUN_OPTIONS if getattr(args, name) is not None}
+    if args.preset:
+        from yoxla.providers.registry import load_presets
+
+        presets = load_presets()
+        if args.preset not in presets:
+            raise UsageError(f"unknown preset {args.preset!r}; known presets: {', '.join(presets)}")
+        for key in ("provider", "model", "display_name", "thinking"):
+            if key in presets[args.preset] and key not in given:
+                given[key] = presets[args.preset][key]
+    for name, lowest in MINIMUM.items():
+        if name in given and given[name] < lowest:
+            raise UsageError(f"--{name.replace('_', '-')} must be ≥ {lowest:g}")
+    return given
 
 
 @_guard
 def cmd_run(args: argparse.Namespace) -> int:
-    from yoxla.providers.registry import load_presets
-    from yoxla.run.engine import RunSettings, retry_errors, start_run
+    from yoxla.run.engine import retry_errors, start_run
+    from yoxla.run.settings import SESSION, RunSettings
 
     load_env_file()
-    given = {
-        field: getattr(args, opt) for opt, field in _RUN_FIELDS.items() if getattr(args, opt) is not None
-    }
-    if args.preset:
-        presets = load_presets()
-        if args.preset not in presets:
-            raise _usage(f"unknown preset {args.preset!r}; known presets: {', '.join(presets)}")
-        preset = presets[args.preset]
-        for key in ("provider", "model", "display_name", "thinking"):
-            if key in preset and key not in given:
-                given[key] = preset[key]
-    for name, value in (
-        ("workers", args.workers),
-        ("limit", args.limit),
-        ("max_retries", args.max_retries),
-        ("batch_size", args.batch_size),
-        ("thinking_budget", args.thinking_budget),
-    ):
-        if value is not None and value < (0 if name in ("max_retries", "thinking_budget") else 1):
-            raise _usage(
-                f"--{name.replace('_', '-')} must be {'≥ 0' if name in ('max_retries', 'thinking_budget') else '≥ 1'}"
-            )
-    for name, value in (
-        ("timeout", args.timeout),
-        ("delay", args.delay),
-        ("backoff_base", args.backoff_base),
-    ):
-        if value is not None and value < 0:
-            raise _usage(f"--{name.replace('_', '-')} must not be negative")
+    given = _given(args)
     selection = _task_selection(args)
-    explicit = set(given)
-    if selection is not None:
-        explicit.add("tasks")
-    settings_fields: dict[str, Any] = dict(given)
-    settings_fields["tasks"] = selection or []
-    settings_fields["provider_settings"] = {
+    explicit = set(given) | ({"tasks"} if selection is not None else set())
+    settings = RunSettings(provider="", model="")
+    for key, value in given.items():
+        settings.set(key, value)
+    settings.tasks = selection or []
+    settings.provider_settings = {
         k: v
         for k, v in (
             ("dtype", args.dtype),
@@ -204,46 +203,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         if v is not None
     }
-    settings_fields["progress"] = not args.no_progress
-    settings_fields["check_connection"] = not args.no_check
-    settings_fields["command"] = shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    settings.progress = not args.no_progress
+    settings.check_connection = not args.no_check
+    settings.command = shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    settings.resume = bool(args.resume)
 
     if args.retry_errors:
         if args.resume:
-            raise _usage("give --resume or --retry-errors, not both")
-        run_dir = _resolve_dir(settings_fields.get("runs_dir") or "runs", args.retry_errors)
-        allowed = (
-            "workers",
-            "timeout",
-            "max_retries",
-            "delay",
-            "backoff_base",
-            "config",
-            "base_url",
-            "sign_key",
-            "results_dir",
-        )
+            raise UsageError("give --resume or --retry-errors, not both")
         clash = [k for k in ("provider", "model", "edition", "limit", "tasks") if k in explicit]
         if clash:
-            raise _usage(
+            raise UsageError(
                 f"--retry-errors re-uses the run's own settings; drop --{clash[0].replace('_', '-')}"
             )
-        overrides = {k: settings_fields[k] for k in allowed if k in settings_fields}
+        run_dir = _resolve_dir(settings.runs_dir, args.retry_errors)
+        overrides = {k: settings.get(k) for k in (*SESSION, "results_dir") if k in explicit}
         overrides.update(
-            progress=settings_fields["progress"],
-            check_connection=settings_fields["check_connection"],
-            command=settings_fields["command"],
+            progress=settings.progress, check_connection=settings.check_connection, command=settings.command
         )
         report = retry_errors(run_dir, overrides)
     else:
-        settings = RunSettings(
-            provider=settings_fields.pop("provider", ""),
-            model=settings_fields.pop("model", ""),
-            **{k: v for k, v in settings_fields.items() if v is not None},
-        )
-        settings.resume = bool(args.resume)
-        if settings.thinking is None:
-            settings.thinking = False
         report = start_run(settings, explicit=explicit)
     print_summary(report)
     return 0
@@ -256,7 +235,6 @@ def _color(text: str, code: str) -> str:
 
 
 def print_summary(report: Any) -> None:
-    from yoxla.cli import table
     from yoxla.suite import load_suite
 
     s = report.summary
@@ -318,7 +296,7 @@ def print_summary(report: Any) -> None:
 
 @_guard
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from yoxla.run.engine import rescore_run
+    from yoxla.run.finalize import rescore_run
 
     report = rescore_run(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
     print_summary(report)
@@ -330,7 +308,6 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_providers(args: argparse.Namespace) -> int:
-    from yoxla.cli import table
     from yoxla.providers.registry import load_presets, load_registry
 
     load_env_file()
@@ -372,9 +349,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     if spec.backend == "baseline":
         print(f"{args.provider}: offline cue-only strategies; nothing to connect to")
         return 0
-    options = ProviderOptions(
-        thinking=args.thinking, timeout=args.timeout, max_retries=args.max_retries, backoff_base=0.5
-    )
+    transport = TransportSettings(timeout=args.timeout, max_retries=args.max_retries, backoff_base=0.5)
+    options = ProviderOptions(thinking=args.thinking, transport=transport)
     provider = create_provider(spec, args.model, options)
     task = next(iter(load_suite().tasks.values()))
     messages = [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": TEST_USER}]
@@ -413,7 +389,7 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
     out = Path(args.out).expanduser()
     if out.exists() and not args.force:
-        raise _usage(f"{out} exists; pass --force to replace it")
+        raise UsageError(f"{out} exists; pass --force to replace it")
     priv, pub, kid = keygen(out)
     print(f"private key: {priv} (keep it secret)\npublic key: {pub}\nkey id: {kid}")
     print(f"sign results with --sign-key {priv} or export {SIGN_KEY_ENV}={priv}")
@@ -442,8 +418,7 @@ def register(sub: Any) -> None:
     p.add_argument("--config")
     p.add_argument("--base-url")
     p.add_argument("--thinking", action="store_true")
-    p.add_argument("--timeout", type=float, default=60.0)
-    p.add_argument("--max-retries", type=int, default=2)
+    add_transport_args(p, ("timeout", "max_retries"), {"timeout": 60.0, "max_retries": 2})
     p.add_argument("--max-tokens", type=int, default=32)
     p.set_defaults(func=cmd_test)
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 
 @dataclass
@@ -65,6 +66,7 @@ class FakeServer:
         self.counts: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
         self.auth_headers: set[str] = set()
+        self.queries: list[dict[str, str]] = []  # the query parameters of every chat request
         self.statuses: Counter[int] = Counter()
         self.inflight = 0
         self.peak_inflight = 0
@@ -166,8 +168,12 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _route(self) -> str:
+            """The request path without its query string."""
+            return urlsplit(self.path).path.rstrip("/")
+
         def do_GET(self) -> None:
-            if self.path.rstrip("/") in ("/v1/models", "/models"):
+            if self._route() in ("/v1/models", "/models"):
                 self._send(
                     200,
                     {
@@ -181,7 +187,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            if self._route() not in ("/v1/chat/completions", "/chat/completions"):
                 self._send(404, {"error": {"message": "not found", "type": "not_found"}})
                 return
             try:
@@ -194,6 +200,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 server.counts[key] += 1
                 attempt = server.counts[key]
                 server.bodies.append(body)
+                server.queries.append(dict(parse_qsl(urlsplit(self.path).query)))
                 auth = self.headers.get("Authorization")
                 if auth:
                     server.auth_headers.add(auth)

@@ -1,0 +1,75 @@
+"""run.json records the conditions that decide comparability (thinking, budget, temperature, filters), in one block."""
+
+from __future__ import annotations
+
+import json
+
+from yoxla.suite import load_suite
+from yoxla.testing.fakeserver import FakeServer
+
+
+def test_thinking_run_records_flag_budget_and_effective_generation(runner, env_key, answers) -> None:
+    with FakeServer(answers=dict(answers)) as srv:
+        rc, _, err = runner.api(
+            srv, "think", "--task", "sentiment_v1", "--limit", "2", "--thinking", "--thinking-budget", "512",
+            provider="openrouter",
+        )  # fmt: skip
+        assert rc == 0, err
+        assert {b["max_tokens"] for b in srv.bodies} == {16 + 512}
+    info = runner.json("think", "run.json")
+    assert info["settings"]["thinking"] is True and info["settings"]["thinking_budget"] == 512
+    task = load_suite().task("sentiment_v1")
+    assert info["conditions"] == {
+        "system_prompt": "contract",
+        "thinking": True,
+        "thinking_budget": 512,
+        "seed": None,
+        "limit": 2,
+        "task_filter": ["sentiment_v1"],
+        "tasks": {
+            "sentiment_v1": {
+                "temperature": float(task.generation.temperature),
+                "top_p": float(task.generation.top_p),
+                "max_tokens": task.generation.max_tokens + 512,
+            }
+        },
+    }
+    assert info["tasks"]["sentiment_v1"]["max_tokens"] == 16 + 512
+    doc = json.loads((runner.results / "partial" / "sample" / "openrouter__fake--model-1.json").read_text())
+    assert doc["run"]["conditions"] == {
+        "thinking": True,
+        "thinking_budget": 512,
+        "temperature": None,
+        "system_prompt": "contract",
+        "limit": 2,
+        "filters": {"task": ["sentiment_v1"]},
+    }
+
+
+def test_run_without_thinking_records_no_budget_and_no_filter(runner) -> None:
+    rc, _, err = runner(
+        "run", "--edition", "sample", "--provider", "baseline", "--model", "first", "--run-id", "b"
+    )
+    assert rc == 0, err
+    c = runner.json("b", "run.json")["conditions"]
+    assert (c["thinking"], c["thinking_budget"], c["task_filter"], c["limit"]) == (False, 0, None, None)
+    assert len(c["tasks"]) == 11 and all(t["temperature"] == 0.0 for t in c["tasks"].values())
+
+
+def test_run_folder_of_an_older_runner_resumes(runner) -> None:
+    """Older run.json files list the transport settings flat; they still resume."""
+    args = ("run", "--edition", "sample", "--provider", "baseline", "--model", "first", "--task", "nli_v1")
+    rc, _, err = runner(*args, "--run-id", "old", "--workers", "3")
+    assert rc == 0, err
+    path = runner.runs / "old" / "run.json"
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info["settings"].update(info["settings"].pop("transport"))
+    info["status"] = "interrupted"
+    path.write_text(json.dumps(info), encoding="utf-8")
+    pred = runner.runs / "old" / "predictions.jsonl"
+    pred.write_bytes(b"".join(pred.read_bytes().splitlines(keepends=True)[:5]))
+    rc, _, err = runner("run", "--run-id", "old", "--resume")
+    assert rc == 0, err
+    settings = runner.json("old", "run.json")["settings"]
+    assert settings["transport"]["workers"] == 3 and "workers" not in settings
+    assert len(runner.predictions("old")) == 12

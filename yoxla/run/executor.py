@@ -1,0 +1,170 @@
+"""The executor: examples → provider → one record per example, handed over in example order.
+
+Examples are sent by a thread pool (up to ``workers`` in flight, under the provider's
+adaptive limiter, which also owns retries and the Retry-After cap) but consumed *in
+example order* through a bounded window of futures, so ``predictions.jsonl`` reads the
+same whatever the schedule and a killed run resumes from its last complete line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from yoxla.evaluators import score_example
+from yoxla.parsing import answer_text
+from yoxla.providers.base import Completion, Provider, ProviderError, Request
+from yoxla.providers.registry import redact
+from yoxla.run.settings import RunSettings, generation_for
+from yoxla.suite import Task
+
+ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no success at all: stop
+Item = tuple[Task, dict[str, Any]]
+
+
+def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, Any]:
+    """One line of predictions.jsonl: the model's answer as stored, and how it scored now."""
+    raw = None if comp.error else comp.raw
+    res = score_example(task, row, raw, comp.finish_reason, comp.error)
+    p = res.parsed
+    return {
+        "task": task.id,
+        "id": res.id,
+        "raw": raw,
+        "text": answer_text(raw),
+        "parsed": p.value if p.valid else None,
+        "valid": p.valid,
+        "abstained": p.abstained,
+        "outcome": res.outcome,
+        "reason": "generation_error" if comp.error else p.reason,
+        "near_miss": p.near_miss,
+        "score": res.score,
+        "metrics": res.metrics,
+        "finish_reason": comp.finish_reason,
+        "model": comp.model,
+        "usage": comp.usage,
+        "latency_s": round(comp.latency_s, 6),
+        "attempts": comp.attempts,
+        "error": comp.error,
+    }
+
+
+def request_for(task: Task, row: dict[str, Any], thinking: bool, thinking_budget: int) -> Request:
+    gen = generation_for(task, thinking, thinking_budget)
+    return Request(
+        task=task,
+        row=row,
+        example_id=str(row[task.id_field]),
+        messages=task.messages(row),
+        max_tokens=gen.max_tokens,
+        temperature=gen.temperature,
+        top_p=gen.top_p,
+        thinking=thinking,
+    )
+
+
+def _batch_size(provider: Provider) -> int:
+    return max(1, int(getattr(provider, "batch_size", 1) or 1))
+
+
+def units(items: list[Item], provider: Provider) -> list[list[Item]]:
+    """Single examples for parallel providers; same-task batches of batch_size otherwise."""
+    size = _batch_size(provider)
+    if size == 1:
+        return [[it] for it in items]
+    out: list[list[Item]] = []
+    for it in items:
+        if out and len(out[-1]) < size and out[-1][0][0].id == it[0].id:
+            out[-1].append(it)
+        else:
+            out.append([it])
+    return out
+
+
+class _FailureWatch:
+    """Stops a run whose first requests all fail: a wrong URL or model, not bad luck."""
+
+    def __init__(self) -> None:
+        self.in_a_row = 0
+        self.any_success = False
+
+    def see(self, comp: Completion) -> None:
+        if not comp.error:
+            self.any_success, self.in_a_row = True, 0
+            return
+        self.in_a_row += 1
+        if not self.any_success and self.in_a_row >= ABORT_AFTER_FAILURES:
+            raise ProviderError(f"the first {self.in_a_row} requests all failed (last: {comp.error})")
+
+
+def execute(
+    provider: Provider,
+    items: list[Item],
+    settings: RunSettings,
+    on_record: Callable[[dict[str, Any]], None],
+    *,
+    initial: int = 0,
+    total: int | None = None,
+    secrets: list[str] | None = None,
+) -> int:
+    """Send ``items``; hand each record to ``on_record`` in item order. Returns requests completed."""
+    secrets = secrets or []
+    workers = max(1, settings.transport.workers) if provider.parallel else 1
+    window_max = workers * 4 if provider.parallel else 2
+    batched = _batch_size(provider) > 1
+
+    def work(unit: list[Item]) -> list[Completion]:
+        reqs = [request_for(t, r, settings.thinking, settings.thinking_budget) for t, r in unit]
+        try:
+            comps = provider.generate_batch(reqs) if batched else [provider.generate(r) for r in reqs]
+        except ProviderError:
+            raise
+        except Exception as exc:  # a provider bug or a local failure: this unit's examples fail
+            msg = redact(f"{type(exc).__name__}: {exc}", secrets)[:500]
+            comps = [Completion(error=msg) for _ in reqs]
+        if len(comps) != len(reqs):
+            raise ProviderError(f"provider returned {len(comps)} completions for {len(reqs)} requests")
+        return comps
+
+    bar = _progress(settings.progress, total if total is not None else len(items), initial)
+    done = 0
+    watch = _FailureWatch()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="yoxla-worker")
+    window: deque[tuple[list[Item], Future[list[Completion]]]] = deque()
+    pending: Iterator[list[Item]] = iter(units(items, provider))
+
+    def fill() -> None:
+        while len(window) < window_max and (unit := next(pending, None)) is not None:
+            window.append((unit, pool.submit(work, unit)))
+
+    try:
+        fill()
+        while window:
+            unit, fut = window.popleft()
+            for (task, row), comp in zip(unit, fut.result(), strict=True):
+                if comp.error:
+                    comp.error = redact(comp.error, secrets)
+                on_record(make_record(task, row, comp))
+                done += 1
+                watch.see(comp)
+            if bar is not None:
+                bar.update(len(unit))
+            fill()
+    finally:
+        for _, fut in window:
+            fut.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+    return done
+
+
+def _progress(enabled: bool, total: int, initial: int) -> Any:
+    if not enabled or total - initial <= 0:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="req", dynamic_ncols=True, file=sys.stderr, smoothing=0.1)

@@ -1,0 +1,313 @@
+"""Finishing a run: re-score the stored outputs, write the run folder's scores and the result file.
+
+Scores always come from the stored raw outputs through :func:`yoxla.record.build_task_result`,
+so a run, its resumption and a later ``rescore`` agree. The result document is built in
+one function, :func:`build_result`. Files are written in an order that never lies:
+``run.json`` says ``finalizing`` first, the result file is written, and only then does
+``run.json`` say ``complete`` (or ``incomplete``); a run whose finalisation failed (disk
+full, read-only results folder) is finished by ``--resume`` without asking the model again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from yoxla.editions import fingerprint, load_edition, load_rows
+from yoxla.providers.registry import public_url
+from yoxla.record import (
+    DatasetInfo,
+    ModelInfo,
+    RunConditions,
+    RunInfo,
+    TaskResult,
+    Usage,
+    build_document,
+    build_task_result,
+    summary_scores,
+)
+from yoxla.rescoring import align_rows
+from yoxla.results import SIGN_KEY_ENV, result_filename, write_result
+from yoxla.run.artifacts import (
+    PREDICTIONS,
+    RUN_JSON,
+    SUMMARY,
+    TASK_SCORES,
+    CorruptRun,
+    drop_duplicates,
+    duplicates_note,
+    read_json,
+    read_predictions,
+    write_json,
+)
+from yoxla.run.errors import Log, RunError, log_stderr, resume_command, writing
+from yoxla.run.lock import RunLock
+from yoxla.run.settings import now_iso, settings_from
+from yoxla.suite import load_suite
+
+
+@dataclass
+class RunReport:
+    run_dir: Path
+    summary: dict[str, Any]
+    result_path: Path | None
+    complete: bool
+    sent: int = 0
+
+
+def score_run(
+    run_dir: Path, task_rows: dict[str, list[dict[str, Any]]] | None = None, log: Log | None = None
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
+    """(run info, task_scores, records, task results) recomputed from the stored raw outputs.
+
+    Every task result comes from :func:`yoxla.record.build_task_result`, the one path that
+    turns stored answers into verdicts and metrics (admission derives the same way). A
+    repeated example is scored once (its first line) and reported through ``log``.
+    """
+    info = read_json(run_dir / RUN_JSON)
+    records, _ = read_predictions(run_dir / PREDICTIONS)
+    records, dropped = drop_duplicates(records)
+    if dropped and log:
+        log(duplicates_note(run_dir / PREDICTIONS, dropped))
+    suite = load_suite()
+    s = settings_from(info)
+    task_ids: list[str] = info["task_ids"]
+    if task_rows is None:
+        edition = load_edition(s.edition)
+        task_rows = {tid: load_rows(edition, tid, s.data_dir, s.revision) for tid in task_ids}
+        for tid in task_ids:
+            if fingerprint(task_rows[tid]) != info["tasks"][tid]["fingerprint"]:
+                raise RunError(
+                    f"the rows of {tid} differ from those the run used (fingerprint); cannot re-score"
+                )
+    by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in task_ids}
+    for r in records:
+        if r.get("task") not in by_task:
+            raise CorruptRun(
+                f"{run_dir / PREDICTIONS}: a line names task {r.get('task')!r}, not part of this run"
+            )
+        by_task[r["task"]].append(r)
+    tasks_out: dict[str, Any] = {}
+    results: dict[str, TaskResult] = {}
+    for tid in task_ids:
+        task = suite.task(tid)
+        order = {str(row[task.id_field]): i for i, row in enumerate(task_rows[tid])}
+        recs = sorted(by_task[tid], key=lambda r: order.get(str(r["id"]), len(order)))
+        expected = info["tasks"][tid]["selected"]
+        entry = {"block": task.block, "primary": task.primary, "rows": len(recs), "expected": expected}
+        if not recs:
+            tasks_out[tid] = {**entry, "score": None, "metrics": None}
+            continue
+        try:
+            rows = align_rows(task, task_rows[tid], [str(r["id"]) for r in recs])
+        except ValueError as exc:
+            raise CorruptRun(f"{run_dir / PREDICTIONS}: {exc}") from None
+        result = build_task_result(
+            task,
+            rows,
+            [r.get("raw") for r in recs],
+            [r.get("finish_reason") for r in recs],
+            [r.get("error") for r in recs],
+            fingerprint=info["tasks"][tid]["fingerprint"],
+        )
+        results[tid] = result
+        tasks_out[tid] = {
+            **entry,
+            "score": result.score,
+            "metrics": result.metrics.model_dump(mode="json", exclude_unset=True),
+        }
+    scores = summary_scores(suite, results)
+    task_scores = {
+        "tasks": tasks_out,
+        "blocks": dict(scores.blocks),
+        "yoxla": scores.yoxla if results else None,
+    }
+    return info, task_scores, records, results
+
+
+def is_complete(info: dict[str, Any], task_scores: dict[str, Any]) -> bool:
+    edition = load_edition(info["settings"]["edition"])
+    return (
+        info.get("limit") is None
+        and set(info["task_ids"]) == set(edition.tasks)
+        and all(t["rows"] == t["expected"] for t in task_scores["tasks"].values())
+    )
+
+
+def _usage_total(records: list[dict[str, Any]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for r in records:
+        for k, v in (r.get("usage") or {}).items():
+            if isinstance(v, int):
+                total[k] += v
+    out = {k: int(total.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    if total.get("reasoning_tokens"):
+        out["reasoning_tokens"] = int(total["reasoning_tokens"])
+    return out
+
+
+def build_summary(
+    info: dict[str, Any], task_scores: dict[str, Any], records: list[dict[str, Any]], complete: bool
+) -> dict[str, Any]:
+    errors = [
+        {"task": r["task"], "id": r["id"], "error": r.get("error")}
+        for r in records
+        if r.get("outcome") == "generation_error"
+    ]
+    tasks = {}
+    for tid, t in task_scores["tasks"].items():
+        m = t["metrics"] or {}
+        tasks[tid] = {
+            "block": t["block"],
+            "score": t["score"],
+            "rows": t["rows"],
+            "expected": t["expected"],
+            "invalid_output_rate": m.get("invalid_output_rate"),
+            "generation_errors": m.get("generation_errors", 0),
+            "truncated": m.get("truncated", 0),
+        }
+    return {
+        "run_id": info["run_id"],
+        "provider": info["provider"],
+        "model": info["model"],
+        "edition": info["edition"],
+        "complete": complete,
+        "yoxla": task_scores["yoxla"],
+        "blocks": task_scores["blocks"],
+        "tasks": tasks,
+        "examples": len(records),
+        "generation_errors": len(errors),
+        "generation_error_examples": errors,
+        "usage": _usage_total(records),
+        "wall_s": info.get("wall_s"),
+        "result_file": info.get("result_file"),
+    }
+
+
+def reported_model(records: list[dict[str, Any]]) -> str | None:
+    models = Counter(r.get("model") for r in records if r.get("model"))
+    return models.most_common(1)[0][0] if models else None
+
+
+def record_conditions(info: dict[str, Any]) -> RunConditions:
+    """The run's conditions as the result file states them (from run.json's ``conditions``)."""
+    cond = info.get("conditions") or {}
+    thinking = bool(cond.get("thinking", info.get("thinking", False)))
+    suite = load_suite()
+    temps = {
+        float(t.get("temperature", suite.task(tid).generation.temperature))
+        for tid, t in (cond.get("tasks") or {}).items()
+        if float(t.get("temperature", suite.task(tid).generation.temperature))
+        != suite.task(tid).generation.temperature
+    }
+    filters: dict[str, list[str]] = {}
+    edition = load_edition(info["edition"])
+    if set(info["task_ids"]) != set(edition.tasks):
+        filters["task"] = list(info["task_ids"])
+    return RunConditions(
+        thinking=thinking,
+        thinking_budget=int(cond.get("thinking_budget") or 0) if thinking else None,
+        temperature=temps.pop() if len(temps) == 1 else None,
+        system_prompt="contract" if cond.get("system_prompt", "contract") == "contract" else "changed",
+        limit=cond.get("limit", info.get("limit")),
+        filters=filters,
+    )
+
+
+def build_result(
+    info: dict[str, Any],
+    results: dict[str, TaskResult],
+    records: list[dict[str, Any]],
+    sign_key: str | None = None,
+) -> dict[str, Any]:
+    """The result file: metadata, scores, every prediction, digest (and signature).
+
+    Written by :mod:`yoxla.record` (the one writer; admission reads with the same record).
+    """
+    dataset = info.get("dataset") or {}
+    return build_document(
+        edition=info["edition"],
+        model=ModelInfo(
+            provider=info["provider"],
+            model=info["model"],
+            reported_model=reported_model(records),
+            base_url=public_url(info.get("base_url")),
+            display_name=info.get("display_name") or info["model"],
+        ),
+        run=RunInfo(
+            run_id=info["run_id"],
+            framework_version=info["framework_version"],
+            started_at=info["started_at"],
+            finished_at=info.get("finished_at"),
+            workers=int(info.get("workers") or 1),
+            batch_size=int(info.get("batch_size") or 1),
+            dataset=DatasetInfo(source=dataset.get("source"), revision=dataset.get("revision")),
+            chat_template_hash=info.get("chat_template_hash"),
+            command=info.get("command", ""),
+            conditions=record_conditions(info),
+        ),
+        suite_hash=info["suite_hash"],
+        tasks=results,
+        usage=Usage(**_usage_total(records)),
+        created_at=now_iso(),
+        sign_key=sign_key,
+    )
+
+
+def result_path_for(info: dict[str, Any], complete: bool) -> Path:
+    results_dir = Path(info["settings"].get("results_dir") or "results")
+    name = result_filename(info["provider"], info["model"])
+    if complete:
+        return results_dir / info["edition"] / name
+    return results_dir / "partial" / info["edition"] / name
+
+
+def finalize_run(
+    run_dir: Path,
+    task_rows: dict[str, list[dict[str, Any]]] | None = None,
+    write_result_file: bool = True,
+    sign_key: str | None = None,
+    log: Log | None = None,
+) -> RunReport:
+    """Score the stored outputs; write task_scores.json, summary.json and (by default) the result file."""
+    info, task_scores, records, results = score_run(run_dir, task_rows, log)
+    complete = is_complete(info, task_scores)
+    result_path: Path | None = None
+    if write_result_file:
+        result_path = result_path_for(info, complete)
+        info.update(status="finalizing", finished_at=now_iso(), result_file=str(result_path))
+        _write(run_dir / RUN_JSON, info, run_dir)
+        doc = build_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV))
+        with _writing(result_path, run_dir):
+            write_result(doc, result_path)
+    _write(run_dir / TASK_SCORES, task_scores, run_dir)
+    summary = build_summary(info, task_scores, records, complete)
+    _write(run_dir / SUMMARY, summary, run_dir)
+    if write_result_file:
+        info["status"] = "complete" if complete else "incomplete"  # only once the result file exists
+        _write(run_dir / RUN_JSON, info, run_dir)
+    return RunReport(run_dir, summary, result_path, complete)
+
+
+def _writing(path: Path, run_dir: Path) -> Any:
+    return writing(
+        path, f"fix that, then `{resume_command(run_dir)}` finishes the run without asking the model"
+    )
+
+
+def _write(path: Path, data: Any, run_dir: Path) -> None:
+    with _writing(path, run_dir):
+        write_json(path, data)
+
+
+def rescore_run(
+    run_dir: Path, write_result_file: bool = False, sign_key: str | None = None, log: Log = log_stderr
+) -> RunReport:
+    """Replay stored raw outputs through today's parsers and evaluators; answers are never touched."""
+    if not (run_dir / RUN_JSON).is_file():
+        raise RunError(f"{run_dir} is not a run folder (no run.json)")
+    with RunLock(run_dir, log):
+        return finalize_run(run_dir, write_result_file=write_result_file, sign_key=sign_key, log=log)

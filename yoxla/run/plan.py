@@ -1,0 +1,160 @@
+"""What a run sends: its tasks and validated rows, what is still to ask, and the provider to ask."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from yoxla.editions import Edition, fingerprint, load_edition, load_rows, resolve_source
+from yoxla.providers.base import Provider
+from yoxla.providers.registry import (
+    MASK,
+    api_key,
+    create_provider,
+    get_spec,
+    known_secrets,
+    public_url,
+    split_credentials,
+    with_overrides,
+)
+from yoxla.run.errors import Log, RunError, ValidationFailed
+from yoxla.run.executor import Item
+from yoxla.run.settings import RunSettings, generation_for, provider_options
+from yoxla.suite import Suite, load_suite
+
+
+@dataclass
+class Plan:
+    suite: Suite
+    edition: Edition
+    task_ids: list[str]
+    rows: dict[str, list[dict[str, Any]]]  # every row of each task, validated
+    facts: dict[str, dict[str, Any]]  # per task: rows, selected, fingerprint, hashes, max_tokens
+
+    def selected(self, tid: str, limit: int | None) -> list[dict[str, Any]]:
+        rows = self.rows[tid]
+        return rows if limit is None else rows[:limit]
+
+    def pending(self, limit: int | None, done: set[tuple[str, str]]) -> tuple[list[Item], int]:
+        """(the selected examples not in ``done``, in run order; how many are selected in all)."""
+        items: list[Item] = []
+        total = 0
+        for tid in self.task_ids:
+            task = self.suite.task(tid)
+            for row in self.selected(tid, limit):
+                total += 1
+                if (tid, str(row[task.id_field])) not in done:
+                    items.append((task, row))
+        return items, total
+
+
+def make_plan(s: RunSettings, log: Log | None = None) -> Plan:
+    suite = load_suite()
+    edition = load_edition(s.edition)
+    task_ids = select_tasks(suite, edition, s.tasks)
+    rows = load_task_rows(suite, edition, task_ids, s.data_dir, s.revision, log)
+    plan = Plan(suite, edition, task_ids, rows, {})
+    for tid in task_ids:
+        task = suite.task(tid)
+        plan.facts[tid] = {
+            "block": task.block,
+            "rows": len(rows[tid]),
+            "selected": len(plan.selected(tid, s.limit)),
+            "fingerprint": fingerprint(rows[tid]),
+            "contract_hash": task.contract_hash,
+            "prompt_hash": task.prompt_hash,
+            "max_tokens": generation_for(task, s.thinking, s.thinking_budget).max_tokens,
+        }
+    return plan
+
+
+def select_tasks(suite: Suite, edition: Edition, task_ids: Iterable[str]) -> list[str]:
+    ids = list(task_ids)
+    for tid in ids:
+        suite.task(tid)  # SuiteError names the known tasks
+        if tid not in edition.tasks:
+            raise RunError(f"task {tid} is not part of edition {edition.name}")
+    chosen = set(ids) if ids else set(edition.tasks)
+    return [tid for tid in edition.tasks if tid in chosen]  # edition order, no duplicates
+
+
+def load_task_rows(
+    suite: Suite,
+    edition: Edition,
+    task_ids: list[str],
+    data_dir: str | None,
+    revision: str | None,
+    log: Log | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Full rows of each task, validated; errors refuse the run, warnings are logged."""
+    from yoxla.validate import validate_rows
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    problems: list[str] = []
+    for tid in task_ids:
+        rows = load_rows(edition, tid, data_dir, revision)
+        report = validate_rows(suite.task(tid), rows, edition.tasks[tid])
+        problems.extend(str(p) for p in report.errors)
+        if log:
+            for p in report.warnings:
+                log(f"warning: {p}")
+        out[tid] = rows
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; … and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise ValidationFailed(f"the benchmark rows failed validation ({len(problems)} errors): {shown}")
+    return out
+
+
+def dataset_info(edition: Edition, s: RunSettings) -> dict[str, Any]:
+    source = resolve_source(edition, s.data_dir)
+    local = Path(source).is_dir()
+    return {
+        "source": edition.source if edition.bundled and not s.data_dir else source,
+        "revision": None if local else (s.revision or edition.revision),
+        "local": local,
+    }
+
+
+# The provider --------------------------------------------------------------------------------
+
+
+def precheck_provider(s: RunSettings) -> None:
+    """Unknown provider, missing key, or a stored base URL without its credentials: say so first."""
+    if s.base_url and MASK in s.base_url:
+        raise RunError(
+            "this run's base URL carried credentials, which are never stored; give --base-url again"
+        )
+    spec = get_spec(s.provider, s.config)
+    if spec.backend == "openai":
+        api_key(with_overrides(spec, s.base_url, **s.provider_settings))
+
+
+def open_provider(s: RunSettings) -> tuple[Provider, dict[str, Any]]:
+    """Create the provider (one-line ProviderError on any problem) and facts about it."""
+    precheck_provider(s)
+    spec = with_overrides(get_spec(s.provider, s.config), s.base_url, **s.provider_settings)
+    provider = create_provider(spec, s.model, provider_options(s))
+    check = getattr(provider, "check_reachable", None)
+    if s.check_connection and callable(check):
+        try:
+            check()
+        except BaseException:
+            provider.close()
+            raise
+    facts = {
+        "backend": spec.backend,
+        "base_url": public_url(spec.base_url),
+        "api_key_env": spec.api_key_env,
+        "reasoning_control": spec.reasoning,
+        "provider_info": {
+            k: v for k, v in provider.describe().items() if k not in ("base_url", "api_key_env")
+        },
+    }
+    return provider, facts
+
+
+def run_secrets(s: RunSettings) -> list[str]:
+    """Values to scrub from every stored text: the registry's keys and the base URL's credentials."""
+    return [*known_secrets(), *split_credentials(s.base_url).secrets]

@@ -1,0 +1,223 @@
+"""What a run is asked to do (:class:`RunSettings`) and how that is recorded in ``run.json``.
+
+``run.json`` keeps the settings a run was started with (``settings``), the conditions that
+decide whether its scores compare with another run's (``conditions``), and the facts of
+what it ran (tasks, fingerprints, hashes, provider). The conditions are gathered here, in
+one place, so the result file can carry the same block.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from yoxla.providers.base import ProviderOptions
+from yoxla.providers.registry import redact, scrub_url
+from yoxla.providers.transport import TransportSettings
+from yoxla.results import SIGN_KEY_ENV, model_slug
+from yoxla.run.errors import RunError
+from yoxla.suite import Suite, Task
+
+# What defines a run: a resumed session must not change it.
+IDENTITY = (
+    "provider",
+    "model",
+    "edition",
+    "tasks",
+    "limit",
+    "thinking",
+    "thinking_budget",
+    "data_dir",
+    "revision",
+)
+# Where and how to connect, and where to write: a resumed session may change these.
+SESSION = ("config", "base_url", "sign_key", *TransportSettings.names())
+# Taken from the current command line on every session, given or not.
+CURRENT = ("progress", "check_connection", "runs_dir", "results_dir", "command")
+NOT_STORED = ("sign_key", "progress", "check_connection", "command", "resume")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class RunSettings:
+    """Everything a run needs; what it was started with is stored in run.json under ``settings``."""
+
+    provider: str
+    model: str
+    edition: str = "v1"
+    tasks: list[str] = field(default_factory=list)  # empty: every task of the edition
+    data_dir: str | None = None
+    revision: str | None = None
+    limit: int | None = None
+    thinking: bool = False
+    thinking_budget: int = 4096
+    batch_size: int | None = None
+    seed: int | None = None
+    config: str | None = None
+    base_url: str | None = None
+    provider_settings: dict[str, Any] = field(default_factory=dict)
+    display_name: str | None = None
+    run_id: str | None = None
+    resume: bool = False
+    runs_dir: str = "runs"
+    results_dir: str = "results"
+    sign_key: str | None = None
+    progress: bool = True
+    check_connection: bool = True
+    command: str = ""
+    transport: TransportSettings = field(default_factory=TransportSettings)
+
+    def set(self, key: str, value: Any) -> None:
+        """Set a field, or a transport field by its own name (``workers``, ``timeout``, …)."""
+        setattr(self.transport if key in TransportSettings.names() else self, key, value)
+
+    def get(self, key: str) -> Any:
+        return getattr(self.transport if key in TransportSettings.names() else self, key)
+
+
+def settings_from(info: dict[str, Any]) -> RunSettings:
+    """The settings stored in run.json (also the flat transport fields of older run folders)."""
+    stored = dict(info["settings"])
+    transport = TransportSettings.from_dict({**stored, **(stored.pop("transport", None) or {})})
+    known = set(RunSettings.__dataclass_fields__) - {"transport"}
+    return RunSettings(**{k: v for k, v in stored.items() if k in known}, transport=transport)
+
+
+def stored_settings(s: RunSettings) -> dict[str, Any]:
+    """``settings`` of run.json: no key path, no credentials of the base URL."""
+    d = asdict(s)
+    for key in NOT_STORED:
+        d.pop(key, None)
+    d["base_url"] = scrub_url(s.base_url)
+    return d
+
+
+def provider_options(s: RunSettings) -> ProviderOptions:
+    return ProviderOptions(thinking=s.thinking, batch_size=s.batch_size, seed=s.seed, transport=s.transport)
+
+
+def resumed_settings(saved: RunSettings, given: RunSettings, explicit: set[str]) -> RunSettings:
+    """The stored settings, with what a new session may change taken from ``given``."""
+    for key in IDENTITY:
+        if key in explicit and given.get(key) != saved.get(key):
+            raise RunError(
+                f"--resume: {key} {given.get(key)!r} differs from the run's {saved.get(key)!r}; "
+                "start a new run (another --run-id) to change it"
+            )
+    for key in SESSION:
+        if key in explicit:
+            saved.set(key, given.get(key))
+    for key in CURRENT:
+        saved.set(key, given.get(key))
+    return saved
+
+
+def resolve_sign_key(s: RunSettings) -> None:
+    key = s.sign_key or os.environ.get(SIGN_KEY_ENV)
+    if key and not Path(key).is_file():
+        raise RunError(f"signing key {key} does not exist (make one with `yoxla keygen`)")
+    s.sign_key = key
+
+
+# Run ids -------------------------------------------------------------------------------------
+
+
+def default_run_id(s: RunSettings) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}_{model_slug(s.provider)}__{model_slug(s.model)}_{s.edition}"
+
+
+def check_run_id(run_id: str) -> str:
+    """A run id names one folder inside the runs folder: no path separators, not . or .."""
+    if not run_id or run_id in (".", "..") or any(c in run_id for c in "/\\\0"):
+        raise RunError(f"--run-id {run_id!r} must be a plain folder name (no '/', not '.' or '..')")
+    return run_id
+
+
+# The record ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The effective generation settings of one task's requests."""
+
+    temperature: float
+    top_p: float
+    max_tokens: int
+
+
+def generation_for(task: Task, thinking: bool, thinking_budget: int) -> Generation:
+    """What every request of ``task`` is sent with: the contract's settings, plus the thinking budget."""
+    gen = task.generation
+    extra = thinking_budget if thinking else 0
+    return Generation(float(gen.temperature), float(gen.top_p), gen.max_tokens + extra)
+
+
+def run_conditions(s: RunSettings, suite: Suite, task_ids: list[str]) -> dict[str, Any]:
+    """The conditions that decide whether this run's scores compare with another run's."""
+    per_task = {
+        tid: asdict(generation_for(suite.task(tid), s.thinking, s.thinking_budget)) for tid in task_ids
+    }
+    return {
+        "system_prompt": "contract",  # each request carries its task's own system prompt (prompt_hash)
+        "thinking": s.thinking,
+        "thinking_budget": s.thinking_budget if s.thinking else 0,
+        "seed": s.seed,
+        "limit": s.limit,
+        "task_filter": list(s.tasks) or None,  # --task / --block as given; None: the whole edition
+        "tasks": per_task,
+    }
+
+
+def run_record(
+    s: RunSettings,
+    *,
+    task_ids: list[str],
+    facts: dict[str, Any],
+    provider_facts: dict[str, Any],
+    dataset: dict[str, Any],
+    suite_hash: str,
+    conditions: dict[str, Any],
+    workers: int,
+    batch_size: int,
+    secrets: list[str],
+) -> dict[str, Any]:
+    """run.json of a new run: what it is, the conditions it runs under, how it was started."""
+    import platform
+
+    from yoxla import __version__
+
+    return {
+        "run_id": s.run_id,
+        "status": "running",
+        "framework_version": __version__,
+        "provider": s.provider,
+        "model": s.model,
+        "display_name": s.display_name or s.model,
+        **provider_facts,
+        "edition": s.edition,
+        "dataset": dataset,
+        "task_ids": task_ids,
+        "tasks": facts,
+        "limit": s.limit,
+        "suite_hash": suite_hash,
+        "chat_template_hash": provider_facts["provider_info"].get("chat_template_hash"),
+        "conditions": conditions,
+        "thinking": s.thinking,
+        "workers": workers,
+        "batch_size": batch_size,
+        "started_at": now_iso(),
+        "finished_at": None,
+        "wall_s": 0.0,
+        "command": redact(s.command, secrets),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "sessions": [],
+        "settings": stored_settings(s),
+    }
