@@ -76,6 +76,14 @@ def cmd_floors(args: argparse.Namespace) -> int:
         best = max(scores, key=lambda s: scores[s])
         body.append([tid, *(scores[s] for s in STRATEGIES), f"{best} ({scores[best]:.2f})"])
     print(table(["task", *STRATEGIES, "best floor"], body))
+    if args.gate:  # the shortcut gate: exit 1 when a cue-only strategy beats its threshold
+        from yoxla.declarations import load_declarations
+        from yoxla.gate import gate, report
+
+        decl = load_declarations(edition.name)
+        text, status = report(gate(result, suite.tasks, rows, decl), decl)
+        print(text)
+        return status
     return 0
 
 
@@ -155,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("floors", help="scores of the cue-only baselines per task")
     _add_data_args(p)
+    p.add_argument("--gate", action="store_true", help="exit 1 when a cue-only strategy beats its threshold")
     p.set_defaults(func=cmd_floors)
 
     p = sub.add_parser("tasks", help="list the registered tasks and their contract hashes")
@@ -189,8 +198,14 @@ def _verify_command(sub: Any) -> None:
     register(sub)
 
 
+def _annotate_command(sub: Any) -> None:
+    from yoxla.annotation.cli import register
+
+    register(sub)
+
+
 # Later stages add their subcommands here without touching the above.
-EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands, _verify_command]
+EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands, _verify_command, _annotate_command]
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -40,6 +40,7 @@ class Reply:
     torn: bool = False  # send half a response, then drop the connection
     message: str | None = None  # error message in the body of a non-200 reply
     usage: dict[str, int] | None = None
+    logprobs: list[dict[str, Any]] | None = None  # choices[0].logprobs.content (token, logprob, top_logprobs)
 
 
 Responder = Callable[[str, int, dict[str, Any]], Reply]  # (prompt key, attempt number, request body)
@@ -140,12 +141,15 @@ def _completion_json(server: FakeServer, body: dict[str, Any], reply: Reply) -> 
         "completion_tokens": max(1, len(reply.content or "") // 4),
     }
     usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    logprobs = None if reply.logprobs is None else {"content": reply.logprobs, "refusal": None}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": server.model_name,
-        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": logprobs}
+        ],
         "usage": usage,
     }
 

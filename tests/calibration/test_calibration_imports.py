@@ -1,0 +1,16 @@
+"""The calibration, gate, declarations and annotation modules stay light to import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_light_modules_import_no_torch_transformers_or_sklearn():
+    code = (
+        "import sys, yoxla, yoxla.calibration, yoxla.calibration.metrics, yoxla.gate, yoxla.declarations, "
+        "yoxla.annotation, yoxla.annotation.cli, yoxla.cli; yoxla.cli.build_parser(); "
+        "print([m for m in ('torch', 'transformers', 'sklearn', 'scipy') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

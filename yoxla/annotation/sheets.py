@@ -1,0 +1,215 @@
+"""Annotation sheets: where they live, how they are written (blind, shuffled) and read back.
+
+A sheet is a UTF-8 CSV (with a byte-order mark, so spreadsheet programs show Azerbaijani
+letters) with the columns of :data:`COLUMNS`. The annotator fills only ``label`` (a value of
+the answer space as the strict parser accepts it, or ``?`` when unsure), ``not_natural``
+(``1``/``x``/``bəli`` when the text is not natural Azerbaijani) and ``note``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from yoxla.parsing import parse
+from yoxla.suite import Task, canonical_json
+from yoxla.text import az_key
+
+COLUMNS = ("n", "task", "id", "input_sha", "text", "answers", "label", "not_natural", "note")
+UNSURE = "?"
+PERSON, MODEL = "person", "model"
+RESOLUTIONS = "resolutions.csv"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_YES = {"1", "x", "+", "yes", "y", "true", "bəli", "hə"}
+_NO = {"", "0", "-", "no", "n", "false", "xeyr", "yox"}
+
+
+class SheetError(ValueError):
+    """A sheet cannot be written or read as asked (one line, for the command line)."""
+
+
+def annotatable(task: Task) -> bool:
+    """Only closed answer spaces are annotated this way (span and STS tasks are not)."""
+    return task.answer.mode == "choice"
+
+
+def annotations_dir(edition: str, folder: str | Path | None = None) -> Path:
+    """The edition's annotations folder: ``folder`` when given, else ``annotations/<edition>``
+    under the current directory (the repository root), never inside the installed package."""
+    return Path(folder) if folder is not None else Path("annotations") / edition
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name) or name.removesuffix(".csv") + ".csv" == RESOLUTIONS:
+        raise SheetError(
+            f"annotator name {name!r} must be 1-64 letters, digits, '_', '.' or '-' (and not 'resolutions')"
+        )
+    return name
+
+
+def sheet_path(folder: Path, annotator: str, kind: str = PERSON) -> Path:
+    check_name(annotator)
+    base = folder / "model" if kind == MODEL else folder
+    return base / f"{annotator}.csv"
+
+
+def input_sha(task: Task, row: Mapping[str, Any]) -> str:
+    """A short hash of what the annotator reads: the task's input fields (never the gold)."""
+    seen = {f: row.get(f) for f in task.inputs}
+    return hashlib.sha256(canonical_json(seen).encode("utf-8")).hexdigest()[:16]
+
+
+def export_sheet(
+    path: Path,
+    tasks: Sequence[Task],
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    shuffle_key: str,
+    force: bool = False,
+) -> int:
+    """Write a blind sheet (no gold, rows of all ``tasks`` shuffled together); returns its rows.
+
+    The order is a fixed function of ``shuffle_key`` (edition, annotator, seed), so a lost
+    sheet can be written again identically. An existing sheet is never overwritten unless
+    ``force``: it may hold someone's work.
+    """
+    if path.exists() and not force:
+        raise SheetError(f"{path} exists (it may hold annotations); pass --force to overwrite it")
+    items: list[tuple[Task, Mapping[str, Any]]] = []
+    for task in tasks:
+        if not annotatable(task):
+            raise SheetError(f"task {task.id} has no closed answer space; it cannot be annotated this way")
+        items.extend((task, row) for row in rows_by_task[task.id])
+    random.Random(shuffle_key).shuffle(items)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8-sig", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COLUMNS)
+        for n, (task, row) in enumerate(items, start=1):
+            plain = dict(row)
+            writer.writerow(
+                [
+                    n,
+                    task.id,
+                    plain[task.id_field],
+                    input_sha(task, plain),
+                    task.render_user(plain),
+                    " | ".join(task.answer.values_for(plain)),
+                    "",
+                    "",
+                    "",
+                ]
+            )
+    return len(items)
+
+
+def write_instructions(folder: Path, tasks: Sequence[Task]) -> Path:
+    """``instructions.md``: each task's system prompt, the instruction the rows were written for."""
+    path = folder / "instructions.md"
+    parts = [
+        "# Annotation instructions",
+        "",
+        "Fill `label` with one of the row's `answers` (or `?` when unsure), `not_natural` with `1` when the",
+        "text is not natural Azerbaijani, and `note` with anything worth saying. Each task's instruction:",
+    ]
+    for task in tasks:
+        parts += ["", f"## {task.id}: {task.title}", "", "```text", task.system_prompt, "```"]
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One filled row of a sheet, its label read as the strict parser reads an answer."""
+
+    annotator: str
+    kind: str  # person | model
+    task: str
+    id: str
+    input_sha: str
+    label: str | None  # the canonical label; None when empty, unsure or invalid
+    unsure: bool
+    not_natural: bool
+    note: str
+
+    @property
+    def answered(self) -> bool:
+        return self.label is not None
+
+
+def _flag(value: str) -> bool | None:
+    key = az_key(value)
+    if key in _YES:
+        return True
+    if key in _NO:
+        return False
+    return None
+
+
+def read_annotations(
+    path: Path,
+    annotator: str,
+    kind: str,
+    tasks: Mapping[str, Task],
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> tuple[list[Annotation], list[str]]:
+    """(annotations, problems) of one sheet. Rows left empty are skipped; rows naming an
+    unknown task or id, a label outside the answer space or an unreadable flag are problems."""
+    if not path.is_file():
+        raise SheetError(f"no sheet at {path}")
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        needed = {"task", "id", "input_sha", "label", "not_natural", "note"}
+        if not needed <= set(header):
+            raise SheetError(f"{path}: missing column(s) {', '.join(sorted(needed - set(header)))}")
+        records = list(reader)
+    index = {
+        (tid, str(row[tasks[tid].id_field])): row
+        for tid, rows in rows_by_task.items()
+        if tid in tasks
+        for row in rows
+    }
+    out: list[Annotation] = []
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for line, rec in enumerate(records, start=2):
+        tid, rid = (rec.get("task") or "").strip(), (rec.get("id") or "").strip()
+        raw = (rec.get("label") or "").strip()
+        natural = (rec.get("not_natural") or "").strip()
+        note = (rec.get("note") or "").strip()
+        where = f"{path.name} line {line} ({tid} {rid})"
+        if (tid, rid) not in index:
+            problems.append(f"{where}: no such row in this edition")
+            continue
+        if (tid, rid) in seen:
+            problems.append(f"{where}: the row appears twice")
+            continue
+        seen.add((tid, rid))
+        flag = _flag(natural)
+        if flag is None:
+            problems.append(f"{where}: not_natural {natural!r} is neither yes (1, x, bəli) nor no (empty, 0)")
+            continue
+        if not raw and not flag and not note:
+            continue  # not annotated yet
+        task, row = tasks[tid], index[(tid, rid)]
+        label: str | None = None
+        unsure = raw == UNSURE
+        if raw and not unsure:
+            parsed = parse(task, raw, dict(row))
+            if not parsed.valid:
+                problems.append(f"{where}: label {raw!r} is not in the answer space")
+                continue
+            label = str(parsed.value)
+        out.append(
+            Annotation(
+                annotator, kind, tid, rid, (rec.get("input_sha") or "").strip(), label, unsure, flag, note
+            )
+        )
+    return out, problems

@@ -1,0 +1,33 @@
+"""How sure a model is: distributions over a task's answer space, and the metrics built on them.
+
+* :mod:`~yoxla.calibration.distribution`: :class:`LabelDistribution`, one per example.
+* :mod:`~yoxla.calibration.logprobs`: a distribution from OpenAI-style token logprobs.
+* :mod:`~yoxla.calibration.label_scoring`: the exact distribution of a local Transformers
+  model, each label scored as a continuation (imports torch; never imported from here).
+* :mod:`~yoxla.calibration.metrics`: mean gold probability, high-confidence error rate,
+  Brier, ECE with its reliability bins, answer/top agreement, group consistency, controls.
+* :mod:`~yoxla.calibration.ranking`: a declared ranking order, applied and explained.
+
+Everything here works on plain data and is pure; see docs/calibration.md for the formulas.
+"""
+
+from yoxla.calibration.distribution import LabelDistribution, answer_space
+from yoxla.calibration.logprobs import LogprobsError, TokenLogprob, distribution_from_logprobs, parse_logprobs
+from yoxla.calibration.metrics import CalibrationReport, Case, calibration_report, cases_for_task
+from yoxla.calibration.ranking import DEFAULT_ORDER, explain_order, rank
+
+__all__ = [
+    "DEFAULT_ORDER",
+    "CalibrationReport",
+    "Case",
+    "LabelDistribution",
+    "LogprobsError",
+    "TokenLogprob",
+    "answer_space",
+    "calibration_report",
+    "cases_for_task",
+    "distribution_from_logprobs",
+    "explain_order",
+    "parse_logprobs",
+    "rank",
+]

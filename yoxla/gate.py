@@ -1,0 +1,127 @@
+"""The shortcut gate: no cue-only strategy may score far above chance on any task.
+
+``yoxla floors --gate`` scores the cue-only baselines (:mod:`yoxla.baselines`) and fails
+when one of the gated strategies scores above the task's threshold: chance + the edition's
+margin (15 points by default), or a threshold the edition declares for that task with a
+written reason (:mod:`yoxla.declarations`).
+
+Chance, per task, on the task score's 0–100 scale:
+
+* closed answer space (classification): the expected accuracy of a uniformly random valid
+  answer, ``100 × mean over rows of 1 / |answer space of the row|`` (1/3 for NLI, 1/20 for
+  20 numbered candidates, 1/7 for six passages or HEÇ BİRİ);
+* span tasks (extractive QA, QA with abstention): the expected score of quoting one sentence
+  of the passage chosen uniformly at random (abstention: the sentences and the abstain
+  answer), computed exactly with the task's own evaluator: a span answer's "space" is the
+  passage, and a sentence is the unit the cue-only strategies quote;
+* STS (Spearman): 0, the expected correlation of an answer that ignores the gold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yoxla.declarations import EditionDeclarations
+from yoxla.suite import Task
+
+
+def chance_score(task: Task, rows: Sequence[Mapping[str, Any]]) -> float:
+    """The task score of answering at random, as defined in the module docstring (0–100)."""
+    from yoxla.baselines import _sentences
+    from yoxla.evaluators import score_example
+
+    if not rows:
+        return 0.0
+    ev = task.evaluator
+    if ev == "correlation":
+        return 0.0
+    per_row: list[float] = []
+    for row in rows:
+        plain = dict(row)
+        if ev == "classification":
+            per_row.append(1.0 / len(task.answer.values_for(plain)))
+            continue
+        options = _sentences(plain[task.inputs[0]])
+        if task.answer.abstain is not None:
+            options.append(task.answer.abstain.value)
+        scores = [score_example(task, plain, option).score for option in options]
+        per_row.append(sum(scores) / len(scores) if scores else 0.0)
+    return 100.0 * sum(per_row) / len(per_row)
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    task: str
+    chance: float
+    threshold: float
+    reason: str | None  # the declared reason when the threshold is not chance + margin
+    scores: dict[str, float]  # gated strategy → task score
+    failures: tuple[tuple[str, float], ...]  # strategies above the threshold, worst first
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def best(self) -> tuple[str, float]:
+        strategy = max(self.scores, key=lambda s: self.scores[s])
+        return strategy, self.scores[strategy]
+
+
+def gate(
+    floors: Mapping[str, Mapping[str, float]],
+    tasks: Mapping[str, Task],
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    declarations: EditionDeclarations,
+) -> list[GateVerdict]:
+    """One verdict per task of ``floors`` (``yoxla.baselines.floors``' output)."""
+    out = []
+    for tid, scores in floors.items():
+        task = tasks[tid]
+        decl = declarations.task(tid, task.id_field)
+        chance = chance_score(task, rows_by_task[tid])
+        if decl.gate_threshold is not None:
+            threshold, reason = decl.gate_threshold, decl.gate_reason
+        else:
+            threshold, reason = chance + declarations.gate_margin, None
+        gated = {s: float(scores[s]) for s in declarations.gate_strategies if s in scores}
+        failures = tuple(sorted(((s, v) for s, v in gated.items() if v > threshold), key=lambda x: -x[1]))
+        out.append(GateVerdict(tid, chance, threshold, reason, gated, failures))
+    return out
+
+
+def report(verdicts: Sequence[GateVerdict], declarations: EditionDeclarations) -> tuple[str, int]:
+    """(text for the terminal, exit status: 1 when any task fails the gate)."""
+    from yoxla.cli import table
+
+    lines = [
+        f"shortcut gate, edition {declarations.edition}: a cue-only strategy "
+        f"({', '.join(declarations.gate_strategies)}) may score at most chance + "
+        f"{declarations.gate_margin:g} points, unless the edition declares a task's threshold with a reason",
+        table(
+            ["task", "chance", "threshold", "best cue", "score", "gate"],
+            [
+                [v.task, v.chance, v.threshold, v.best[0], v.best[1], "ok" if v.passed else "FAILS"]
+                for v in verdicts
+            ],
+        ),
+    ]
+    for v in verdicts:
+        if v.reason:
+            lines.append(f"note: {v.task}: threshold {v.threshold:.2f} declared because: {v.reason}")
+    failed = [v for v in verdicts if not v.passed]
+    for v in failed:
+        rule = (
+            f"declared threshold {v.threshold:.2f}"
+            if v.reason
+            else (f"threshold {v.threshold:.2f} = chance {v.chance:.2f} + {declarations.gate_margin:g}")
+        )
+        for strategy, score in v.failures:
+            lines.append(f"gate failed: {v.task}: {strategy} scores {score:.2f} > {rule}")
+    if failed:
+        lines.append(f"shortcut gate failed on {len(failed)} of {len(verdicts)} task(s)")
+        return "\n".join(lines), 1
+    lines.append(f"shortcut gate passed on all {len(verdicts)} task(s)")
+    return "\n".join(lines), 0
