@@ -213,6 +213,7 @@ def _verify_command(sub: Any) -> None:
 
 # Later stages add their subcommands here without touching the above.
 EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands, _verify_command]
+EXTENSIONS.append(lambda sub: __import__("yoxla.suites.cli", fromlist=["register"]).register(sub))
 
 
 def run(argv: Sequence[str] | None = None) -> int:
