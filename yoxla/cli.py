@@ -205,7 +205,18 @@ def _annotate_command(sub: Any) -> None:
 
 
 # Later stages add their subcommands here without touching the above.
-EXTENSIONS: list[Callable[[Any], None]] = [_runner_commands, _verify_command, _annotate_command]
+def _suite_command(sub: Any) -> None:
+    from yoxla.suites.cli import register
+
+    register(sub)
+
+
+EXTENSIONS: list[Callable[[Any], None]] = [
+    _runner_commands,
+    _verify_command,
+    _annotate_command,
+    _suite_command,
+]
 
 
 def run(argv: Sequence[str] | None = None) -> int:

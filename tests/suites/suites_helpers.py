@@ -1,0 +1,47 @@
+"""Helpers for the suite tests: manifests written into a folder, sample rows, short worker limits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from yoxla.suites.worker import WorkerLimits
+
+CASES = Path(__file__).parent / "cases"
+ROWS = [
+    {"id": "s1", "sual": "Azərbaycanın paytaxtı haradır?", "cavab": "Bakı", "mövzu": "coğrafiya"},
+    {"id": "s2", "sual": "Nizami Gəncəvi hansı şəhərdə doğulub?", "cavab": "Gəncə", "mövzu": "tarix"},
+    {"id": "s3", "sual": "Şəki nə ilə tanınır?", "cavab": "İpək", "mövzu": "mədəniyyət"},
+    {"id": "s4", "sual": "Xəzər nədir?", "cavab": "Dəniz", "mövzu": "coğrafiya"},
+]
+# Short limits keep the hostile-code tests fast; the hard deadline is timeout + grace.
+FAST = WorkerLimits(memory_mb=1024, load_timeout_s=20.0, grace_s=0.5)
+
+
+def cases(name: str) -> Any:
+    return yaml.safe_load((CASES / name).read_text(encoding="utf-8"))
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def write_manifest(folder: Path, tasks: list[dict[str, Any]], **top: Any) -> Path:
+    doc = {"schema_version": "2026-05-27", "tasks": tasks, **top}
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def task(**fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": "t1",
+        "dataset": {"path": "data.jsonl"},
+        "prompt_template": "Sual: {{sual}}",
+        "target_template": "{{cavab}}",
+    }
+    base.update(fields)
+    return base

@@ -1,0 +1,317 @@
+"""Built-in graders: no Python needed, deterministic, and the project's own scorers reused.
+
+Each grader scores a sample (a mapping of metric -> float) and aggregates a task (the means
+of its per-sample metrics, plus task-level metrics). Names and metrics:
+
+==================  ==========================================  ===============================
+grader              per sample                                  task level
+==================  ==========================================  ===============================
+exact_match         exact_match (trimmed, NFC; ``case_sensitive``)
+accuracy            accuracy (the valid extracted value is the  per_class_accuracy (closed
+                    target; numbers compare as numbers)         answer spaces, or ``per_class``)
+macro_f1            –                                           macro_f1 (invalid = no class)
+numeric_tolerance   numeric_tolerance (``tolerance``,
+                    ``relative_tolerance``)
+token_f1            token_f1 (Azerbaijani tokens)
+spearman            –                                           spearman, pearson, *_valid, mae,
+                                                                rmse (invalid imputed: ``impute``,
+                                                                else the strict range's midpoint)
+span                span_recall, span_precision,                (their means)
+                    exact_span_rate, unsupported_rate,
+                    over_sentence_rate, token_f1,
+                    normalized_em, strict_em
+                    (:mod:`yoxla.spans`, ``passage_field``)
+abstention          overall_score (+ span metrics when          answerability_accuracy,
+                    answered)                                   unanswerable_accuracy,
+                                                                abstention_rate, n_answerable
+==================  ==========================================  ===============================
+
+The same functions as the built-in benchmark's evaluators are used (``yoxla.spans``,
+``yoxla.evaluators.macro_f1`` and ``spearman``), so a YOXLA task written as a manifest scores
+identically (a parity test holds this).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yoxla.evaluators import SPAN_KEYS, macro_f1, pearson, spearman
+from yoxla.spans import ZERO, score_span, token_f1
+from yoxla.suites.extraction import Extracted, parse_number
+from yoxla.suites.spec import BuiltinGrader
+from yoxla.suites.templates import lookup
+from yoxla.text import az_lower, nfc
+
+SPAN_METRICS = tuple(name for _, name in SPAN_KEYS)
+
+
+class GraderFailure(Exception):
+    """A built-in grader cannot score this sample (e.g. the row lacks the passage)."""
+
+
+@dataclass(frozen=True)
+class View:
+    """What a grader sees of one sample."""
+
+    index: int
+    id: str
+    row: Mapping[str, Any]
+    target: str
+    choices: tuple[str, ...]
+    extracted: Extracted
+
+
+def mean(values: Sequence[float]) -> float:
+    return float(sum(values) / len(values)) if values else 0.0
+
+
+def cells(keys: Sequence[Any], values: Sequence[float]) -> dict[str, dict[str, float]]:
+    """Mean per key value, as the result record's cells: {value: {accuracy, n}}."""
+    groups: dict[str, list[float]] = {}
+    for k, v in zip(keys, values, strict=True):
+        groups.setdefault(str(k), []).append(v)
+    return {k: {"accuracy": mean(v), "n": len(v)} for k, v in sorted(groups.items())}
+
+
+def _same_text(a: str, b: str, case_sensitive: bool) -> bool:
+    a, b = nfc(a.strip()), nfc(b.strip())
+    if a == b:
+        return True
+    if case_sensitive:
+        return False
+    return az_lower(a) == az_lower(b) or (a.isascii() and b.isascii() and a.lower() == b.lower())
+
+
+def _number(ex: Extracted) -> float | None:
+    if not ex.valid or ex.value is None:
+        return None
+    return ex.number if ex.number is not None else parse_number(ex.value)
+
+
+def _target_number(view: View) -> float:
+    value = parse_number(view.target)
+    if value is None:
+        raise GraderFailure(f"the target {view.target[:40]!r} is not a number")
+    return value
+
+
+class Builtin:
+    """Base: per-sample metrics and a task aggregate (means of the per-sample metrics)."""
+
+    def __init__(self, spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> None:
+        self.spec = spec
+        self.strict_range = strict_range
+        self.closed = closed
+
+    @property
+    def metric(self) -> str:
+        return self.spec.metric_id or self.spec.name
+
+    def sample_metrics(self) -> tuple[str, ...]:
+        return (self.metric,)
+
+    def score(self, view: View) -> dict[str, float]:
+        return {}
+
+    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in self.sample_metrics():
+            values = [s[key] for s in scores if key in s]
+            out[key] = mean(values)
+        return out
+
+
+class ExactMatch(Builtin):
+    def score(self, view: View) -> dict[str, float]:
+        ex = view.extracted
+        ok = ex.valid and ex.value is not None
+        cs = self.spec.case_sensitive is not False
+        return {self.metric: float(ok and _same_text(str(ex.value), view.target, cs))}
+
+
+class Accuracy(Builtin):
+    def score(self, view: View) -> dict[str, float]:
+        ex = view.extracted
+        if not ex.valid or ex.value is None:
+            return {self.metric: 0.0}
+        if ex.number is not None:
+            target = parse_number(view.target)
+            return {self.metric: float(target is not None and ex.number == target)}
+        return {self.metric: float(ex.value == view.target)}
+
+    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+        out = super().aggregate(views, scores)
+        if self.spec.per_class or (self.spec.per_class is None and self.closed):
+            pairs = [
+                (v.target, s[self.metric]) for v, s in zip(views, scores, strict=True) if self.metric in s
+            ]
+            out[f"per_class_{self.metric}"] = cells([p[0] for p in pairs], [p[1] for p in pairs])
+        return out
+
+
+class MacroF1(Builtin):
+    def sample_metrics(self) -> tuple[str, ...]:
+        return ()
+
+    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+        gold = [v.target for v in views]
+        pred = [v.extracted.value if v.extracted.valid else None for v in views]
+        return {"macro_f1": macro_f1(gold, pred)}
+
+
+class NumericTolerance(Builtin):
+    def score(self, view: View) -> dict[str, float]:
+        target = _target_number(view)
+        pred = _number(view.extracted)
+        if pred is None:
+            return {self.metric: 0.0}
+        allowed = max(self.spec.tolerance or 0.0, (self.spec.relative_tolerance or 0.0) * abs(target))
+        return {self.metric: float(abs(pred - target) <= allowed)}
+
+
+class TokenF1(Builtin):
+    def score(self, view: View) -> dict[str, float]:
+        ex = view.extracted
+        pred = str(ex.value) if ex.valid and ex.value is not None else ""
+        return {self.metric: token_f1(pred, view.target)}
+
+
+class Spearman(Builtin):
+    def sample_metrics(self) -> tuple[str, ...]:
+        return ()
+
+    def score(self, view: View) -> dict[str, float]:
+        _target_number(view)  # a sample with a non-numeric target is a grader error
+        return {}
+
+    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+        impute = self.spec.impute
+        if impute is None and self.strict_range is not None:
+            impute = (self.strict_range[0] + self.strict_range[1]) / 2
+        gold: list[float] = []
+        pred: list[float] = []
+        vg: list[float] = []
+        vp: list[float] = []
+        for v in views:
+            target = parse_number(v.target)
+            if target is None:
+                continue
+            p = _number(v.extracted)
+            if p is not None:
+                vg.append(target)
+                vp.append(p)
+            if p is None and impute is not None:
+                p = impute
+            if p is not None:
+                gold.append(target)
+                pred.append(p)
+        errors = [abs(p - g) for p, g in zip(vp, vg, strict=True)]
+        return {
+            "spearman": spearman(pred, gold),
+            "pearson": pearson(pred, gold),
+            "spearman_valid": spearman(vp, vg),
+            "pearson_valid": pearson(vp, vg),
+            "mae": mean(errors),
+            "rmse": math.sqrt(mean([e * e for e in errors])),
+        }
+
+
+class Span(Builtin):
+    def sample_metrics(self) -> tuple[str, ...]:
+        return SPAN_METRICS
+
+    def _passage(self, view: View) -> tuple[str, int | None]:
+        field = self.spec.passage_field or ""
+        passage = lookup(view.row, field.split("."))
+        if not isinstance(passage, str):
+            raise GraderFailure(f"the row has no text in {field!r}")
+        start = None
+        if self.spec.answer_start_field:
+            value = lookup(view.row, self.spec.answer_start_field.split("."))
+            start = value if isinstance(value, int) and not isinstance(value, bool) else None
+        return passage, start
+
+    def _found(self, view: View, passage: str, start: int | None) -> dict[str, float]:
+        found = score_span(passage, view.target, str(view.extracted.value), start).as_dict()
+        return {name: found[key] for key, name in SPAN_KEYS}
+
+    def score(self, view: View) -> dict[str, float]:
+        passage, start = self._passage(view)
+        if view.extracted.valid and view.extracted.value is not None:
+            return self._found(view, passage, start)
+        zero = {**ZERO.as_dict(), "unsupported": 0.0}
+        return {name: zero[key] for key, name in SPAN_KEYS}
+
+
+class Abstention(Span):
+    """1 for abstaining on an unanswerable item, 0 on an answerable one, else the span recall.
+
+    An item is unanswerable when its target renders empty (a null gold).
+    """
+
+    def sample_metrics(self) -> tuple[str, ...]:
+        return ("overall_score",)
+
+    def score(self, view: View) -> dict[str, float]:
+        passage, start = self._passage(view)
+        ex = view.extracted
+        answerable = view.target != ""
+        if not ex.valid:
+            return {"overall_score": 0.0}
+        if ex.abstained:
+            return {"overall_score": float(not answerable)}
+        if not answerable:
+            return {"overall_score": 0.0}
+        found = self._found(view, passage, start)
+        return {"overall_score": found["span_recall"], **found}
+
+    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+        pairs = [(v, s) for v, s in zip(views, scores, strict=True) if "overall_score" in s]
+        answerable = [v.target != "" for v, _ in pairs]
+        abstained = [v.extracted.valid and v.extracted.abstained for v, _ in pairs]
+        valid = [v.extracted.valid for v, _ in pairs]
+        out: dict[str, Any] = {
+            "overall_score": mean([s["overall_score"] for _, s in pairs]),
+            "answerability_accuracy": mean(
+                [float(ok and ab != a) for ok, ab, a in zip(valid, abstained, answerable, strict=True)]
+            ),
+            "unanswerable_accuracy": mean(
+                [float(ab) for ab, a in zip(abstained, answerable, strict=True) if not a]
+            ),
+            "abstention_rate": mean([float(ab) for ab in abstained]),
+        }
+        answered = [s for (_, s), a in zip(pairs, answerable, strict=True) if a]
+        for name in SPAN_METRICS:
+            out[name] = mean([s.get(name, 0.0) for s in answered])
+        out["n_answerable"] = len(answered)
+        return out
+
+
+GRADERS: dict[str, type[Builtin]] = {
+    "exact_match": ExactMatch,
+    "accuracy": Accuracy,
+    "macro_f1": MacroF1,
+    "numeric_tolerance": NumericTolerance,
+    "token_f1": TokenF1,
+    "spearman": Spearman,
+    "span": Span,
+    "abstention": Abstention,
+}
+
+
+def build(spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> Builtin:
+    return GRADERS[spec.name](spec, strict_range, closed)
+
+
+def default_metric_ids(spec: BuiltinGrader) -> list[str]:
+    """The metric a built-in grader contributes when a task omits ``metrics`` (its headline)."""
+    headline = {
+        "macro_f1": "macro_f1",
+        "spearman": "spearman",
+        "span": "span_recall",
+        "abstention": "overall_score",
+    }
+    return [headline.get(spec.name) or spec.metric_id or spec.name]

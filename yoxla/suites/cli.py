@@ -1,0 +1,175 @@
+"""``yoxla suite validate | render | check``: work with a suite manifest before any model call.
+
+* ``validate FILE``: schema and limits, data read and fingerprinted, preprocessors run,
+  templates rendered on the first rows, regexes compiled, every grader answers one sample
+  (the target given as the model's answer); prints each task's hash and the suite hash.
+* ``render FILE --task ID -n 3``: the exact messages a model will see, few-shot included.
+* ``check FILE [--write]``: compare every task's hash with the frozen hash file
+  (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
+  freezes new tasks (never rewrites a frozen one).
+
+Exit status: 0 ok, 1 a problem found, 2 a manifest that cannot be read (one line, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+FIRST_ROWS = 3
+
+
+def _judge_stub(request: dict[str, Any]) -> Any:
+    from yoxla.suites.judge import JudgeResponse
+
+    return JudgeResponse(output_text="", model="validate-stub")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from yoxla.suites.hashing import suite_hash
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.prepare import prepare_task
+    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.spec import HubDataset
+    from yoxla.suites.templates import lookup
+    from yoxla.suites.worker import WorkerPool
+
+    manifest = load_manifest(args.file)
+    print(f"{args.file}: schema {manifest.schema_version}, {len(manifest.tasks)} task(s)")
+    problems: list[str] = []
+    hashes: dict[str, str] = {}
+    with WorkerPool() as pool:
+        for tid, task in manifest.tasks.items():
+            prepared = prepare_task(task, pool)
+            hashes[tid] = prepared.task_hash
+            print(f"task {tid}: {len(prepared.items)} items")
+            for role, ds in prepared.datasets.items():
+                print(f"  {role}: {ds.describe()}")
+            for role, ds_spec in (
+                ("dataset", task.spec.dataset),
+                ("fewshot", getattr(task.spec.fewshot, "dataset", None)),
+            ):
+                if isinstance(ds_spec, HubDataset) and not (ds_spec.revision and len(ds_spec.revision) == 40):
+                    print(f"  warning: the {role} is not pinned to a commit (revision); its rows may change")
+            first = [i.row for i in prepared.items[:FIRST_ROWS]]
+            for name, template in (("prompt_template", task.prompt), ("target_template", task.target)):
+                for missing in template.missing_fields(first):
+                    print(f"  warning: {name} uses {{{{{missing}}}}}, which none of the first rows has")
+            for fld in task.spec.breakdowns:
+                if all(lookup(i.row, fld.split(".")) is None for i in prepared.items):
+                    print(f"  warning: metadata.breakdowns names {fld}, which no row has")
+            fs = task.spec.fewshot_settings
+            if fs is not None:
+                short = [i.id for i in prepared.items if len(i.fewshot) < fs.count]
+                if short:
+                    print(f"  warning: {len(short)} item(s) get fewer than {fs.count} few-shot examples")
+            gen = task.spec.generation
+            if gen is not None and gen.removed_extra_body_keys:
+                print(
+                    f"  warning: generation.extra_body: removed unsafe keys {', '.join(gen.removed_extra_body_keys)}"
+                )
+            for item in prepared.items[:FIRST_ROWS]:
+                if not item.messages[-1]["content"].strip():
+                    problems.append(f"task {tid}: item {item.id} renders an empty prompt")
+            probe = list(prepared.items[:1])
+            scored = score_suite_task(
+                prepared, [SampleOutput(i.target) for i in probe], items=probe, pool=pool, judge=_judge_stub
+            )
+            for r in scored.results:
+                if r.grader_error:
+                    problems.append(f"task {tid}: the grader fails on item {r.id}: {r.grader_error}")
+            problems.extend(f"task {tid}: {p}" for p in scored.problems)
+            shown = ", ".join(
+                f"{k}={v:.3g}"
+                for k, v in scored.metrics.items()
+                if k in {m.id for m in task.metrics} and isinstance(v, int | float)
+            )
+            print(f"  graders answer (the target as the answer): {shown or 'ok'}")
+            print(f"  task hash {prepared.task_hash}")
+    for p in problems:
+        print(f"error: {p}")
+    if problems:
+        print(f"validation failed: {len(problems)} problem(s)")
+        return 1
+    print(f"ok: suite hash {suite_hash(hashes)}")
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.prepare import messages_text, prepare_task
+
+    manifest = load_manifest(args.file)
+    task = manifest.task(args.task)
+    prepared = prepare_task(task, limit=args.n)
+    for k, item in enumerate(prepared.items, start=1):
+        print(f"=== {task.id} item {item.id} ({k}/{len(prepared.items)}) ===")
+        print(messages_text(item.messages))
+        print(f"[target]\n{item.target}")
+        print()
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from yoxla.suites.hashing import (
+        compare,
+        current_hashes,
+        hash_file_path,
+        read_hash_file,
+        write_hash_file,
+    )
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.worker import WorkerPool
+
+    manifest = load_manifest(args.file)
+    with WorkerPool() as pool:
+        current = current_hashes(manifest, pool)
+    path = hash_file_path(Path(args.file))
+    frozen = read_hash_file(path) if path.is_file() else {}
+    if not path.is_file() and not args.write:
+        print(f"no frozen hash file {path}; run `yoxla suite check {args.file} --write` to freeze the tasks")
+        return 1
+    lines = compare(current, frozen)
+    for line in lines:
+        print(f"{line.task}: {line.status}" + (f" ({line.detail})" if line.detail else ""))
+    changed = [line for line in lines if line.status == "changed"]
+    for line in changed:
+        print(
+            f"error: task {line.task} changed in place ({line.detail}); a changed task needs a new id "
+            f"(e.g. {line.task}_v2), the old one stays as it was"
+        )
+    if changed:
+        return 1
+    new = [line.task for line in lines if line.status == "new"]
+    if new and args.write:
+        keep = dict(frozen)
+        keep.update({tid: current[tid] for tid in new})
+        write_hash_file(path, manifest.name, keep)
+        print(f"froze {len(new)} new task(s) in {path}")
+    elif new:
+        print(f"error: {len(new)} task(s) are not frozen yet; run with --write to freeze them")
+        return 1
+    print("ok: every frozen task is unchanged")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``yoxla suite …`` to the command line (called from yoxla.cli's EXTENSIONS)."""
+    p = sub.add_parser("suite", help="eval suites as manifests: validate, render, check")
+    commands = p.add_subparsers(dest="suite_command", required=True)
+
+    v = commands.add_parser("validate", help="check a manifest, its data, templates and graders")
+    v.add_argument("file")
+    v.set_defaults(func=cmd_validate)
+
+    r = commands.add_parser("render", help="the exact messages a model will see")
+    r.add_argument("file")
+    r.add_argument("--task", required=True)
+    r.add_argument("-n", type=int, default=3, help="how many items (default 3)")
+    r.set_defaults(func=cmd_render)
+
+    c = commands.add_parser("check", help="refuse a task changed without a new id (frozen hashes)")
+    c.add_argument("file")
+    c.add_argument("--write", action="store_true", help="freeze new tasks in <stem>.hashes.json")
+    c.set_defaults(func=cmd_check)

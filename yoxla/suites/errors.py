@@ -1,0 +1,21 @@
+"""Errors of the suite machinery: each carries one line that names the file, task and field."""
+
+from __future__ import annotations
+
+from yoxla.suite import SuiteError
+
+
+class ManifestError(SuiteError):
+    """A suite manifest breaks a rule (schema, limit, template, regex, grader source)."""
+
+
+class DatasetError(ManifestError):
+    """A dataset named by a manifest cannot be read, or a row breaks the format."""
+
+
+class PreprocessError(ManifestError):
+    """A preprocessor failed: the task fails before any model call; the message names the row."""
+
+
+class TemplateError(ManifestError):
+    """A template uses something other than a field reference."""

@@ -1,0 +1,514 @@
+"""The one scoring function for a suite task's stored outputs.
+
+The runner's finalisation, ``rescore`` and admission all call :func:`score_suite_task`
+(or, for one sample at a time, :class:`TaskScorer`). It is a pure function of the prepared
+task and the stored outputs: extraction, built-in graders, Python graders in a worker
+process, and judge calls replayed from the stored records (or, in live mode, answered by the
+runner's callback and recorded).
+
+Task metrics:
+
+* always: ``n``, ``n_valid``, ``invalid_output_rate``, ``generation_errors``, ``truncated``,
+  ``grader_errors``, ``extraction_errors``, ``near_miss`` (strict extraction), ``outcomes``;
+  for closed answer spaces (strict choices, ``label_set``) also ``modal_answer_share`` and
+  ``modal_answer``;
+* each built-in grader's aggregate (see :mod:`yoxla.suites.builtins`);
+* each declared metric with ``aggregation: mean`` that samples scored: the mean over the
+  samples that have it (a sample whose grader failed has no scores; it is counted in
+  ``grader_errors``, not averaged as 0);
+* a batch grader's returned metrics;
+* ``per_<field>_accuracy`` (primary metric accuracy) or ``per_<field>_score`` (any other)
+  for each field in ``metadata.breakdowns``: the mean sample score per value of that row
+  field (rows without the field are left out).
+
+A sample's ``score`` is its value of the task's primary metric (the first declared one) when
+that metric is per sample, else of the first declared per-sample metric it has. Its outcome
+is ``generation_error``, ``grader_error``, ``truncated``/``invalid`` (nothing valid was
+extracted), ``abstained``, ``correct`` (score ≥ 1 on a higher-is-better metric), ``wrong``,
+or ``graded`` (no per-sample score, e.g. a batch-graded task).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from yoxla.parsing import answer_text
+from yoxla.suites import builtins as B
+from yoxla.suites import spec as S
+from yoxla.suites.extraction import ERROR, Extracted
+from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeCallback, JudgeRecord, JudgeSession
+from yoxla.suites.loader import SuiteTask
+from yoxla.suites.prepare import Item, PreparedTask
+from yoxla.suites.templates import lookup
+from yoxla.suites.worker import CallResult, WorkerPool
+
+SAMPLE_FUNCTIONS = ("grade",)
+BATCH_FUNCTIONS = ("grade_batch",)
+MAX_SCORES = 100  # metrics one sample may return
+_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+_METRIC = re.compile(S.ID_PATTERN)
+
+
+@dataclass(frozen=True)
+class SampleOutput:
+    """What the runner stored for one item."""
+
+    output_text: str | None  # the answer (reasoning removed); None when the request failed
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    error: str | None = None  # the generation error after the last retry
+    judgements: tuple[JudgeRecord, ...] = ()
+
+    @classmethod
+    def from_raw(
+        cls,
+        raw: str | None,
+        finish_reason: str | None = None,
+        error: str | None = None,
+        judgements: Sequence[JudgeRecord] = (),
+    ) -> SampleOutput:
+        """From a stored raw output with reasoning inside ``<think>`` (the result file's ``raw``)."""
+        reasoning = None
+        if raw:
+            found = [m.strip() for m in _THINK.findall(raw) if m.strip()]
+            reasoning = "\n\n".join(found) or None
+        text = None if raw is None else answer_text(raw)
+        return cls(text, reasoning, finish_reason, error, tuple(judgements))
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """What scoring derived for one sample."""
+
+    id: str
+    extracted: str | None
+    valid: bool
+    reason: str | None  # why nothing valid was extracted
+    near_miss: str | None
+    abstained: bool
+    number: float | None
+    scores: dict[str, float]
+    score: float | None
+    outcome: str
+    grader_error: str | None = None
+    extraction_error: str | None = None
+    judgements: tuple[JudgeRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """A task's per-sample results and metrics."""
+
+    task_id: str
+    task_hash: str
+    primary: str | None
+    higher_is_better: bool
+    results: tuple[SampleResult, ...]
+    metrics: dict[str, Any]
+    problems: tuple[str, ...] = ()  # task-level: a batch grader failed, a declared metric is missing
+
+    @property
+    def primary_value(self) -> float | None:
+        value = self.metrics.get(self.primary) if self.primary else None
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    @property
+    def score(self) -> float | None:
+        """The primary metric clamped to [0, 1] × 100 (None when lower is better or it is missing)."""
+        value = self.primary_value
+        if value is None or not self.higher_is_better:
+            return None
+        return min(1.0, max(0.0, value)) * 100.0
+
+    @property
+    def judge_scored(self) -> bool:
+        return any(r.judgements for r in self.results)
+
+
+@dataclass
+class SampleCache:
+    """Memo of per-sample results, keyed by task definition, items and the stored output."""
+
+    max_entries: int = 1_000_000
+    hits: int = 0
+    _store: dict[tuple[Any, ...], SampleResult] = field(default_factory=dict, repr=False)
+
+    def get(self, key: tuple[Any, ...]) -> SampleResult | None:
+        hit = self._store.get(key)
+        if hit is not None:
+            self.hits += 1
+        return hit
+
+    def put(self, key: tuple[Any, ...], value: SampleResult) -> None:
+        if len(self._store) < self.max_entries:
+            self._store[key] = value
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def scores_from(value: Any, metric_id: str) -> tuple[dict[str, float], str | None]:
+    """A grader's return value as scores, or the reason it is not one."""
+    number = _finite(value)
+    if number is not None:
+        return {metric_id: number}, None
+    if isinstance(value, float):
+        return {}, f"the grader returned {value!r}, not a finite number"
+    if isinstance(value, dict) and isinstance(value.get("scores"), dict):
+        scores = value["scores"]
+    elif isinstance(value, dict) and "scores" not in value and value:
+        scores = value
+    else:
+        return {}, f'the grader returned {_shown(value)}; expected a number or {{"scores": {{...}}}}'
+    if len(scores) > MAX_SCORES:
+        return {}, f"the grader returned {len(scores)} scores (at most {MAX_SCORES})"
+    out = {}
+    for key, val in scores.items():
+        if not isinstance(key, str) or not _METRIC.fullmatch(key):
+            return {}, f"the grader returned a score named {_shown(key)} (letters, digits, _ . -)"
+        num = _finite(val)
+        if num is None:
+            return {}, f"the grader returned {_shown(val)} for {key}, not a finite number"
+        out[key] = num
+    return out, None
+
+
+def _sample_dict(out: SampleOutput, item: Item, ex: Extracted) -> dict[str, Any]:
+    """The ``sample`` a Python grader receives."""
+    return {
+        "id": item.id,
+        "output_text": out.output_text,
+        "extracted_output": ex.value,
+        "reasoning": out.reasoning,
+        "finish_reason": out.finish_reason,
+        "error": out.error,
+        "valid": ex.valid,
+        "reason": ex.reason,
+    }
+
+
+def _output_key(out: SampleOutput) -> tuple[Any, ...]:
+    return (
+        out.output_text,
+        out.reasoning,
+        out.finish_reason,
+        out.error,
+        tuple(j.model_dump_json() for j in out.judgements),
+    )
+
+
+class TaskScorer:
+    """Scores samples of one prepared task; :meth:`score` for all, :meth:`aggregate` for metrics.
+
+    Thread-safe: runner threads may score samples as they arrive (the worker serializes
+    Python grader calls). ``judge``: the runner's live callback; None replays stored records.
+    """
+
+    def __init__(
+        self,
+        prepared: PreparedTask,
+        pool: WorkerPool,
+        *,
+        cache: SampleCache | None = None,
+        judge: JudgeCallback | None = None,
+    ) -> None:
+        self.prepared = prepared
+        self.task: SuiteTask = prepared.task
+        self.pool = pool
+        self.cache = cache if judge is None else None  # live judgements are never served from a memo
+        self.judge = judge
+        spec = self.task.spec
+        ex = spec.output_extraction
+        strict_range = None
+        if isinstance(ex, S.StrictExtraction) and ex.range is not None:
+            strict_range = (float(ex.range[0]), float(ex.range[1]))
+        self.closed = self.task.extractor.closed
+        self.builtins = [
+            B.build(g, strict_range, self.closed) for g in self.task.graders if isinstance(g, S.BuiltinGrader)
+        ]
+        self.python = [
+            (g, self.task.grader_code[i])
+            for i, g in enumerate(self.task.graders)
+            if isinstance(g, S.PythonGrader)
+        ]
+        self.metrics = {m.id: m for m in self.task.metrics}
+        self.primary = self.task.primary
+
+    # samples ------------------------------------------------------------------------------------
+    def _key(self, item: Item, out: SampleOutput) -> tuple[Any, ...]:
+        return (self.task.definition_hash, self.prepared.items_fingerprint, item.index, _output_key(out))
+
+    def score(self, items: Sequence[Item], outputs: Sequence[SampleOutput]) -> list[SampleResult]:
+        """Per-sample results, aligned with ``items``."""
+        if len(items) != len(outputs):
+            raise ValueError(f"{self.task.id}: {len(items)} items but {len(outputs)} outputs")
+        results: list[SampleResult | None] = [None] * len(items)
+        todo = []
+        for k, (item, out) in enumerate(zip(items, outputs, strict=True)):
+            hit = self.cache.get(self._key(item, out)) if self.cache is not None else None
+            if hit is None:
+                todo.append(k)
+            else:
+                results[k] = hit
+        if todo:
+            fresh = self._score_fresh([items[k] for k in todo], [outputs[k] for k in todo])
+            for k, res in zip(todo, fresh, strict=True):
+                results[k] = res
+                if self.cache is not None:
+                    self.cache.put(self._key(items[k], outputs[k]), res)
+        return [r for r in results if r is not None]
+
+    def _extract(self, out: SampleOutput) -> Extracted:
+        return self.task.extractor.extract(None if out.error else out.output_text)
+
+    def _score_fresh(self, items: Sequence[Item], outputs: Sequence[SampleOutput]) -> list[SampleResult]:
+        choices = self.task.choices
+        extracted = [self._extract(o) for o in outputs]
+        views = [
+            B.View(i.index, i.id, i.row, i.target, choices, e) for i, e in zip(items, extracted, strict=True)
+        ]
+        scores: list[dict[str, float]] = [{} for _ in items]
+        errors: list[str | None] = [None] * len(items)
+        for grader in self.builtins:
+            for k, view in enumerate(views):
+                if errors[k] is None:
+                    try:
+                        scores[k].update(grader.score(view))
+                    except B.GraderFailure as exc:
+                        errors[k] = f"{grader.spec.name}: {exc}"
+        judged = any(spec.contract == "sample" for spec, _ in self.python)  # only Python can ask a judge
+        sessions = [
+            JudgeSession(i.id, [j for j in o.judgements if j.sample_id != BATCH_SAMPLE_ID], self.judge)
+            for i, o in zip(items, outputs, strict=True)
+            if judged
+        ]
+        for spec, code in self.python:
+            if spec.contract != "sample":
+                continue
+            worker = self.pool.get(code.source, code.filename)
+            args = [
+                [_sample_dict(o, i, e), i.grader_item(choices)]
+                for i, o, e in zip(items, outputs, extracted, strict=True)
+            ]
+            calls = worker.map(SAMPLE_FUNCTIONS, args, spec.timeout_seconds, self._judge_handler(sessions))
+            for k, res in enumerate(calls):
+                self._merge(k, res, spec.metric_id, scores, errors)
+        live = [tuple(sess.records) for sess in sessions] if judged else [() for _ in items]
+        return [
+            self._result(i, o, e, s, err, rec if self.judge is not None else o.judgements)
+            for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, live, strict=True)
+        ]
+
+    @staticmethod
+    def _judge_handler(sessions: Sequence[JudgeSession]) -> Any:
+        def handle(index: int, request: dict[str, Any]) -> dict[str, Any]:
+            return sessions[index].responses_create(request)
+
+        return handle
+
+    @staticmethod
+    def _merge(
+        k: int, res: CallResult, metric_id: str, scores: list[dict[str, float]], errors: list[str | None]
+    ) -> None:
+        if errors[k] is not None:
+            return
+        if not res.ok:
+            errors[k] = res.error or "the grader failed"
+            return
+        got, problem = scores_from(res.value, metric_id)
+        if problem is not None:
+            errors[k] = problem
+        else:
+            scores[k].update(got)
+
+    def _sample_score(self, scores: Mapping[str, float]) -> float | None:
+        if self.primary is not None and self.primary in scores:
+            return scores[self.primary]
+        for mid in self.metrics:
+            if mid in scores:
+                return scores[mid]
+        return None
+
+    def _result(
+        self,
+        item: Item,
+        out: SampleOutput,
+        ex: Extracted,
+        scores: dict[str, float],
+        error: str | None,
+        judgements: tuple[JudgeRecord, ...],
+    ) -> SampleResult:
+        score = None if error else self._sample_score(scores)
+        metric = self.metrics.get(self.primary or "")
+        higher = metric.higher_is_better if metric is not None else True
+        if out.error:
+            outcome = "generation_error"
+        elif error:
+            outcome = "grader_error"
+        elif not ex.valid:
+            outcome = "truncated" if out.finish_reason == "length" else "invalid"
+        elif ex.abstained:
+            outcome = "abstained"
+        elif score is None:
+            outcome = "graded"
+        else:
+            outcome = "correct" if higher and score >= 1.0 else "wrong"
+        return SampleResult(
+            id=item.id,
+            extracted=ex.value,
+            valid=ex.valid,
+            reason=ex.reason,
+            near_miss=ex.near_miss,
+            abstained=ex.abstained,
+            number=ex.number,
+            scores={} if error else scores,
+            score=score,
+            outcome=outcome,
+            grader_error=error,
+            extraction_error=ex.error,
+            judgements=judgements,
+        )
+
+    # task ---------------------------------------------------------------------------------------
+    def aggregate(
+        self, items: Sequence[Item], outputs: Sequence[SampleOutput], results: Sequence[SampleResult]
+    ) -> tuple[dict[str, Any], list[str], tuple[JudgeRecord, ...]]:
+        """Task metrics, task-level problems, and the batch graders' judge records."""
+        n = len(results)
+        valid = [r.valid for r in results]
+        m: dict[str, Any] = {
+            "n": n,
+            "n_valid": sum(valid),
+            "invalid_output_rate": 1.0 - B.mean([float(v) for v in valid]) if n else 0.0,
+            "generation_errors": sum(r.outcome == "generation_error" for r in results),
+            "truncated": sum(r.outcome == "truncated" for r in results),
+            "grader_errors": sum(r.grader_error is not None for r in results),
+            "extraction_errors": sum(r.reason == ERROR for r in results),
+            "near_miss": dict(sorted(Counter(r.near_miss for r in results if r.near_miss).items())),
+            "outcomes": dict(sorted(Counter(r.outcome for r in results).items())),
+        }
+        if self.closed:
+            answers = Counter(r.extracted for r in results if r.valid and r.extracted is not None)
+            m["modal_answer_share"] = max(answers.values()) / sum(answers.values()) if answers else 0.0
+            m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
+        ok = [(i, r) for i, r in zip(items, results, strict=True) if r.grader_error is None]
+        views = [B.View(i.index, i.id, i.row, i.target, self.task.choices, _as_extracted(r)) for i, r in ok]
+        for grader in self.builtins:
+            m.update(grader.aggregate(views, [r.scores for _, r in ok]))
+        problems: list[str] = []
+        for mid, metric in self.metrics.items():
+            if metric.aggregation != "mean" or mid in m:
+                continue
+            values = [r.scores[mid] for r in results if mid in r.scores]
+            if values:
+                m[mid] = B.mean(values)
+        batch_records: list[JudgeRecord] = []
+        for spec, code in self.python:
+            if spec.contract == "batch":
+                got, problem, records = self._batch(spec, code.source, code.filename, items, outputs, results)
+                batch_records.extend(records)
+                if problem:
+                    problems.append(problem)
+                m.update(got)
+        for mid, metric in self.metrics.items():
+            if metric.aggregation == "mean" and mid not in m:
+                problems.append(f"metric {mid} was not produced by any grader")
+        suffix = "accuracy" if self.primary == "accuracy" else "score"
+        for fld in self.task.spec.breakdowns:
+            keys: list[Any] = []
+            sample_scores: list[float] = []
+            for i, r in zip(items, results, strict=True):
+                key = lookup(i.row, fld.split("."))
+                if r.score is not None and key is not None:  # rows without the field are left out
+                    keys.append(key)
+                    sample_scores.append(r.score)
+            m[f"per_{fld}_{suffix}"] = B.cells(keys, sample_scores)
+        return m, problems, tuple(batch_records)
+
+    def _batch(
+        self,
+        spec: S.PythonGrader,
+        source: str,
+        filename: str,
+        items: Sequence[Item],
+        outputs: Sequence[SampleOutput],
+        results: Sequence[SampleResult],
+    ) -> tuple[dict[str, float], str | None, list[JudgeRecord]]:
+        stored = [j for o in outputs for j in o.judgements if j.sample_id == BATCH_SAMPLE_ID]
+        session = JudgeSession(BATCH_SAMPLE_ID, stored, self.judge)
+        samples = [
+            _sample_dict(o, i, _as_extracted(r)) for i, o, r in zip(items, outputs, results, strict=True)
+        ]
+        grader_items = [i.grader_item(self.task.choices) for i in items]
+        worker = self.pool.get(source, filename)
+        res = worker.call(
+            BATCH_FUNCTIONS,
+            [samples, grader_items],
+            spec.timeout_seconds,
+            lambda _i, request: session.responses_create(request),
+        )
+        if not res.ok:
+            return {}, f"batch grader failed: {res.error}", session.records
+        got, problem = scores_from(res.value, spec.metric_id)
+        return got, (f"batch grader: {problem}" if problem else None), session.records
+
+
+def _as_extracted(r: SampleResult) -> Extracted:
+    return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
+
+
+def score_suite_task(
+    prepared: PreparedTask,
+    outputs: Sequence[SampleOutput],
+    *,
+    items: Sequence[Item] | None = None,
+    pool: WorkerPool | None = None,
+    cache: SampleCache | None = None,
+    judge: JudgeCallback | None = None,
+) -> TaskScore:
+    """Score stored outputs of a task: per-sample results and task metrics.
+
+    ``items`` defaults to all of ``prepared.items`` (give a subset for a partial run);
+    ``outputs`` is aligned with it. ``pool`` keeps grader workers alive across calls (one is
+    made and closed here when omitted). ``judge`` is the live judge callback; without it
+    stored judgements are replayed.
+    """
+    its = list(prepared.items if items is None else items)
+    own = pool is None
+    workers = pool or WorkerPool()
+    try:
+        scorer = TaskScorer(prepared, workers, cache=cache, judge=judge)
+        results = scorer.score(its, outputs)
+        metrics, problems, batch_records = scorer.aggregate(its, outputs, results)
+    finally:
+        if own:
+            workers.close()
+    if batch_records and judge is not None and results:
+        # A live batch grader's judgements are kept with the first sample, under the batch id.
+        results[0] = replace(results[0], judgements=(*results[0].judgements, *batch_records))
+    primary = scorer.primary
+    metric = scorer.metrics.get(primary or "")
+    return TaskScore(
+        task_id=prepared.task.id,
+        task_hash=prepared.task_hash,
+        primary=primary,
+        higher_is_better=metric.higher_is_better if metric is not None else True,
+        results=tuple(results),
+        metrics=metrics,
+        problems=tuple(problems),
+    )

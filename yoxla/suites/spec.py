@@ -1,0 +1,589 @@
+"""The manifest's fields, as typed records with every limit.
+
+The surface follows the MKA1 eval-suite manifest field for field (``schema_version``,
+``tasks``, ``metadata``; per task ``id``, ``name``, ``type``, ``dataset``,
+``prompt_template``, ``target_template``, ``choices``, ``num_fewshot`` | ``fewshot``,
+``preprocess``, ``output_extraction``, ``metrics``, ``grader``, ``generation``,
+``metadata``). YOXLA adds a few things where the reference leaves a gap, each marked below:
+``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``.
+
+Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
+refused, so a misspelt field never silently does nothing). Messages are made readable by
+:func:`yoxla.suites.loader.format_validation_error`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+from yoxla.suites.generation import GenerationSettings, bounded_json
+
+# Limits --------------------------------------------------------------------------------------
+MAX_TASKS = 100  # tasks per suite (MKA1: 1 to 100)
+MAX_FEWSHOT = 100  # few-shot examples per sample (MKA1: 0 to 100)
+MAX_ROWS = 1_000_000  # Hugging Face max_rows (MKA1: up to 1,000,000); also rows of a local file
+MAX_METADATA_KEY = 64  # MKA1
+MAX_METADATA_VALUE = 512  # MKA1
+MAX_METADATA_ENTRIES = 64
+MAX_TEMPLATE = 100_000  # characters of one template
+MAX_CHOICES = 1_000
+MAX_CHOICE = 1_000  # characters of one choice or label
+MAX_PATTERN = 1_000  # characters of one regex
+MAX_SOURCE = 1_000_000  # characters of a grader's or preprocessor's source
+MAX_METRICS = 50
+MAX_GRADERS = 10
+MAX_TIMEOUT_S = 3600.0
+MAX_NAME = 200
+MAX_DESCRIPTION = 2_000
+MAX_PATH = 1_000
+
+ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+_ID = re.compile(ID_PATTERN)
+BREAKDOWN_FIELD = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+
+TASK_TYPES = (
+    "classification",
+    "multiple_choice",
+    "qa",
+    "summarization",
+    "semantic_similarity",
+    "llm_judge",
+    "numeric",
+    "math",
+    "custom",
+)
+BUILTIN_GRADERS = (
+    "exact_match",
+    "accuracy",
+    "macro_f1",
+    "numeric_tolerance",
+    "token_f1",
+    "spearman",
+    "span",
+    "abstention",
+)
+LOCAL_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+# A path ending like a file is a local file (then only .jsonl/.ndjson/.csv are readable);
+# anything else without a source is a Hugging Face dataset id (the reference's inference).
+FILE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".json", ".parquet", ".tsv", ".txt", ".gz", ".xlsx")
+
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+TemplateText = Annotated[str, Field(max_length=MAX_TEMPLATE)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)]
+RelPath = Annotated[str, Field(min_length=1, max_length=MAX_PATH)]
+SourceText = Annotated[str, Field(min_length=1, max_length=MAX_SOURCE)]
+
+
+class Spec(BaseModel):
+    """Base of every manifest record: strict, closed, immutable."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _no_upload_ids(data: Any, what: str) -> Any:
+    if isinstance(data, dict) and "file_id" in data:
+        raise ValueError(
+            f"file_id names a file uploaded to the MKA1 gateway; in YOXLA {what} is a local file "
+            "given by path (relative to the manifest's folder)"
+        )
+    return data
+
+
+def _metadata(value: Any, where: str) -> dict[str, str]:
+    """Metadata: at most 64 entries, keys ≤ 64 characters, scalar values ≤ 512 characters."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be a mapping")
+    if len(value) > MAX_METADATA_ENTRIES:
+        raise ValueError(f"{where} has {len(value)} entries (at most {MAX_METADATA_ENTRIES})")
+    out: dict[str, str] = {}
+    for key, val in value.items():
+        if not isinstance(key, str) or not key or len(key) > MAX_METADATA_KEY:
+            shown = str(key)[:80]
+            raise ValueError(f"{where} key {shown!r} must be 1 to {MAX_METADATA_KEY} characters")
+        if isinstance(val, bool) or not isinstance(val, str | int | float):
+            raise ValueError(f"{where}.{key} must be a string (found {type(val).__name__})")
+        text = str(val)
+        if len(text) > MAX_METADATA_VALUE:
+            raise ValueError(f"{where}.{key} is {len(text)} characters long (at most {MAX_METADATA_VALUE})")
+        out[key] = text
+    return out
+
+
+# Datasets ------------------------------------------------------------------------------------
+
+
+class LocalDataset(Spec):
+    """A JSONL or CSV file next to the manifest (YOXLA's form of MKA1's uploaded file)."""
+
+    source: Literal["local"] = "local"
+    path: RelPath = Field(description="relative to the manifest's folder")
+    format: Literal["jsonl", "csv"] | None = Field(default=None, description="inferred from the suffix")
+    max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before(cls, data: Any) -> Any:
+        return _no_upload_ids(data, "a dataset")
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or "://" in value:
+            raise ValueError("must be a path relative to the manifest's folder")
+        return value
+
+    @model_validator(mode="after")
+    def _format(self) -> LocalDataset:
+        if self.format is None:
+            suffix = "." + self.path.rsplit(".", 1)[-1].lower() if "." in self.path else ""
+            if suffix not in LOCAL_SUFFIXES:
+                raise ValueError(
+                    f"cannot infer the format of {self.path!r} from its suffix; "
+                    "name it .jsonl or .csv, or give format: jsonl|csv"
+                )
+        return self
+
+    @property
+    def resolved_format(self) -> str:
+        if self.format is not None:
+            return self.format
+        return LOCAL_SUFFIXES["." + self.path.rsplit(".", 1)[-1].lower()]
+
+
+DataFiles = str | list[str] | dict[str, str | list[str]]
+
+
+class HubDataset(Spec):
+    """A Hugging Face dataset, loaded through the one loading path (pinned revision, by content)."""
+
+    source: Literal["huggingface"] = "huggingface"
+    path: Annotated[str, Field(min_length=1, max_length=200)] = Field(
+        description="the dataset repo (owner/name), or json/csv with data_files"
+    )
+    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    split: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-]{1,64}$")] | None = Field(
+        default=None, description="default test (train for a few-shot dataset)"
+    )
+    revision: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-/]{1,100}$")] | None = None
+    max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] | None = None
+    data_files: DataFiles | None = None
+    dataset_kwargs: dict[str, Any] | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        if value in ("json", "csv"):
+            return value
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?", value):
+            raise ValueError(f"{value!r} is not a Hugging Face dataset id (owner/name), json or csv")
+        return value
+
+    @field_validator("dataset_kwargs")
+    @classmethod
+    def _kwargs(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else bounded_json(value, "dataset_kwargs")
+
+    @model_validator(mode="after")
+    def _builder(self) -> HubDataset:
+        files = self.all_data_files
+        if self.path in ("json", "csv") and files is None:
+            raise ValueError(f"the {self.path} builder needs data_files")
+        if self.path not in ("json", "csv") and files is not None:
+            raise ValueError("data_files is only for the json and csv builders")
+        if self.data_files is not None and (self.dataset_kwargs or {}).get("data_files") is not None:
+            raise ValueError("give data_files once: either data_files or dataset_kwargs.data_files")
+        return self
+
+    @property
+    def all_data_files(self) -> Any:
+        if self.data_files is not None:
+            return self.data_files
+        return (self.dataset_kwargs or {}).get("data_files")
+
+
+def _dataset_kind(data: Any) -> str:
+    """``source`` when given; otherwise local for a path with a file suffix or a format, else Hub."""
+    if isinstance(data, dict):
+        if data.get("source") in ("local", "huggingface"):
+            return str(data["source"])
+        if "source" in data:
+            return "unknown"
+        path = data.get("path")
+        if "format" in data or "file_id" in data:
+            return "local"
+        if isinstance(path, str) and (
+            path.lower().endswith(FILE_SUFFIXES) or path.startswith(".") or path.count("/") > 1
+        ):
+            return "local"
+        return "huggingface"
+    return "local" if isinstance(data, LocalDataset) else "huggingface"
+
+
+Dataset = Annotated[
+    Annotated[LocalDataset, Tag("local")] | Annotated[HubDataset, Tag("huggingface")],
+    Discriminator(
+        _dataset_kind,
+        custom_error_type="dataset_source",
+        custom_error_message="source must be local or huggingface",
+    ),
+]
+
+
+# Few-shot ------------------------------------------------------------------------------------
+
+
+class Fewshot(Spec):
+    count: Annotated[int, Field(ge=0, le=MAX_FEWSHOT)]
+    dataset: Dataset | None = Field(default=None, description="default: the task's own rows")
+    prompt_template: TemplateText | None = None
+    target_template: TemplateText | None = None
+    example_template: TemplateText = "{{prompt}}\n{{target}}"
+    separator: Annotated[str, Field(max_length=1_000)] = "\n\n"
+    strategy: Literal["first", "random"] = "first"
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 0
+
+
+# Python code ---------------------------------------------------------------------------------
+
+
+class _PythonCode(Spec):
+    type: Literal["python"]
+    source: SourceText | None = None
+    path: RelPath | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before(cls, data: Any) -> Any:
+        return _no_upload_ids(data, "Python code")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _PythonCode:
+        if (self.source is None) == (self.path is None):
+            raise ValueError("give exactly one of source (the code) or path (a .py file)")
+        return self
+
+
+class Preprocess(_PythonCode):
+    contract: Literal["row", "batch"] = "row"
+    timeout_seconds: Seconds = 120.0
+
+
+class PythonGrader(_PythonCode):
+    contract: Literal["sample", "batch"] = "sample"
+    metric_id: Id = "score"
+    timeout_seconds: Seconds = Field(default=30.0, description="YOXLA: per sample (per batch for batch)")
+
+
+# Which built-in graders each option applies to.
+_BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
+    "metric_id": ("exact_match", "accuracy", "numeric_tolerance", "token_f1"),
+    "case_sensitive": ("exact_match",),
+    "per_class": ("accuracy",),
+    "tolerance": ("numeric_tolerance",),
+    "relative_tolerance": ("numeric_tolerance",),
+    "impute": ("spearman",),
+    "passage_field": ("span", "abstention"),
+    "answer_start_field": ("span", "abstention"),
+}
+
+
+class BuiltinGrader(Spec):
+    """YOXLA: a grader that needs no Python. Options apply only to the graders named beside them."""
+
+    type: Literal["builtin"]
+    name: Literal[
+        "exact_match",
+        "accuracy",
+        "macro_f1",
+        "numeric_tolerance",
+        "token_f1",
+        "spearman",
+        "span",
+        "abstention",
+    ]
+    metric_id: Id | None = Field(
+        default=None, description="exact_match, accuracy, numeric_tolerance, token_f1"
+    )
+    case_sensitive: bool | None = Field(default=None, description="exact_match (default true)")
+    per_class: bool | None = Field(default=None, description="accuracy: per_class_accuracy")
+    tolerance: Annotated[float, Field(ge=0)] | None = Field(default=None, description="numeric_tolerance")
+    relative_tolerance: Annotated[float, Field(ge=0)] | None = Field(
+        default=None, description="numeric_tolerance"
+    )
+    impute: float | None = Field(default=None, description="spearman: value for an invalid answer")
+    passage_field: Annotated[str, Field(max_length=200)] | None = Field(
+        default=None, description="span, abstention"
+    )
+    answer_start_field: Annotated[str, Field(max_length=200)] | None = Field(
+        default=None, description="span, abstention"
+    )
+
+    @model_validator(mode="after")
+    def _options(self) -> BuiltinGrader:
+        for option, names in _BUILTIN_OPTIONS.items():
+            if getattr(self, option) is not None and self.name not in names:
+                raise ValueError(f"option {option} does not apply to the {self.name} grader")
+        if self.name in ("span", "abstention") and not self.passage_field:
+            raise ValueError(f"the {self.name} grader needs passage_field (the row field with the passage)")
+        return self
+
+
+def _grader_kind(data: Any) -> str:
+    if isinstance(data, dict):
+        kind = data.get("type")
+        if kind is None and "file_id" in data:
+            return "python"
+        return kind if kind in ("python", "builtin") else "unknown"
+    return "python" if isinstance(data, PythonGrader) else "builtin"
+
+
+Grader = Annotated[
+    Annotated[PythonGrader, Tag("python")] | Annotated[BuiltinGrader, Tag("builtin")],
+    Discriminator(
+        _grader_kind,
+        custom_error_type="grader_type",
+        custom_error_message="grader type must be python or builtin",
+    ),
+]
+
+
+# Output extraction ---------------------------------------------------------------------------
+
+
+class NoneExtraction(Spec):
+    type: Literal["none"]
+
+
+class TakeFirst(Spec):
+    type: Literal["take_first"]
+    lines: Annotated[int, Field(ge=1, le=100)] = 1
+
+
+class RegexExtraction(Spec):
+    type: Literal["regex", "regex_last"]
+    pattern: Annotated[str, Field(min_length=1, max_length=MAX_PATTERN)]
+    group: (
+        Annotated[int, Field(ge=0, le=99)] | Annotated[str, Field(pattern=r"^[A-Za-z_]\w{0,63}$")] | None
+    ) = Field(default=None, description="default: 1 when the pattern has a group, else the whole match")
+    flags: Annotated[str, Field(pattern=r"^[imsxu]{0,5}$")] = ""
+
+    @model_validator(mode="after")
+    def _compiles(self) -> RegexExtraction:
+        from yoxla.suites.extraction import compile_pattern
+
+        compiled = compile_pattern(self.pattern, self.flags)  # raises ValueError with the reason
+        if isinstance(self.group, int) and self.group > compiled.groups:
+            raise ValueError(f"group {self.group} does not exist (the pattern has {compiled.groups})")
+        if isinstance(self.group, str) and self.group not in compiled.groupindex:
+            raise ValueError(f"the pattern has no group named {self.group!r}")
+        return self
+
+
+class LabelSet(Spec):
+    type: Literal["label_set"]
+    labels: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_CHOICE)]],
+        Field(min_length=1, max_length=MAX_CHOICES),
+    ]
+    case_sensitive: bool = False
+
+    @field_validator("labels")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if any(not label.strip() for label in value):
+            raise ValueError("a label is blank")
+        if len(set(value)) != len(value):
+            raise ValueError("labels repeat")
+        return value
+
+
+class NumberExtraction(Spec):
+    type: Literal["number"]
+    position: Literal["first", "last"] = Field(default="first", description="YOXLA: which number to take")
+
+
+class StrictExtraction(Spec):
+    """YOXLA: this project's strict parser over a closed answer space (anything else is invalid)."""
+
+    type: Literal["strict"]
+    mode: Literal["choice", "numeric", "text", "text_or_abstain"] | None = Field(
+        default=None, description="default: choice when the task has choices, else text"
+    )
+    range: Annotated[list[float], Field(min_length=2, max_length=2)] | None = Field(
+        default=None, description="numeric: [min, max]"
+    )
+    abstain: Annotated[str, Field(min_length=1, max_length=MAX_CHOICE)] | None = Field(
+        default=None, description="text_or_abstain: the abstention phrase"
+    )
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> StrictExtraction:
+        if self.mode == "numeric":
+            if self.range is None:
+                raise ValueError("strict numeric extraction needs range: [min, max]")
+            if not self.range[0] < self.range[1]:
+                raise ValueError("range must be [min, max] with min < max")
+        elif self.range is not None:
+            raise ValueError("range applies only to mode numeric")
+        if (self.mode == "text_or_abstain") != (self.abstain is not None):
+            raise ValueError("abstain is given exactly when mode is text_or_abstain")
+        return self
+
+
+Extraction = Annotated[
+    NoneExtraction | TakeFirst | RegexExtraction | LabelSet | NumberExtraction | StrictExtraction,
+    Field(discriminator="type"),
+]
+
+
+# Metrics -------------------------------------------------------------------------------------
+
+
+class Metric(Spec):
+    id: Id
+    aggregation: Literal["mean", "none"] = "mean"
+    higher_is_better: bool = True
+    description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] | None = None
+
+
+# Task and manifest ---------------------------------------------------------------------------
+
+
+class TaskSpec(Spec):
+    id: Id
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
+    type: Literal[
+        "classification",
+        "multiple_choice",
+        "qa",
+        "summarization",
+        "semantic_similarity",
+        "llm_judge",
+        "numeric",
+        "math",
+        "custom",
+    ] = Field(default="custom", description="a label for people; scoring never depends on it")
+    dataset: Dataset
+    prompt_template: TemplateText
+    target_template: TemplateText | None = None
+    choices: (
+        Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=MAX_CHOICE)]], Field(max_length=MAX_CHOICES)
+        ]
+        | None
+    ) = None
+    num_fewshot: Annotated[int, Field(ge=0, le=MAX_FEWSHOT)] | None = None
+    fewshot: Fewshot | None = None
+    preprocess: Preprocess | None = None
+    output_extraction: Extraction = Field(default_factory=lambda: NoneExtraction(type="none"))
+    metrics: Annotated[list[Metric], Field(min_length=1, max_length=MAX_METRICS)] | None = None
+    grader: Grader | Annotated[list[Grader], Field(min_length=1, max_length=MAX_GRADERS)] | None = None
+    generation: GenerationSettings | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> dict[str, str]:
+        return _metadata(value, "metadata")
+
+    @field_validator("choices")
+    @classmethod
+    def _choices(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("choices repeat")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        if self.num_fewshot is not None and self.fewshot is not None:
+            raise ValueError("give either num_fewshot or fewshot, not both")
+        if self.metrics is not None:
+            ids = [m.id for m in self.metrics]
+            if len(set(ids)) != len(ids):
+                raise ValueError("metric ids repeat")
+        for field in self.breakdowns:
+            if not BREAKDOWN_FIELD.fullmatch(field):
+                raise ValueError(f"metadata.breakdowns: {field!r} is not a lower-case field name")
+        extraction = self.output_extraction
+        graders = self.graders
+        if isinstance(extraction, StrictExtraction) and self.strict_mode == "choice" and not self.choices:
+            raise ValueError("strict extraction in choice mode needs the task's choices")
+        for g in graders:
+            if (
+                isinstance(g, BuiltinGrader)
+                and g.name == "abstention"
+                and self.strict_mode != "text_or_abstain"
+            ):
+                raise ValueError("the abstention grader needs output_extraction strict, mode text_or_abstain")
+        names = [g.name for g in graders if isinstance(g, BuiltinGrader)]
+        if len(set(names)) != len(names):
+            raise ValueError("a built-in grader is named twice")
+        return self
+
+    @property
+    def graders(self) -> tuple[PythonGrader | BuiltinGrader, ...]:
+        if self.grader is None:
+            return ()
+        return tuple(self.grader) if isinstance(self.grader, list) else (self.grader,)
+
+    @property
+    def fewshot_settings(self) -> Fewshot | None:
+        if self.fewshot is not None:
+            return self.fewshot if self.fewshot.count > 0 else None
+        if self.num_fewshot:
+            return Fewshot(count=self.num_fewshot)
+        return None
+
+    @property
+    def strict_mode(self) -> str | None:
+        ex = self.output_extraction
+        if not isinstance(ex, StrictExtraction):
+            return None
+        return ex.mode or ("choice" if self.choices else "text")
+
+    @property
+    def breakdowns(self) -> tuple[str, ...]:
+        """Row fields named in ``metadata.breakdowns`` (comma-separated): per-value scores."""
+        text = self.metadata.get("breakdowns", "")
+        return tuple(f.strip() for f in text.split(",") if f.strip())
+
+
+class Manifest(Spec):
+    schema_version: Annotated[str, Field(min_length=1, max_length=64)]
+    tasks: Annotated[list[TaskSpec], Field(min_length=1, max_length=MAX_TASKS)]
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_text(cls, data: Any) -> Any:
+        # YAML reads an unquoted date (2026-05-27) as a date: take it as the text it was.
+        import datetime
+
+        if isinstance(data, dict) and isinstance(data.get("schema_version"), datetime.date):
+            data = {**data, "schema_version": data["schema_version"].isoformat()}
+        return data
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> dict[str, str]:
+        return _metadata(value, "metadata")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Manifest:
+        seen: set[str] = set()
+        for task in self.tasks:
+            if task.id in seen:
+                raise ValueError(f"task id {task.id!r} appears twice")
+            seen.add(task.id)
+        return self
