@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
@@ -69,9 +68,6 @@ NEAR_MISS_KINDS = (
 )
 BLOCKS = ("understanding", "language", "knowledge", "rag")
 
-# Characters never allowed in a name: controls, format characters (bidi overrides, zero
-# width joiners…), surrogates, private use, unassigned, line and paragraph separators.
-_BAD_NAME_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 _HASH_RE = r"^sha256:[0-9a-f]{64}$"
 _TIMESTAMP_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
 _TASK_ID_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
@@ -80,25 +76,9 @@ _METRIC_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
 _SECRET_QUERY = re.compile(r"(?i)(key|token|secret|password|passwd|auth|sig|signature|credential)")
 
 
-def name_problems(text: str, max_len: int) -> list[str]:
-    """Why ``text`` cannot be a name shown on the board (empty list: it can)."""
-    out: list[str] = []
-    if not text.strip():
-        out.append("is empty")
-    if len(text) > max_len:
-        out.append(f"is {len(text)} characters long (at most {max_len})")
-        return out  # do not scan megabytes for the other reasons
-    if text != text.strip():
-        out.append("has leading or trailing white space")
-    bad = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in _BAD_NAME_CATEGORIES})
-    if bad:
-        out.append("contains control, bidi, zero-width or unassigned characters (" + ", ".join(bad[:5]) + ")")
-    elif unicodedata.normalize("NFC", text) != text:
-        out.append("is not in Unicode normal form NFC")
-    return out
-
-
 def _name_validator(max_len: int) -> Any:
+    from yoxla.safetext import name_problems
+
     def check(value: str) -> str:
         problems = name_problems(value, max_len)
         if problems:

@@ -16,14 +16,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
-from yoxla.text import az_lower, flatten, nfc, tokens
+from yoxla.text import az_lower, flatten, nfc, token_count, tokens, words_pattern
 
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'»”)]*(?=\s+[\"'«“(]?[A-ZÇƏĞIİÖŞÜ0-9])")
+# A sentence ends at a run of these, followed by white space and a capital or a digit.
+_END_RUN = re.compile(r"[.!?…]+[\"'»”)]*")
+_NEXT_SENTENCE = re.compile(r"\s+[\"'«“(]?[A-ZÇƏĞIİÖŞÜ0-9]")
 # A full stop after these does not end a sentence (lower-cased, without the dot).
 _ABBREVIATIONS = frozenset(
     "prof dr akad dos müəl red məs səh bax küç ş r qəs kənd ç yy əs il e.ə b.e s t.e.d f.r.d".split()
 )
-_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_WORD_BACKWARDS = re.compile(r"[\w.]*")
 _QUOTE_CHARS = "\"'«»“”„`"
 _CLOSING = ".,;:!?…"
 _WS = re.compile(r"\s+")
@@ -48,22 +50,32 @@ ZERO = SpanScore(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def trim_quote(quote: str) -> str:
-    """Remove surrounding quote marks and closing punctuation, repeatedly."""
-    prev = None
-    text = flatten(quote)
-    while prev != text:
-        prev = text
-        text = text.strip().strip(_QUOTE_CHARS).rstrip(_CLOSING).strip()
-    return text
+    """Remove surrounding quote marks and closing punctuation, repeatedly.
+
+    Rounds of strip, strip(quotes), rstrip(closing), strip until nothing changes come to one
+    lstrip and one rstrip of the union (the flattened text holds no white space but " "):
+    each end loses characters of its set until one outside the set is left.
+    """
+    return flatten(quote).lstrip(_QUOTE_CHARS + " ").rstrip(_QUOTE_CHARS + _CLOSING + " ")
 
 
 def sentence_bounds(flat: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of a flattened passage; the end includes its punctuation."""
+    """(start, end) of each sentence of a flattened passage; the end includes its punctuation.
+
+    A sentence ends with a run of ``.!?…`` and closing quotes followed by white space and a
+    capital letter or a digit (the old single pattern ``_SENTENCE_END``; a failed run is
+    skipped at once instead of being tried again from each of its characters).
+    """
     bounds: list[tuple[int, int]] = []
     start = 0
-    for m in _SENTENCE_END.finditer(flat):
-        if _is_abbreviation(flat, m.start()):
+    backwards = ""
+    for m in _END_RUN.finditer(flat):
+        if not _NEXT_SENTENCE.match(flat, m.end()):
             continue
+        if flat[m.start()] == ".":
+            backwards = backwards or flat[::-1]
+            if _is_abbreviation(flat, m.start(), backwards):
+                continue
         bounds.append((start, m.end()))
         start = m.end()
         while start < len(flat) and flat[start] == " ":
@@ -73,14 +85,19 @@ def sentence_bounds(flat: str) -> list[tuple[int, int]]:
     return bounds
 
 
-def _is_abbreviation(flat: str, dot: int) -> bool:
-    """Is the full stop at ``dot`` part of an initial (``Ü.``) or a known abbreviation (``prof.``)?"""
-    if flat[dot] != ".":
+def _is_abbreviation(flat: str, dot: int, backwards: str) -> bool:
+    """Is the full stop at ``dot`` part of an initial (``Ü.``) or a known abbreviation (``prof.``)?
+
+    The word before it is the run of word characters and dots that ends at ``dot`` (or just
+    before a newline there: ``$``), read on the reversed text so the cost is the word's length.
+    """
+    end = dot - 1 if flat[dot - 1 : dot] == "\n" else dot
+    word_match = _WORD_BACKWARDS.match(backwards, len(flat) - end)
+    assert word_match is not None  # the pattern matches the empty string
+    length = word_match.end() - (len(flat) - end)
+    if length == 0:
         return False
-    m = _WORD_BEFORE.search(flat, 0, dot)
-    if m is None:
-        return False
-    word = m.group(1)
+    word = flat[end - length : end]
     return (len(word) == 1 and word.isalpha()) or az_lower(word).strip(".") in _ABBREVIATIONS
 
 
@@ -129,22 +146,47 @@ def _region(bounds: Sequence[tuple[int, int]], start: int, end: int) -> tuple[in
 
 
 def token_f1(pred: str, gold: str) -> float:
-    p, g = tokens(pred), tokens(gold)
+    return _token_f1(tokens(pred), tokens(gold))
+
+
+def _token_f1(p: list[str], g: list[str]) -> float:
     if not p or not g:
         return float(p == g)
-    common = sum((Counter(p) & Counter(g)).values())
+    return _f1(sum((Counter(p) & Counter(g)).values()), len(p), len(g))
+
+
+def _f1(common: int, n_pred: int, n_gold: int) -> float:
     if common == 0:
         return 0.0
-    precision, recall = common / len(p), common / len(g)
+    precision, recall = common / n_pred, common / n_gold
     return 2 * precision * recall / (precision + recall)
+
+
+def _token_scores(quote: str, gold_tokens: list[str]) -> tuple[float, float]:
+    """(token_f1, normalized_em) of a quote against the gold's tokens.
+
+    A quote with more tokens than the gold cannot equal it, and its F1 needs only how often
+    each gold token occurs in it: counted by pattern, without listing the quote's tokens
+    (an answer can hold millions of them).
+    """
+    lowered = az_lower(nfc(quote))
+    n_quote = token_count(lowered)
+    if n_quote <= len(gold_tokens):
+        q = tokens(quote)
+        return _token_f1(q, gold_tokens), float(bool(q) and q == gold_tokens)
+    if not gold_tokens:
+        return 0.0, 0.0
+    common = sum(
+        min(n, len(words_pattern((word,)).findall(lowered))) for word, n in Counter(gold_tokens).items()
+    )
+    return _f1(common, n_quote, len(gold_tokens)), 0.0
 
 
 def score_span(passage: str, gold: str, quote: str, answer_start: int | None = None) -> SpanScore:
     _, lower, bounds = _passage(passage)
     q = trim_quote(quote)
     g = trim_quote(gold)
-    tf1 = token_f1(q, g)
-    nem = float(bool(tokens(q)) and tokens(q) == tokens(g))
+    tf1, nem = _token_scores(q, tokens(g))
     sem = float(nfc(quote).strip() == nfc(gold).strip())
     gold_span = locate_gold(passage, gold, answer_start)
     hits = occurrences(lower, az_lower(q)) if q else []

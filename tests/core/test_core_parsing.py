@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -9,9 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yoxla.parsing import NEAR_MISS_KINDS, answer_text, parse, strip_wrappers
+from yoxla import parsing
+from yoxla.parsing import NEAR_MISS_KINDS, answer_text, near_miss_kind, parse, strip_wrappers
 from yoxla.suite import load_suite
-from yoxla.text import az_lower, az_upper
+from yoxla.text import az_key, az_lower, az_upper, fold_letters, tokens, turkish_spelling
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "parse_cases.yaml").read_text(encoding="utf-8"))
 ROWS = DATA["rows"]
@@ -229,3 +232,148 @@ def test_every_label_parses_in_any_azerbaijani_casing(pair, data):
     for raw in (label, az_lower(label), az_upper(label), mixed):
         got = parse(task, raw, row)
         assert got.valid and got.value == label, raw
+
+
+# The linear-time rewrites give the old results -------------------------------------------
+#
+# The quadratic implementations are kept here, verbatim, as the reference.
+
+
+def _old_strip_wrappers(text: str) -> str:
+    prev = None
+    while prev != text:
+        prev = text
+        text = text.strip()
+        for left, right in WRAPPERS:
+            if len(text) >= len(left) + len(right) and text.startswith(left) and text.endswith(right):
+                text = text[len(left) : len(text) - len(right)]
+                break
+    return text
+
+
+_OLD_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def _old_answer_text(raw: str | None) -> str:
+    if not raw:
+        return ""
+    text = _OLD_THINK.sub("", raw)
+    low = text.lower()
+    if "<think>" in low:
+        text = text[: low.index("<think>")]
+    return text
+
+
+def _old_near_miss_kind(text: str, values: tuple[str, ...]) -> str:
+    if not text.strip():
+        return "empty"
+    keys = {az_key(v) for v in values}
+    stripped = _old_strip_wrappers(text.rstrip(".!?,;:…。" + " "))
+    if stripped != text and az_key(stripped) in keys:
+        return "trailing_punctuation"
+    m = re.match(r"^(\d+)\s*[.):\-–—]\s*\S", text)
+    if m and m.group(1) in values:
+        return "option_with_text"
+    folded = fold_letters(stripped)
+    if any(fold_letters(v) == folded for v in values):
+        return "letter_folded"
+    turkish = turkish_spelling(stripped)
+    if any(turkish_spelling(v) == turkish for v in values):
+        return "turkish_spelling"
+    words = " " + " ".join(tokens(text)) + " "
+    if any(" " + " ".join(tokens(v)) + " " in words for v in values if tokens(v)):
+        return "label_in_extra_words"
+    return "other"
+
+
+@contextmanager
+def _bulk_rounds(size: int, after: int):
+    """Take rounds in bulk from texts longer than ``size`` after ``after`` single rounds."""
+    saved = parsing._BULK, parsing._ONE_AT_A_TIME
+    parsing._BULK, parsing._ONE_AT_A_TIME = size, after
+    try:
+        yield
+    finally:
+        parsing._BULK, parsing._ONE_AT_A_TIME = saved
+
+
+PIECES = ["`", "```", "*", "**", '"', "'", "«", "»", "“", "”", " ", "\n", "\u3000", "a", "x y", "."]
+MARKS = ["`", "*", '"', "'", "«", "“", " ", "\n", "  "]
+_RIGHT_MARK = str.maketrans("«“", "»”")
+
+
+@st.composite
+def wrapped_texts(draw):
+    """Text rich in wrappers: free strings, and two ends that mirror each other but for noise."""
+    if draw(st.booleans()):
+        return "".join(draw(st.lists(st.sampled_from(PIECES), max_size=24)))
+    left = draw(st.lists(st.sampled_from(MARKS), max_size=40))
+    right = []
+    for mark in left:
+        change = draw(st.sampled_from(["same"] * 6 + ["drop", "space", "other"]))
+        if change == "drop":
+            continue
+        if change == "space":
+            right.append(" ")
+        right.append(draw(st.sampled_from(["`", "*", "'", "»", "”"])) if change == "other" else mark)
+    middle = draw(st.sampled_from(["", "x", "core text", "*", "`", "'", " ", "**", "```"]))
+    right_end = "".join(reversed(right)).translate(_RIGHT_MARK)
+    return "".join(left) + middle + right_end
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=wrapped_texts())
+def test_strip_wrappers_gives_the_old_result(text):
+    assert strip_wrappers(text) == _old_strip_wrappers(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=wrapped_texts(), bulk=st.sampled_from([(0, 0), (2, 0), (4, 1), (8, 3)]))
+def test_strip_wrappers_in_bulk_gives_the_old_result(text, bulk):
+    # Small thresholds send short texts through the bulk path (``_lockstep``).
+    with _bulk_rounds(*bulk):
+        assert strip_wrappers(text) == _old_strip_wrappers(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="`*\"'«»“” \n\u2028\u00a0ab", max_size=40))
+def test_strip_wrappers_gives_the_old_result_on_any_mix(text):
+    with _bulk_rounds(4, 1):
+        assert strip_wrappers(text) == _old_strip_wrappers(text)
+
+
+THINK_PIECES = ["<think>", "</think>", "<THINK>", "</ThInK>", "<thİnk>", "<thınk>", "</thin\u212a>", "İ"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    raw=st.lists(st.sampled_from([*THINK_PIECES, "a", " ", "<", "</think", "\n"]), max_size=12).map("".join)
+)
+def test_answer_text_gives_the_old_result(raw):
+    # Including the old quirks: re's IGNORECASE takes <thİnk> and <thınk> for tags, str.lower
+    # does not, and "İ".lower() is two characters long.
+    assert answer_text(raw) == _old_answer_text(raw)
+
+
+NEAR_MISS_VALUES = [
+    ("TƏSDİQ", "ZİDD", "YOXDUR"),
+    ("entailment", "neutral", "contradiction"),
+    ("HEÇ BİRİ", "1", "2", "3"),
+    ("Cavab yoxdur",),
+    tuple(str(i) for i in range(1, 21)),
+    ("a b", "b", ""),
+]
+NEAR_MISS_PIECES = [
+    *["TƏSDİQ", "TESDIQ", "zidd", "YOKDUR", "yoxdur", "HEÇ", "BİRİ", "hecbiri", "Cavab", "yokdur"],
+    *["neutral", "1", "17", "2.", ". ", ")", " ", "\n", ".", "!", "**", "`", "'", "a", "b", "a b"],
+    *["İ", "I", "ı", "ə", "—", ":", "e\u0301", "é", "_"],
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    values=st.sampled_from(NEAR_MISS_VALUES),
+    text=st.lists(st.sampled_from(NEAR_MISS_PIECES), max_size=6).map("".join),
+)
+def test_near_miss_kind_gives_the_old_result(values, text):
+    assert near_miss_kind(text, values) == _old_near_miss_kind(text, values)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
@@ -11,8 +13,9 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from yoxla import spans
 from yoxla.spans import score_span, sentence_bounds, trim_quote
-from yoxla.text import az_lower, az_upper
+from yoxla.text import az_lower, az_upper, flatten, tokens
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "span_cases.yaml").read_text(encoding="utf-8"))
 PASSAGES = DATA["passages"]
@@ -152,3 +155,93 @@ def test_copying_the_whole_passage_never_earns_recall(pg, extra):
     got = score_span(passage, gold, passage)
     assert got.span_recall == 0.0
     assert got.over_sentence == 1.0
+
+
+# The linear-time rewrites give the old results -------------------------------------------
+#
+# The old implementations, verbatim, as the reference.
+
+_OLD_SENTENCE_END = re.compile(r"[.!?…]+[\"'»”)]*(?=\s+[\"'«“(]?[A-ZÇƏĞIİÖŞÜ0-9])")
+_OLD_WORD_BEFORE = re.compile(r"([\w.]+)$")
+
+
+def _old_trim_quote(quote: str) -> str:
+    prev = None
+    text = flatten(quote)
+    while prev != text:
+        prev = text
+        text = text.strip().strip("\"'«»“”„`").rstrip(".,;:!?…").strip()
+    return text
+
+
+def _old_is_abbreviation(flat: str, dot: int) -> bool:
+    if flat[dot] != ".":
+        return False
+    m = _OLD_WORD_BEFORE.search(flat, 0, dot)
+    if m is None:
+        return False
+    word = m.group(1)
+    return (len(word) == 1 and word.isalpha()) or az_lower(word).strip(".") in spans._ABBREVIATIONS
+
+
+def _old_sentence_bounds(flat: str) -> list[tuple[int, int]]:
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for m in _OLD_SENTENCE_END.finditer(flat):
+        if _old_is_abbreviation(flat, m.start()):
+            continue
+        bounds.append((start, m.end()))
+        start = m.end()
+        while start < len(flat) and flat[start] == " ":
+            start += 1
+    if start < len(flat) or not bounds:
+        bounds.append((start, len(flat)))
+    return bounds
+
+
+def _old_token_scores(quote: str, gold: str) -> tuple[float, float]:
+    p, g = tokens(quote), tokens(gold)
+    if not p or not g:
+        f1 = float(p == g)
+    else:
+        common = sum((Counter(p) & Counter(g)).values())
+        f1 = (
+            0.0
+            if common == 0
+            else 2 * (common / len(p)) * (common / len(g)) / (common / len(p) + common / len(g))
+        )
+    return f1, float(bool(p) and p == g)
+
+
+SENTENCE_PIECES = [
+    *["prof", "dr", "Ü", "a", "Bakı", "e.ə", "İ", "Ə", "5", "x", "s"],
+    *[".", "!", "?", "…", ")", '"', "'", "»", "«", "“", "”", "(", "„", "`", ",", ";", ":"],
+    *[" ", "  ", "\n", "\t", "\u3000"],
+]
+sentence_texts = st.lists(st.sampled_from(SENTENCE_PIECES), max_size=20).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=sentence_texts)
+def test_trim_quote_gives_the_old_result(text):
+    assert trim_quote(text) == _old_trim_quote(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=sentence_texts)
+def test_sentence_bounds_give_the_old_result(text):
+    assert sentence_bounds(text) == _old_sentence_bounds(text)
+    flat = flatten(text)
+    assert sentence_bounds(flat) == _old_sentence_bounds(flat)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    quote=st.lists(
+        st.sampled_from(["Bakı", "BAKI", "bakı", "şəhər", "İçəri", " ", ",", "-", "a_b", "1"]), max_size=12
+    ),
+    gold=st.lists(st.sampled_from(["Bakı", "bakı", "şəhər", "İçəri", " ", "a_b", "1", "x"]), max_size=5),
+)
+def test_token_scores_give_the_old_result(quote, gold):
+    q, g = "".join(quote), "".join(gold)
+    assert spans._token_scores(q, tokens(g)) == _old_token_scores(q, g)

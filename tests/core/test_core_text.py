@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import random
+import re
 import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yoxla.text import az_key, az_lower, az_upper, flatten, fold_letters, tokens, turkish_spelling
+from yoxla import text
+from yoxla.text import (
+    az_key,
+    az_lower,
+    az_upper,
+    collapse_ws,
+    flatten,
+    fold_letters,
+    normalize,
+    tokens,
+    turkish_spelling,
+)
 
 AZ_LOWER = "abcçdeəfgğhxıijkqlmnoöprsştuüvyz"
 AZ_UPPER = "ABCÇDEƏFGĞHXIİJKQLMNOÖPRSŞTUÜVYZ"
@@ -72,3 +85,75 @@ def test_diagnostic_folding_maps_azerbaijani_letters_to_ascii():
     assert fold_letters("ŞÜÇĞÖ ı") == "sucgo i"
     assert turkish_spelling("YOXDUR") == turkish_spelling("YOKDUR")
     assert turkish_spelling("Cavab yoxdur") == "cavabyokdur"
+
+
+# Linear-time rewrites give the old results -----------------------------------------------
+
+# Letters, their precomposed forms, marks of many combining classes, characters that
+# decompose into marks only (U+0344, U+0F73), Hangul jamo and syllables, Indic vowel signs
+# that compose backwards, compatibility characters.
+MARK_RICH = (
+    "aeoAəsıiIİé"
+    "\u0300\u0301\u0302\u0316\u0323\u0327\u0345\u0344\u05b0\u093c\u0f71\u0f72\u0f73\u302a\u3099"
+    "ᾷệ가\u1100\u1161\u11a8\u0dd9\u0dcf\u0dca\uff21ﬁ²か\ud800\U0001d15e"
+)
+FORMS = ["NFC", "NFD", "NFKC", "NFKD"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(s=st.text(alphabet=MARK_RICH, max_size=60), form=st.sampled_from(FORMS))
+def test_normalize_is_unicodedata_normalize(s, form):
+    # direct=0 and long_run=2 send every text through the decompose-and-order path.
+    assert normalize(form, s, direct=0, long_run=2) == unicodedata.normalize(form, s)
+    assert normalize(form, s) == unicodedata.normalize(form, s)
+
+
+def test_normalize_with_whole_unicode_tables(monkeypatch):
+    # Text with very many distinct characters uses tables of every code point.
+    monkeypatch.setattr(text, "_FEW", 8)
+    rng = random.Random(5)
+    s = "".join(rng.choice(MARK_RICH + "bcdfgxyz\u0305\u0306") for _ in range(3000))
+    for form in ("NFC", "NFKD"):
+        text._normalize_long.cache_clear()
+        assert normalize(form, s, long_run=4) == unicodedata.normalize(form, s)
+
+
+def test_normalize_of_a_long_run_of_marks_is_right():
+    s = "e" + "\u0302\u0323" * 5000 + " Bakı"
+    for form in FORMS:
+        assert normalize(form, s) == unicodedata.normalize(form, s)
+
+
+_OLD_WS = re.compile(r"\s+")
+_OLD_FOLD = str.maketrans({"ə": "e", "ş": "s", "ı": "i", "ö": "o", "ü": "u", "ç": "c", "ğ": "g"})
+_OLD_TURKISH = str.maketrans({"x": "k", "q": "k", "ə": "e"})
+
+
+@settings(max_examples=400, deadline=None)
+@given(s=st.text(alphabet="aIİıiəƏşŞxXqQçÇğĞöÖüÜß \n\t\u3000\u2028\u00a0\x1c", max_size=20))
+def test_case_mapping_and_folding_give_the_old_results(s):
+    assert az_lower(s) == _translated_lower(s)
+    assert collapse_ws(s) == _OLD_WS.sub(" ", s).strip()
+    assert fold_letters(s) == az_lower(s).translate(_OLD_FOLD)
+    assert turkish_spelling(s) == az_lower(az_lower(s).translate(_OLD_TURKISH)).translate(_OLD_FOLD).replace(
+        " ", ""
+    )
+
+
+def _translated_lower(s: str) -> str:
+    fast = s.translate(str.maketrans({"I": "ı", "İ": "i"})).lower()
+    assert len(fast) == len(s)
+    return fast
+
+
+def test_the_unicode_facts_the_fast_paths_rely_on():
+    everything = "".join(map(chr, range(0x110000)))
+    spaces = {c for c in everything if c.isspace()}
+    # re's \s, str.isspace, str.split and str.strip know the same white space, all below U+3001.
+    assert set(re.findall(r"\s", everything)) == spaces == {c for c in everything if not c.strip()}
+    assert max(map(ord, spaces)) <= 0x3000
+    # re's \w is str.isalnum plus "_".
+    assert set(re.findall(r"\w", everything)) == {c for c in everything if c.isalnum() or c == "_"}
+    lowered = [(c, c.lower()) for c in everything if c.lower() != c]
+    assert [c for c, low in lowered if len(low) > 1] == ["İ"]  # az_lower maps it first
+    assert not [c for c, low in lowered if "<" in low or " " in low]  # answer_text, near misses
