@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from yoxla.suite import Task
@@ -318,16 +319,22 @@ def _invalid(text: str, reason: str, near_miss: str) -> Parsed:
     return Parsed(valid=False, reason=reason, near_miss=near_miss, text=text)
 
 
+@lru_cache(maxsize=512)
+def _choice_keys(values: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """(Azerbaijani-case key → label, English-case key → ASCII label) of an answer space."""
+    return {az_key(v): v for v in values}, {v.lower(): v for v in values if v.isascii()}
+
+
 def _parse_choice(text: str, values: tuple[str, ...]) -> Parsed:
     if not text:
         return _invalid(text, EMPTY, "empty")
-    keys = {az_key(v): v for v in values}
+    keys, ascii_keys = _choice_keys(values)
     flat = flatten(text)
     hit = keys.get(az_lower(flat))
     if hit is None:
         # English (ASCII) labels also follow English case rules: ENTAILMENT is entailment.
         # Azerbaijani labels never do, so HEÇ BIRI stays invalid.
-        hit = {v.lower(): v for v in values if v.isascii()}.get(flat.lower())
+        hit = ascii_keys.get(flat.lower())
     if hit is not None:
         return Parsed(valid=True, value=hit, text=text)
     return _invalid(text, NOT_IN_SPACE, near_miss_kind(text, values))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 
 from yoxla.text import az_lower, flatten, nfc, token_count, tokens, words_pattern
@@ -43,7 +43,16 @@ class SpanScore:
     strict_em: float
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        return {
+            "span_recall": self.span_recall,
+            "span_precision": self.span_precision,
+            "exact_span": self.exact_span,
+            "unsupported": self.unsupported,
+            "over_sentence": self.over_sentence,
+            "token_f1": self.token_f1,
+            "normalized_em": self.normalized_em,
+            "strict_em": self.strict_em,
+        }
 
 
 ZERO = SpanScore(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)

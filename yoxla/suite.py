@@ -52,7 +52,7 @@ class AnswerSpace:
     range: tuple[float, float] | None = None
     rubric: tuple[tuple[float, str], ...] = ()
 
-    @property
+    @cached_property
     def label_values(self) -> tuple[str, ...]:
         return tuple(label.value for label in self.labels)
 
