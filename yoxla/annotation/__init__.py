@@ -17,36 +17,31 @@ Annotations are tied to the text the annotator saw (``input_sha``, a hash of the
 input fields): after a row's text changes, its old annotations no longer count.
 """
 
-from yoxla.annotation.review import (
-    Comparison,
-    TaskReview,
-    cohen_kappa,
-    compare,
-    read_resolutions,
-    review_status,
-)
-from yoxla.annotation.sheets import (
-    Annotation,
-    annotatable,
-    annotations_dir,
-    export_sheet,
-    input_sha,
-    read_annotations,
-    sheet_path,
-)
+from typing import Any
 
-__all__ = [
-    "Annotation",
-    "Comparison",
-    "TaskReview",
-    "annotatable",
-    "annotations_dir",
-    "cohen_kappa",
-    "compare",
-    "export_sheet",
-    "input_sha",
-    "read_annotations",
-    "read_resolutions",
-    "review_status",
-    "sheet_path",
-]
+# The names below are imported on first use, so ``yoxla --help`` and the other commands do
+# not pay for this package's imports.
+_EXPORTS = {
+    "Comparison": "review",
+    "TaskReview": "review",
+    "cohen_kappa": "review",
+    "compare": "review",
+    "read_resolutions": "review",
+    "review_status": "review",
+    "Annotation": "sheets",
+    "annotatable": "sheets",
+    "annotations_dir": "sheets",
+    "export_sheet": "sheets",
+    "input_sha": "sheets",
+    "read_annotations": "sheets",
+    "sheet_path": "sheets",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'yoxla.annotation' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"yoxla.annotation.{_EXPORTS[name]}"), name)
