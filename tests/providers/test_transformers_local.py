@@ -259,7 +259,9 @@ def test_describe(tiny: TransformersProvider, tiny_model_dir: Path):
         "dtype": "float32",
         "chat_template_hash": "sha256:" + hashlib.sha256(template.encode("utf-8")).hexdigest(),
         "batch_size": 4,
+        "parameters": sum(p.numel() for p in tiny.model.parameters()),
     }
+    assert facts["parameters"] > 1000
     json.dumps(facts)
     assert provider(tiny_model_dir).batch_size == 8  # the CPU default
 
@@ -320,3 +322,68 @@ def test_import_yoxla_stays_light():
     code = "import sys, yoxla, yoxla.providers.base; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+# A model id that is not a folder: resolved through the local cache or one quick look. -------
+
+
+def test_hub_id_offline_and_not_cached_fails_at_once_naming_the_remedy(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    called = []
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: called.append(a))
+    with pytest.raises(ProviderError) as err:
+        provider("yoxla-test/not-in-any-cache")
+    message = str(err.value)
+    assert "not in the local Hugging Face cache" in message and "--model DIR" in message
+    assert "\n" not in message and not called  # no loading, so no minute of retries
+
+
+def test_hub_id_when_the_hub_does_not_answer_fails_in_one_line(monkeypatch: pytest.MonkeyPatch):
+    import huggingface_hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    asked: list[float] = []
+
+    def unreachable(self, repo, revision=None, timeout=None, **kw):  # type: ignore[no-untyped-def]
+        asked.append(timeout)
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", unreachable)
+    with pytest.raises(ProviderError) as err:
+        provider("yoxla-test/unreachable")
+    assert "did not answer (ConnectionError)" in str(err.value) and "\n" not in str(err.value)
+    assert asked and all(t is not None and t <= 5 for t in asked)  # one request with a short timeout
+
+
+def test_hub_model_in_the_local_cache_loads_offline_and_records_its_commit(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import shutil
+
+    from huggingface_hub import constants
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo_dir = Path(constants.HF_HUB_CACHE) / "models--yoxla-test--tiny"
+    shutil.copytree(tiny_model_dir, repo_dir / "snapshots" / commit, dirs_exist_ok=True)
+    (repo_dir / "refs").mkdir(parents=True, exist_ok=True)
+    (repo_dir / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    p = provider("yoxla-test/tiny")
+    facts = p.describe()
+    assert facts["hub_repo"] == "yoxla-test/tiny" and facts["hub_revision"] == commit
+
+
+def test_a_local_run_records_the_model_metadata_it_can_find(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch
+):
+    from yoxla.cli import run as cli_run
+
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "--provider", "transformers", "--model", str(tiny_model_dir), "--edition", "sample"]
+    args += ["--task", "nli_v1", "--limit", "2", "--batch-size", "2", "--no-progress", "--run-id", "meta"]
+    assert cli_run(args) == 0
+    files = list((tmp_path / "results" / "partial" / "sample").glob("*.json"))
+    doc = json.loads(files[0].read_text(encoding="utf-8"))
+    meta = doc["model"]["metadata"]
+    assert meta["parameters"] > 1000 and "hub_repo" not in meta  # a local folder has no Hub commit

@@ -90,6 +90,55 @@ def _is_oom(exc: BaseException) -> bool:
     )
 
 
+HUB_TIMEOUT_S = 3.0
+
+
+def resolve_hub_model(repo: str, revision: str | None) -> tuple[str, str | None]:
+    """(local folder, commit) of a Hub model: from the local cache, else after one quick look.
+
+    ``from_pretrained`` on an unreachable Hub retries for about a minute before it fails; this
+    answers in seconds: a complete snapshot in the local Hugging Face cache is used as is (no
+    network); otherwise one request with a short timeout resolves the revision to a commit,
+    and only then is the model downloaded. Offline, or when the Hub does not answer, one line
+    says what to do.
+    """
+    from huggingface_hub import HfApi, snapshot_download
+
+    from yoxla.editions import hub_offline
+
+    try:
+        folder = snapshot_download(repo, revision=revision, local_files_only=True)
+        return folder, _cached_commit(folder)
+    except Exception:
+        pass  # not (completely) in the local cache
+    remedy = (
+        "download it where the Hub is reachable (`hf download REPO --local-dir DIR`) and pass "
+        "--model DIR, or fill the Hugging Face cache (HF_HOME)"
+    )
+    if hub_offline():
+        raise ProviderError(
+            f"model {repo!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {remedy}"
+        )
+    try:
+        info = HfApi().model_info(repo, revision=revision, timeout=HUB_TIMEOUT_S)
+    except Exception as exc:
+        raise ProviderError(
+            f"model {repo!r} is not a local folder, not in the local cache, and the Hugging Face Hub "
+            f"did not answer ({type(exc).__name__}); {remedy}"
+        ) from None
+    commit = info.sha or revision
+    try:
+        return snapshot_download(repo, revision=commit), commit
+    except Exception as exc:
+        raise ProviderError(f"cannot download {repo!r} at {commit}: {_one_line(exc)}") from None
+
+
+def _cached_commit(folder: str) -> str | None:
+    """The commit of a snapshot folder of the Hugging Face cache (``…/snapshots/<commit>``)."""
+    name = os.path.basename(os.path.normpath(folder))
+    return name if re.fullmatch(r"[0-9a-f]{40}", name) else None
+
+
 def _looks_local(model: str) -> bool:
     """A filesystem path rather than a Hub id ("org/name")."""
     return (
@@ -125,6 +174,11 @@ class TransformersProvider(Provider):
             raise ProviderError(f"model path {model!r} does not exist or is not a folder")
         if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "config.json")):
             raise ProviderError(f"{model!r} is a folder without config.json, not a Hugging Face model folder")
+        self.hub_repo: str | None = None
+        self.hub_commit: str | None = None
+        if not os.path.isdir(path):  # a Hub id: resolve it in seconds, never a minute of retries
+            path, self.hub_commit = resolve_hub_model(model, settings.get("revision"))
+            self.hub_repo = model
         self.path = path
 
         trust = settings.get("trust_remote_code", False)
@@ -358,6 +412,10 @@ class TransformersProvider(Provider):
             "chat_template_hash": sha256_text(self.chat_template),
             "batch_size": self.batch_size,
         }
+        if self.hub_repo:
+            facts["hub_repo"] = self.hub_repo
+            facts["hub_revision"] = self.hub_commit
+        facts["parameters"] = int(sum(p.numel() for p in self.model.parameters()))
         if self.merge_system:
             facts["system_prompt"] = "merged into the first user message (the template has no system role)"
         return facts

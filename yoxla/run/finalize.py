@@ -11,6 +11,7 @@ full, read-only results folder) is finished by ``--resume`` without asking the m
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from yoxla.providers.registry import public_url
 from yoxla.record import (
     DatasetInfo,
     ModelInfo,
+    ModelMetadata,
     RunConditions,
     RunInfo,
     TaskResult,
@@ -217,6 +219,21 @@ def record_conditions(info: dict[str, Any]) -> RunConditions:
     )
 
 
+def model_metadata(info: dict[str, Any]) -> ModelMetadata | None:
+    """What the provider could tell about the model (a local model's parameter count, a Hub
+    model's repository and commit); None when it told nothing."""
+    facts = info.get("provider_info") or {}
+    found: dict[str, Any] = {}
+    if isinstance(facts.get("parameters"), int) and facts["parameters"] > 0:
+        found["parameters"] = facts["parameters"]
+    if isinstance(facts.get("hub_repo"), str):
+        found["hub_repo"] = facts["hub_repo"]
+        found["card_url"] = f"https://huggingface.co/{facts['hub_repo']}"
+    if isinstance(facts.get("hub_revision"), str) and re.fullmatch(r"[0-9a-f]{40}", facts["hub_revision"]):
+        found["hub_revision"] = facts["hub_revision"]
+    return ModelMetadata(**found) if found else None
+
+
 def build_result(
     info: dict[str, Any],
     results: dict[str, TaskResult],
@@ -236,6 +253,7 @@ def build_result(
             reported_model=reported_model(records),
             base_url=public_url(info.get("base_url")),
             display_name=info.get("display_name") or info["model"],
+            **({"metadata": meta} if (meta := model_metadata(info)) is not None else {}),
         ),
         run=RunInfo(
             run_id=info["run_id"],
