@@ -259,6 +259,7 @@ def test_describe(tiny: TransformersProvider, tiny_model_dir: Path):
         "dtype": "float32",
         "chat_template_hash": "sha256:" + hashlib.sha256(template.encode("utf-8")).hexdigest(),
         "batch_size": 4,
+        "label_scoring": "shared",
     }
     json.dumps(facts)
     assert provider(tiny_model_dir).batch_size == 8  # the CPU default
