@@ -15,15 +15,18 @@ ranking). The format (unknown keys are refused, so a typo cannot pass silently):
         "<task id>": {
           "groups": {"field": "<column>"}  or  {"ids": {"<group>": ["<row id>", ...]}},
           "controls": {"field": "<column>", "values": [...]}  or  {"ids": ["<row id>", ...]},
-          "gate": {"threshold": 60.0, "reason": "why this task may be above chance + margin"},
+          "gate": {"threshold": 60.0, "reason": "why this task may be above chance + margin",
+                   "strategies": ["overlap"]},
           "note": "free text"
         }
       }
     }
 
 Groups name rows that are minimal edits of each other (group consistency); controls are
-rows that are ambiguous by construction (run, not scored). Row ids and columns are checked
-against the rows by :func:`check_declarations`.
+rows that are ambiguous by construction (run, not scored). A task's gate threshold applies
+to the strategies it names (all gated strategies when it names none); the others keep
+chance + margin. Row ids and columns are checked against the rows by
+:func:`check_declarations`.
 """
 
 from __future__ import annotations
@@ -65,7 +68,14 @@ class TaskDeclarations:
     control_ids: frozenset[str] = frozenset()
     gate_threshold: float | None = None  # None: chance + the edition's margin
     gate_reason: str | None = None
+    gate_applies_to: tuple[str, ...] = ()  # the strategies the threshold is declared for; (): all
     id_field: str = "id"
+
+    def threshold_for(self, strategy: str) -> float | None:
+        """The declared gate threshold for ``strategy``; None: chance + the edition's margin."""
+        if self.gate_threshold is None or (self.gate_applies_to and strategy not in self.gate_applies_to):
+            return None
+        return self.gate_threshold
 
     def group_of(self, row: Mapping[str, Any]) -> str | None:
         """The row's group id, or None when it belongs to no group."""
@@ -171,12 +181,23 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
             out["control_field"] = _text(c["field"], f"{where}.controls.field")
             out["control_values"] = tuple(c["values"])
     if "gate" in entry:
-        gate = _keys(entry["gate"], f"{where}.gate", {"threshold", "reason"}, {"threshold", "reason"})
+        gate = _keys(
+            entry["gate"], f"{where}.gate", {"threshold", "reason", "strategies"}, {"threshold", "reason"}
+        )
         threshold = _number(gate["threshold"], f"{where}.gate.threshold")
         if not 0.0 <= threshold <= 100.0:
             raise DeclarationError(f"{where}.gate.threshold: must lie in [0, 100]")
         out["gate_threshold"] = threshold
         out["gate_reason"] = _text(gate["reason"], f"{where}.gate.reason")
+        if "strategies" in gate:
+            from yoxla.baselines import STRATEGIES
+
+            named = gate["strategies"]
+            if not isinstance(named, list) or not named or any(x not in STRATEGIES for x in named):
+                raise DeclarationError(
+                    f"{where}.gate.strategies: expected a non-empty list of {', '.join(STRATEGIES)}"
+                )
+            out["gate_applies_to"] = tuple(named)
     if "note" in entry:
         _text(entry["note"], f"{where}.note")
     return TaskDeclarations(**out)
@@ -236,6 +257,12 @@ def load_declarations(edition: str) -> EditionDeclarations:
     if decl.edition != edition:
         raise DeclarationError(f"{edition}.declarations.json declares edition {decl.edition!r}")
     return decl
+
+
+def edition_declarations(edition: Any) -> EditionDeclarations:
+    """The declarations of an edition: its own (an edition made in code), else the bundled file."""
+    own = getattr(edition, "declarations", None)
+    return own if own is not None else load_declarations(edition.name)
 
 
 def check_declarations(

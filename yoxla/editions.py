@@ -40,6 +40,10 @@ class Edition:
     revision: str | None
     tasks: dict[str, ManifestEntry]
     description: str = ""
+    # Analysis declarations (groups, controls, gate, ranking) that travel with an edition made
+    # in code (tests, synthetic editions); None: the bundled file of the edition's name
+    # (yoxla.declarations.edition_declarations).
+    declarations: Any = None
 
     @property
     def bundled(self) -> bool:

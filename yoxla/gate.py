@@ -20,7 +20,7 @@ Chance, per task, on the task score's 0–100 scale:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from yoxla.declarations import EditionDeclarations
@@ -55,10 +55,15 @@ def chance_score(task: Task, rows: Sequence[Mapping[str, Any]]) -> float:
 class GateVerdict:
     task: str
     chance: float
-    threshold: float
-    reason: str | None  # the declared reason when the threshold is not chance + margin
+    threshold: float  # chance + margin, or the declared threshold when it applies to every strategy
+    reason: str | None  # the declared reason when a threshold is not chance + margin
     scores: dict[str, float]  # gated strategy → task score
-    failures: tuple[tuple[str, float], ...]  # strategies above the threshold, worst first
+    failures: tuple[tuple[str, float], ...]  # strategies above their threshold, worst first
+    thresholds: dict[str, float] = field(default_factory=dict)  # gated strategy → its threshold
+    declared_for: tuple[str, ...] = ()  # strategies the declared threshold applies to (all: every one)
+
+    def threshold_of(self, strategy: str) -> float:
+        return self.thresholds.get(strategy, self.threshold)
 
     @property
     def passed(self) -> bool:
@@ -82,14 +87,26 @@ def gate(
         task = tasks[tid]
         decl = declarations.task(tid, task.id_field)
         chance = chance_score(task, rows_by_task[tid])
-        if decl.gate_threshold is not None:
-            threshold, reason = decl.gate_threshold, decl.gate_reason
-        else:
-            threshold, reason = chance + declarations.gate_margin, None
+        default = chance + declarations.gate_margin
         gated = {s: float(scores[s]) for s in declarations.gate_strategies if s in scores}
-        failures = tuple(sorted(((s, v) for s, v in gated.items() if v > threshold), key=lambda x: -x[1]))
-        out.append(GateVerdict(tid, chance, threshold, reason, gated, failures))
+        thresholds = {
+            s: (declared if (declared := decl.threshold_for(s)) is not None else default) for s in gated
+        }
+        declared_for = tuple(s for s in gated if decl.threshold_for(s) is not None)
+        everywhere = decl.gate_threshold is not None and not decl.gate_applies_to
+        threshold = decl.gate_threshold if everywhere and decl.gate_threshold is not None else default
+        failures = tuple(sorted(((s, v) for s, v in gated.items() if v > thresholds[s]), key=lambda x: -x[1]))
+        reason = decl.gate_reason if declared_for else None
+        out.append(GateVerdict(tid, chance, threshold, reason, gated, failures, thresholds, declared_for))
     return out
+
+
+def _declared(v: GateVerdict) -> str:
+    """The declared threshold as the table shows it: ``-``, ``75.00`` (all), ``75.00 (overlap)``."""
+    if not v.declared_for:
+        return "-"
+    limit = v.threshold_of(v.declared_for[0])
+    return f"{limit:.2f}" if v.threshold == limit else f"{limit:.2f} ({', '.join(v.declared_for)})"
 
 
 def report(verdicts: Sequence[GateVerdict], declarations: EditionDeclarations) -> tuple[str, int]:
@@ -101,24 +118,35 @@ def report(verdicts: Sequence[GateVerdict], declarations: EditionDeclarations) -
         f"({', '.join(declarations.gate_strategies)}) may score at most chance + "
         f"{declarations.gate_margin:g} points, unless the edition declares a task's threshold with a reason",
         table(
-            ["task", "chance", "threshold", "best cue", "score", "gate"],
+            ["task", "chance", "threshold", "declared", "best cue", "score", "gate"],
             [
-                [v.task, v.chance, v.threshold, v.best[0], v.best[1], "ok" if v.passed else "FAILS"]
+                [
+                    v.task,
+                    v.chance,
+                    v.threshold,
+                    _declared(v),
+                    v.best[0],
+                    v.best[1],
+                    "ok" if v.passed else "FAILS",
+                ]
                 for v in verdicts
             ],
         ),
     ]
     for v in verdicts:
         if v.reason:
-            lines.append(f"note: {v.task}: threshold {v.threshold:.2f} declared because: {v.reason}")
+            declared = v.threshold_of(v.declared_for[0])
+            which = "" if v.threshold == declared else f" for {', '.join(v.declared_for)}"
+            lines.append(f"note: {v.task}: threshold {declared:.2f}{which} declared because: {v.reason}")
     failed = [v for v in verdicts if not v.passed]
     for v in failed:
-        rule = (
-            f"declared threshold {v.threshold:.2f}"
-            if v.reason
-            else (f"threshold {v.threshold:.2f} = chance {v.chance:.2f} + {declarations.gate_margin:g}")
-        )
         for strategy, score in v.failures:
+            limit = v.threshold_of(strategy)
+            rule = (
+                f"declared threshold {limit:.2f}"
+                if strategy in v.declared_for
+                else f"threshold {limit:.2f} = chance {v.chance:.2f} + {declarations.gate_margin:g}"
+            )
             lines.append(f"gate failed: {v.task}: {strategy} scores {score:.2f} > {rule}")
     if failed:
         lines.append(f"shortcut gate failed on {len(failed)} of {len(verdicts)} task(s)")

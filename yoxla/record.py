@@ -54,6 +54,8 @@ MAX_PREDICTIONS = 1_000_000
 MAX_BREAKDOWN_VALUES = 10_000
 MAX_COUNT = 10**15
 MAX_TEXT = 2_000  # short free texts (licence, framework version, …)
+MAX_SPACE = 1_000  # labels of one answer space (a distribution's size)
+ECE_BINS = 15  # bins of the stored reliability diagram (yoxla.calibration.metrics.ECE_BINS)
 
 OUTCOMES = ("correct", "wrong", "invalid", "abstained", "truncated", "generation_error")
 REASONS = ("empty_output", "not_in_answer_space", "not_a_number", "out_of_range", "generation_error")
@@ -155,6 +157,34 @@ class Record(BaseModel):
 # Predictions and metrics ---------------------------------------------------------------------
 
 
+class Distribution(Record):
+    """One example's probabilities over its answer space (``LabelDistribution.to_dict()``).
+
+    Stored data, like ``raw``: derived when the run was finished (from the provider's token
+    logprobs, or by scoring every label with a local model) and checked on reading (sums to
+    1, labels of the row's space, ``top`` the most probable). Absent when the provider gave
+    none; a label in ``missing`` could not be recovered (absent, not zero).
+    """
+
+    method: Literal["token_logprobs", "label_scoring"]
+    probs: Annotated[dict[Label, Unit], Field(min_length=1, max_length=MAX_SPACE)] = Field(
+        description="recovered labels → probability, normalised over the recovered labels (Σ = 1)"
+    )
+    top: Label = Field(description="the most probable recovered label (ties: the earlier in the space)")
+    mass_outside: Unit = Field(
+        description="1 − the raw mass of the recovered labels: answers outside the space"
+    )
+    missing: Annotated[dict[Label, Unit], Field(max_length=MAX_SPACE)] | None = Field(
+        default=None, description="labels that could not be recovered → upper bound on their raw mass"
+    )
+    unlisted: Unit | None = Field(
+        default=None, description="raw mass below the top-k cut-off, not attributed"
+    )
+    assumed: Annotated[list[Label], Field(max_length=MAX_SPACE)] | None = Field(
+        default=None, description="labels whose mass includes a path assumed to finish the label"
+    )
+
+
 class Prediction(Record):
     """One example: the stored answer and what scoring derived from it."""
 
@@ -171,6 +201,12 @@ class Prediction(Record):
     score: Unit = Field(description="the example's score in [0, 1]")
     finish_reason: Annotated[str, Field(max_length=64)] | None
     error: ErrorText | None = Field(description="the generation error; null when the request succeeded")
+    distribution: Distribution | None = Field(
+        default=None, description="probabilities over the answer space; absent when not available"
+    )
+    control: Literal[True] | None = Field(
+        default=None, description="true for a declared control row: run, not scored; absent otherwise"
+    )
 
 
 class Cell(Record):
@@ -249,6 +285,57 @@ class TaskMetrics(Record):
         return dict(self.__pydantic_extra__ or {})
 
 
+class ReliabilityBin(Record):
+    """One bin of the reliability diagram: confidences of the most probable label in (lower, upper]."""
+
+    lower: Unit
+    upper: Unit
+    count: Count
+    mean_confidence: Unit | None = Field(description="null for an empty bin")
+    accuracy: Unit | None = Field(description="share of the bin's cases whose most probable label is gold")
+
+
+class Reliability(Record):
+    ece: Unit | None = Field(description="expected calibration error; null without probabilities")
+    n: Count
+    bins: Annotated[list[ReliabilityBin], Field(min_length=ECE_BINS, max_length=ECE_BINS)]
+
+
+class GroupConsistency(Record):
+    value: Unit | None = Field(
+        description="share of groups answered correctly throughout; null without groups"
+    )
+    n_groups: Count
+    n_consistent: Count
+    n_rows: Count
+
+
+class ControlSummary(Record):
+    n: Count
+    valid_choice_rate: Unit | None
+    mean_max_probability: Unit | None
+    n_with_probs: Count
+
+
+class Calibration(Record):
+    """How sure the model was (``yoxla.calibration.metrics.calibration_report``), re-derived from
+    the stored distributions; docs/calibration.md gives every formula."""
+
+    n: Count
+    n_scored: Count = Field(description="cases that are not controls")
+    n_with_probs: Count = Field(description="scored cases with a complete distribution")
+    n_partial: Count = Field(description="cases whose distribution is partial (some labels missing)")
+    accuracy: Unit | None
+    mean_gold_p: Unit | None
+    high_confidence_error_rate: Unit | None
+    brier: Annotated[float, Field(ge=0.0, le=2.0)] | None
+    ece: Unit | None
+    answer_agreement: Unit | None
+    reliability: Reliability
+    groups: GroupConsistency
+    controls: ControlSummary
+
+
 class TaskResult(Record):
     """One task of a run: its identity (what was asked, on which rows) and its results."""
 
@@ -261,6 +348,11 @@ class TaskResult(Record):
     score: Score
     metrics: TaskMetrics
     predictions: Annotated[list[Prediction], Field(max_length=MAX_PREDICTIONS)]
+    calibration: Calibration | None = Field(
+        default=None,
+        description="answer probabilities, group consistency and controls; absent when the task has "
+        "none of them (no distribution stored, no groups or controls declared)",
+    )
 
 
 # Model, run, scores ---------------------------------------------------------------------------
@@ -453,16 +545,40 @@ def derive_task(
     *,
     fingerprint: str,
     cache: Any = None,
+    distributions: Sequence[Mapping[str, Any] | None] | None = None,
+    declarations: Any = None,
 ) -> dict[str, Any]:
     """The one derivation of a task as stored: re-score the answers and lay out what follows.
 
     ``rows`` are the task's rows in dataset order and ``raws``/``finish_reasons``/``errors``
-    the stored answers in the same order. Returns the task's JSON document (exactly what the
-    result file holds under ``tasks.<id>``); admission compares it with the stored one.
+    the stored answers in the same order; ``distributions`` the stored probabilities over
+    each row's answer space (``Distribution`` documents, or None), and ``declarations`` the
+    task's :class:`yoxla.declarations.TaskDeclarations` (groups, controls). Returns the
+    task's JSON document (exactly what the result file holds under ``tasks.<id>``);
+    admission compares it with the stored one.
+
+    A stored distribution is read back for its row's answer space and written out again;
+    one that is inconsistent (does not sum to 1, a label outside the space, a ``top`` that
+    is not the most probable), or stored for a generation error or a task without a closed
+    answer space, is dropped, so a file that stores one differs from its derivation. Rows
+    declared as controls are marked and left out of the metrics and the score; the
+    ``calibration`` block is derived from the distributions, groups and controls
+    (:mod:`yoxla.calibration.stored`).
     """
+    from yoxla.calibration.stored import checked_distribution, task_calibration
     from yoxla.rescoring import rescore_task
 
-    scored = rescore_task(task, rows, raws, finish_reasons, errors, cache=cache, rows_token=fingerprint)
+    n = len(rows)
+    if distributions is not None and len(distributions) != n:
+        raise ValueError(f"{task.id}: {n} rows but {len(distributions)} distributions")
+    controls = (
+        [bool(declarations.is_control(row)) for row in rows]
+        if declarations is not None and declarations.has_controls
+        else None
+    )
+    scored = rescore_task(
+        task, rows, raws, finish_reasons, errors, cache=cache, rows_token=fingerprint, controls=controls
+    )
     preds = [
         {
             "id": res.id,
@@ -479,7 +595,15 @@ def derive_task(
         }
         for res, raw, fr, err in zip(scored.results, raws, finish_reasons, errors, strict=True)
     ]
-    return {
+    for i, pred in enumerate(preds):
+        stored = distributions[i] if distributions is not None else None
+        if stored is not None and errors[i] is None:
+            dist = checked_distribution(task, rows[i], stored)
+            if dist is not None:
+                pred["distribution"] = dist
+        if controls is not None and controls[i]:
+            pred["control"] = True
+    doc: dict[str, Any] = {
         "block": task.block,
         "rows": len(preds),
         "fingerprint": fingerprint,
@@ -490,6 +614,10 @@ def derive_task(
         "metrics": scored.metrics,
         "predictions": preds,
     }
+    calibration = task_calibration(task, rows, preds, declarations)
+    if calibration is not None:
+        doc["calibration"] = calibration
+    return doc
 
 
 def build_task_result(
@@ -501,10 +629,22 @@ def build_task_result(
     *,
     fingerprint: str,
     cache: Any = None,
+    distributions: Sequence[Mapping[str, Any] | None] | None = None,
+    declarations: Any = None,
 ) -> TaskResult:
     """:func:`derive_task` as a typed, validated record (what the runner writes)."""
     return TaskResult.model_validate(
-        derive_task(task, rows, raws, finish_reasons, errors, fingerprint=fingerprint, cache=cache)
+        derive_task(
+            task,
+            rows,
+            raws,
+            finish_reasons,
+            errors,
+            fingerprint=fingerprint,
+            cache=cache,
+            distributions=distributions,
+            declarations=declarations,
+        )
     )
 
 

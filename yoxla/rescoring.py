@@ -61,11 +61,14 @@ def rescore_task(
     *,
     cache: ScoreCache | None = None,
     rows_token: str | None = None,
+    controls: Sequence[bool] | None = None,
 ) -> TaskRescore:
     """Per-example verdicts, task metrics and score from stored answers aligned with ``rows``.
 
     ``rows_token`` (e.g. the rows' fingerprint) identifies the rows' content for the cache;
-    without it the cache is not used.
+    without it the cache is not used. ``controls`` marks rows that are run but not scored
+    (declared controls, ambiguous by construction): they get a verdict each, and are left
+    out of the task's metrics and score.
     """
     n = len(rows)
     frs = finish_reasons if finish_reasons is not None else [None] * n
@@ -86,7 +89,13 @@ def rescore_task(
             results.append(hit)
         else:
             results.append(score_example(task, row, raw, fr, err))
-    metrics = aggregate(task, plain, results)
+    if controls is not None:
+        if len(controls) != n:
+            raise ValueError(f"{task.id}: {n} rows but {len(controls)} control flags")
+        keep = [i for i, c in enumerate(controls) if not c]
+        metrics = aggregate(task, [plain[i] for i in keep], [results[i] for i in keep])
+    else:
+        metrics = aggregate(task, plain, results)
     return TaskRescore(results, metrics, task_score(task, metrics))
 
 

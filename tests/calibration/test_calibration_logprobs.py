@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,40 @@ def test_top_ties_go_to_the_earlier_label_and_no_mass_is_no_distribution():
 def test_a_bad_tolerance_is_refused(tolerance):
     with pytest.raises(ValueError, match="tolerance"):
         distribution_from_logprobs([], ("a",), tolerance=tolerance)
+
+
+# What the run folder keeps: compact_logprobs -----------------------------------------------
+
+
+def _t(text: str, p: float, top: list[tuple[str, float]] | None = None) -> dict:
+    def one(t: str, q: float) -> dict:
+        return {"token": t, "logprob": math.log(q), "bytes": list(t.encode("utf-8"))}
+
+    return {**one(text, p), "top_logprobs": [one(t, q) for t, q in (top or [(text, p)])]}
+
+
+def test_compact_logprobs_keeps_what_the_distribution_reads():
+    from yoxla.calibration.logprobs import MAX_ANSWER_TOKENS, compact_logprobs
+
+    space = ("entailment", "neutral", "contradiction")
+    reasoning = [_t(f" söz{i}", 0.5, [(f" söz{i}", 0.5), (" x", 0.1)]) for i in range(300)]
+    close = [_t("</", 0.9), _t("think", 0.9), _t(">\n", 0.9)]
+    answer = [_t("neutral", 0.6, [("neutral", 0.6), ("entailment", 0.3), ("contradiction", 0.05)])]
+    tail = [_t(".", 0.5) for _ in range(200)]
+    full = [_t("<think>", 1.0), *reasoning, *close, *answer, *tail]
+    kept = compact_logprobs(full)
+    assert len(kept) == len(close) + MAX_ANSWER_TOKENS and kept[0]["token"] == "</"
+    want = distribution_from_logprobs(parse_logprobs(full), space)
+    assert want is not None and want.probs["neutral"] == pytest.approx(0.6 / 0.95)
+    assert distribution_from_logprobs(parse_logprobs(kept), space) == want
+    # Without a reasoning block: the first tokens only.
+    plain = [*answer, *tail]
+    assert len(compact_logprobs(plain)) == MAX_ANSWER_TOKENS
+    assert distribution_from_logprobs(
+        parse_logprobs(compact_logprobs(plain)), space
+    ) == distribution_from_logprobs(parse_logprobs(plain), space)
+    # Unclosed reasoning stays unclosed (no answer: no distribution).
+    unclosed = [_t("<think>", 1.0), *reasoning]
+    assert distribution_from_logprobs(parse_logprobs(compact_logprobs(unclosed)), space) is None
+    # Plain JSON only: what a predictions.jsonl line can hold.
+    assert json.loads(json.dumps(kept)) == kept

@@ -37,7 +37,7 @@ GOOD = {
 def test_committed_declarations_parse(edition):
     decl = load_declarations(edition)
     assert decl.edition == edition
-    assert decl.ranking[0] == "accuracy"
+    assert decl.ranking[0] == "yoxla"  # the board's headline score first, then the tie-breakers
     assert decl.gate_margin == 15.0 and "random" not in decl.gate_strategies
     # A threshold override always carries its reason.
     assert all(td.gate_reason for td in decl.tasks.values() if td.gate_threshold is not None)

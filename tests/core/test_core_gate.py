@@ -45,30 +45,68 @@ def test_chance_of_span_tasks_is_a_random_sentence():
     assert chance_score(ab, [unanswerable]) == pytest.approx(100 / 3)  # two sentences or "Cavab yoxdur"
 
 
+def skewed_verification_rows() -> list[dict]:
+    """The sample's verification rows with two thirds relabelled ZİDD: the majority answer wins."""
+    return [dict(r, label="ZİDD") if i < 8 else r for i, r in enumerate(sample_rows("rag_verification_v1"))]
+
+
 def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
-    tids = ["nli_v1", "rag_verification_v1"]
-    rows = {t: sample_rows(t) for t in tids}
+    rows = {"nli_v1": sample_rows("nli_v1"), "rag_verification_v1": skewed_verification_rows()}
     scores = floors(rows, SUITE.tasks)
     plain = parse_declarations({"edition": "sample"})
     verdicts = {v.task: v for v in gate(scores, SUITE.tasks, rows, plain)}
     assert verdicts["nli_v1"].passed
     fail = verdicts["rag_verification_v1"]
-    assert not fail.passed and fail.failures[0] == ("majority", pytest.approx(50.0))
+    assert not fail.passed and fail.failures[0] == ("majority", pytest.approx(200 / 3))
     assert fail.threshold == pytest.approx(100 / 3 + 15)
     text, status = report(list(verdicts.values()), plain)
-    assert status == 1 and "gate failed: rag_verification_v1: majority scores 50.00" in text
+    assert status == 1 and "gate failed: rag_verification_v1: majority scores 66.67" in text
 
     declared = parse_declarations(
         {
             "edition": "sample",
             "tasks": {
-                "rag_verification_v1": {"gate": {"threshold": 55, "reason": "half the sample rows are ZİDD"}}
+                "rag_verification_v1": {
+                    "gate": {"threshold": 70, "reason": "two thirds of these rows are ZİDD"}
+                }
             },
         }
     )
     text, status = report(gate(scores, SUITE.tasks, rows, declared), declared)
     assert status == 0
-    assert "threshold 55.00 declared because: half the sample rows are ZİDD" in text
+    assert "threshold 70.00 declared because: two thirds of these rows are ZİDD" in text
+
+
+def test_a_threshold_declared_for_one_strategy_leaves_the_others_at_chance_plus_margin():
+    rows = {"rag_verification_v1": skewed_verification_rows()}
+    scores = floors(rows, SUITE.tasks)
+    only_overlap = parse_declarations(
+        {
+            "edition": "sample",
+            "tasks": {
+                "rag_verification_v1": {
+                    "gate": {"threshold": 90, "reason": "overlap is inherent here", "strategies": ["overlap"]}
+                }
+            },
+        }
+    )
+    (verdict,) = gate(scores, SUITE.tasks, rows, only_overlap)
+    assert verdict.threshold_of("overlap") == 90.0
+    assert verdict.threshold_of("majority") == pytest.approx(100 / 3 + 15)
+    assert verdict.declared_for == ("overlap",) and verdict.failures[0][0] == "majority"
+    text, status = report([verdict], only_overlap)
+    assert status == 1
+    assert "threshold 90.00 for overlap declared because: overlap is inherent here" in text
+    assert "majority scores 66.67 > threshold 48.33 = chance 33.33 + 15" in text
+    assert "90.00 (overlap)" in text  # the table's declared column
+
+
+def test_a_gate_entry_naming_an_unknown_strategy_is_refused():
+    from yoxla.declarations import DeclarationError
+
+    bad = {"gate": {"threshold": 50, "reason": "r", "strategies": ["telepathy"]}}
+    with pytest.raises(DeclarationError, match=r"gate\.strategies"):
+        parse_declarations({"edition": "sample", "tasks": {"nli_v1": bad}})
 
 
 def test_random_is_not_gated_by_default():
@@ -80,22 +118,26 @@ def test_random_is_not_gated_by_default():
     assert "random" not in verdict.scores and verdict.passed
 
 
-def test_floors_gate_on_the_sample_edition_fails_and_names_the_tasks(capsys):
-    # The committed sample does not pass the gate (reported, not hidden by raised thresholds),
-    # which is why .ci/run does not run it.
-    assert run(["floors", "--edition", "sample", "--gate"]) == 1
+def test_floors_gate_passes_on_the_committed_sample_edition(capsys):
+    # .ci/run runs this gate. Artefacts of the small sample were removed from its rows; the
+    # three tasks where word overlap is part of the task type declare an overlap threshold
+    # with a written reason, which the report prints.
+    assert run(["floors", "--edition", "sample", "--gate"]) == 0
     out = capsys.readouterr().out
-    for task, strategy in [
-        ("extractive_qa_v1", "overlap"),
-        ("qa_abstention_v1", "overlap"),
-        ("sts_v1", "overlap"),
-        ("intent_v1", "overlap"),
-        ("knowledge_choice_v1", "most_linked"),
-        ("rag_verification_v1", "majority"),
-        ("rag_selection_v1", "overlap"),
-    ]:
-        assert f"gate failed: {task}: {strategy} scores" in out
-    assert "shortcut gate failed on 7 of 11 task(s)" in out
+    assert "shortcut gate passed on all 11 task(s)" in out
+    for task in ("extractive_qa_v1", "qa_abstention_v1", "sts_v1"):
+        assert f"note: {task}: threshold" in out and "for overlap declared because:" in out
+    assert "gate failed" not in out
+
+
+def test_sample_gate_declarations_name_only_the_overlap_strategy():
+    from yoxla.declarations import load_declarations
+
+    decl = load_declarations("sample")
+    declared = {tid: t for tid, t in decl.tasks.items() if t.gate_threshold is not None}
+    assert set(declared) == {"extractive_qa_v1", "qa_abstention_v1", "sts_v1"}
+    for t in declared.values():
+        assert t.gate_applies_to == ("overlap",) and t.gate_reason and len(t.gate_reason) > 80
 
 
 def test_floors_gate_passes_where_no_cue_wins(capsys):

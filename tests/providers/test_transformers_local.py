@@ -260,6 +260,7 @@ def test_describe(tiny: TransformersProvider, tiny_model_dir: Path):
         "chat_template_hash": "sha256:" + hashlib.sha256(template.encode("utf-8")).hexdigest(),
         "batch_size": 4,
         "parameters": sum(p.numel() for p in tiny.model.parameters()),
+        "label_scoring": "shared",
     }
     assert facts["parameters"] > 1000
     json.dumps(facts)

@@ -176,14 +176,16 @@ def _extra_params(body: dict) -> dict:
 
 
 def test_reasoning_controls_exactly_as_specified(runner, env_key, answers) -> None:
+    # Providers marked `logprobs: true` ask for them on choice tasks with reasoning off.
+    lp = {"logprobs": True, "top_logprobs": 20}
     cases = [
         ("openrouter", [], {"reasoning": {"enabled": False}}),
         ("openrouter", ["--thinking"], {"reasoning": {"enabled": True}}),
-        ("llamacpp", [], {"chat_template_kwargs": {"enable_thinking": False}}),
+        ("llamacpp", [], {"chat_template_kwargs": {"enable_thinking": False}, **lp}),
         ("llamacpp", ["--thinking"], {"chat_template_kwargs": {"enable_thinking": True}}),
-        ("vllm", [], {}),
+        ("vllm", [], lp),
         ("vllm", ["--thinking"], {}),
-        ("openai", [], {}),
+        ("openai", [], lp),
         ("google", [], {}),
     ]
     for i, (provider, extra, expected) in enumerate(cases):

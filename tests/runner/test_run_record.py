@@ -26,6 +26,9 @@ def test_thinking_run_records_flag_budget_and_effective_generation(runner, env_k
         "seed": None,
         "limit": 2,
         "task_filter": ["sentiment_v1"],
+        "filters": {},
+        "scored_only": False,
+        "probabilities": True,
         "tasks": {
             "sentiment_v1": {
                 "temperature": float(task.generation.temperature),

@@ -7,6 +7,8 @@
 * :mod:`~yoxla.calibration.metrics`: mean gold probability, high-confidence error rate,
   Brier, ECE with its reliability bins, answer/top agreement, group consistency, controls.
 * :mod:`~yoxla.calibration.ranking`: a declared ranking order, applied and explained.
+* :mod:`~yoxla.calibration.stored`: what the run folder and the result file keep, and the
+  task and pooled reports derived from it (the one derivation calls it).
 
 Everything here works on plain data and is pure; see docs/calibration.md for the formulas.
 """

@@ -300,6 +300,66 @@ def _root(tokens: Sequence[TokenLogprob]) -> _Node | None:
     return None  # pragma: no cover - close was found inside the joined bytes
 
 
+MAX_ANSWER_TOKENS = 64  # tokens kept after the reasoning block: far longer than any label
+
+
+def _token_bytes(entry: Mapping[str, Any]) -> bytes:
+    raw = entry.get("bytes")
+    if isinstance(raw, list):
+        try:
+            return bytes(raw)
+        except (TypeError, ValueError):
+            pass
+    token = entry.get("token")
+    return token.encode("utf-8") if isinstance(token, str) else b""
+
+
+def compact_logprobs(
+    content: Sequence[Any], max_answer_tokens: int = MAX_ANSWER_TOKENS
+) -> list[dict[str, Any]]:
+    """The part of a response's token logprobs that :func:`distribution_from_logprobs` reads.
+
+    Plain dicts (``token``, ``logprob``, ``bytes``, ``top_logprobs``) of: the tokens from the
+    one where a closed ``</think>`` block ends its reasoning (earlier tokens are never read),
+    and at most ``max_answer_tokens`` after it; without a reasoning block, the first
+    ``max_answer_tokens``. The distribution derived from the kept tokens equals the one from
+    all of them for every label shorter than that. Stored in the run folder.
+    """
+    items: list[dict[str, Any]] = []
+    for entry in content:
+        if hasattr(entry, "model_dump"):
+            entry = entry.model_dump()
+        if isinstance(entry, Mapping):
+            items.append(
+                {
+                    k: (
+                        [dict(a.model_dump() if hasattr(a, "model_dump") else a) for a in v]
+                        if k == "top_logprobs" and isinstance(v, list)
+                        else v
+                    )
+                    for k, v in entry.items()
+                    if k in ("token", "logprob", "bytes", "top_logprobs")
+                }
+            )
+        else:
+            items.append({"token": entry})  # malformed: kept, so parse_logprobs refuses it later
+    data = [_token_bytes(t) for t in items]
+    joined = b"".join(data)
+    close = joined.find(THINK_CLOSE)
+    if close < 0:
+        return items[:max_answer_tokens]
+    end = close + len(THINK_CLOSE)
+    seen, first, last = 0, None, len(items) - 1
+    for i, d in enumerate(data):
+        if first is None and seen + len(d) > close:
+            first = i
+        seen += len(d)
+        if seen >= end:
+            last = i
+            break
+    return items[(first or 0) : last + 1 + max_answer_tokens]
+
+
 def distribution_from_logprobs(
     tokens: Sequence[TokenLogprob], space: Sequence[str], *, tolerance: float = DEFAULT_TOLERANCE
 ) -> LabelDistribution | None:

@@ -23,7 +23,8 @@ class RankKey:
 KEYS: dict[str, RankKey] = {
     k.metric: k
     for k in (
-        RankKey("score", True, "task score"),
+        RankKey("yoxla", True, "YOXLA score"),
+        RankKey("score", True, "score"),
         RankKey("accuracy", True, "accuracy"),
         RankKey("group_consistency", True, "group consistency"),
         RankKey("high_confidence_error_rate", False, "high-confidence error rate"),

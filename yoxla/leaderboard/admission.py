@@ -16,11 +16,15 @@ with its reasons, each one line:
    exactly the edition's tasks; the run conditions are those of a complete run (no
    ``limit``, no row filters).
 5. **Coverage**: per task the predicted ids are exactly the dataset's ids, in dataset order.
-6. **Re-derivation**: every derived field is recomputed from the stored answers through the
-   one re-scoring path (:func:`yoxla.record.build_task_result`) and compared with what is
-   stored: every prediction's parsed value, validity, outcome, reason, near-miss kind and
-   score; every task metric (breakdowns and counts included); task, block and YOXLA scores;
-   the generation-error count. The first field that differs is named. Where the edition's
+6. **Re-derivation**: every derived field is recomputed from the stored answers (and the
+   stored answer distributions) through the one re-scoring path
+   (:func:`yoxla.record.derive_task`), with the edition's declarations (groups, controls),
+   and compared with what is stored: every prediction's parsed value, validity, outcome,
+   reason, near-miss kind, score, distribution and control mark; every task metric
+   (breakdowns and counts included) and every calibration metric (mean gold probability,
+   high-confidence error rate, Brier, ECE and each reliability bin, agreement, group
+   consistency, controls); task, block and YOXLA scores; the generation-error count. The
+   first field that differs is named. Where the edition's
    rows are not available, the file is admitted as *not re-checked* after the checks that
    need no rows (every count and score is still checked against the stored predictions),
    and the board keeps it apart from re-checked files.
@@ -46,7 +50,10 @@ from typing import Any
 
 import numpy as np
 
+from yoxla.calibration.stored import cases_from_predictions, pooled_calibration
+from yoxla.declarations import edition_declarations
 from yoxla.editions import EDITIONS, Edition, load_edition
+from yoxla.evaluators import gold_value
 from yoxla.leaderboard.data import DataSource
 from yoxla.record import (
     FORMAT_VERSION,
@@ -117,9 +124,24 @@ class TaskRecord:
     parsed: list[str]  # the parsed value as text ("" when invalid)
     near_miss: list[str | None]
     prediction: np.ndarray | None = None  # correlation tasks: the value scored (midpoint if invalid)
+    # How sure the model was (None when the task has no calibration block): the task's
+    # report as stored (docs/result-format.md), and per example the most probable label,
+    # its probability and the gold label's probability (NaN without a complete distribution).
+    calibration: dict[str, Any] | None = None
+    top: list[str | None] | None = None
+    p_top: np.ndarray | None = None
+    p_gold: np.ndarray | None = None
+    control: np.ndarray | None = None  # True for declared controls (run, not scored); None: no control
+
+    @property
+    def scored_scores(self) -> np.ndarray:
+        """Per-example scores of the scored rows (controls left out), as the task score averages them."""
+        return self.scores if self.control is None else self.scores[~self.control]
 
     @classmethod
-    def from_result(cls, task: Task, t: TaskResult, metrics: dict[str, Any]) -> TaskRecord:
+    def from_result(
+        cls, task: Task, t: TaskResult, metrics: dict[str, Any], gold: Sequence[Any] | None = None
+    ) -> TaskRecord:
         preds = t.predictions
         prediction = None
         if task.evaluator == "correlation":
@@ -142,7 +164,35 @@ class TaskRecord:
             parsed=[_text(p.parsed) if p.valid else "" for p in preds],
             near_miss=[None if p.valid else p.near_miss for p in preds],
             prediction=prediction,
+            **_calibration_fields(t, gold),
         )
+
+
+def _calibration_fields(t: TaskResult, gold: Sequence[Any] | None) -> dict[str, Any]:
+    preds = t.predictions
+    out: dict[str, Any] = {}
+    if any(p.control for p in preds):
+        out["control"] = np.fromiter((bool(p.control) for p in preds), dtype=bool, count=len(preds))
+    if t.calibration is None:
+        return out
+    out["calibration"] = t.calibration.model_dump(mode="json")
+    if not any(p.distribution is not None for p in preds):
+        return out
+    nan = float("nan")
+    tops: list[str | None] = []
+    p_top: list[float] = []
+    p_gold: list[float] = []
+    for i, p in enumerate(preds):
+        d = p.distribution
+        complete = d is not None and not d.missing
+        tops.append(d.top if d is not None else None)
+        p_top.append(d.probs[d.top] if complete and d is not None else nan)
+        g = None if gold is None else gold[i]
+        p_gold.append(
+            float(d.probs.get(str(g), nan)) if complete and d is not None and g is not None else nan
+        )
+    out.update(top=tops, p_top=np.array(p_top, dtype=float), p_gold=np.array(p_gold, dtype=float))
+    return out
 
 
 @dataclass
@@ -172,6 +222,37 @@ class Verdict:
     scores: dict[str, Any] = field(default_factory=dict)
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     superseded_by: str | None = None
+    # Calibration pooled over the tasks that have a calibration block: {"overall": report or
+    # None, "blocks": {block: report}} (yoxla.calibration.stored.pooled_calibration); empty
+    # when the file was not re-checked (pooling needs the gold labels).
+    calibration: dict[str, Any] = field(default_factory=dict)
+
+    def ranking_entry(self, task_id: str | None = None) -> dict[str, Any]:
+        """The values a declared ranking order sorts by (yoxla.calibration.ranking): the YOXLA
+        score (or a task's score) and the pooled (or the task's) calibration metrics."""
+        if task_id is None:
+            score = self.scores.get("yoxla")
+            report = self.calibration.get("overall") or {}
+        else:
+            rec = self.tasks.get(task_id)
+            score = rec.score if rec is not None else None
+            report = (rec.calibration if rec is not None else None) or {}
+        groups = report.get("groups") or {}
+        entry = {
+            "yoxla": score,  # the board's headline: the YOXLA score, or the task's score
+            "score": score,
+            "group_consistency": groups.get("value"),
+        }
+        for key in (
+            "accuracy",
+            "high_confidence_error_rate",
+            "mean_gold_p",
+            "brier",
+            "ece",
+            "answer_agreement",
+        ):
+            entry[key] = report.get(key)
+        return entry
 
     @property
     def admitted(self) -> bool:
@@ -319,8 +400,9 @@ def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: 
 
 
 def _stored_consistency(task: Task, t: TaskResult) -> str | None:
-    """Checks that need no rows: the stored counts and score follow from the stored predictions."""
-    preds = t.predictions
+    """Checks that need no rows: the stored counts and score follow from the stored predictions
+    (the scored ones: a prediction marked as a control is not counted)."""
+    preds = [p for p in t.predictions if not p.control]
     m = t.metrics
     derived = {
         "n": len(preds),
@@ -423,8 +505,11 @@ def _check_document(
     # 5. coverage, 6. re-derivation
     rows_info = data.rows(edition)
     rows = rows_info.rows
+    declarations = edition_declarations(edition)
     records: dict[str, TaskRecord] = {}
     derived_tasks: dict[str, TaskResult] = {}
+    cases: dict[str, list[Any]] = {}
+    partial: dict[str, int] = {}
     for tid in edition.tasks:
         t, task = rec.tasks[tid], suite.task(tid)
         expected = [str(r[task.id_field]) for r in rows[tid]] if rows is not None else None
@@ -439,6 +524,7 @@ def _check_document(
             derived_tasks[tid] = t
             continue
         preds = t.predictions
+        task_decl = declarations.task(tid, task.id_field)
         derived = derive_task(
             task,
             rows[tid],
@@ -447,14 +533,23 @@ def _check_document(
             [p.error for p in preds],
             fingerprint=edition.tasks[tid].fingerprint,
             cache=data.score_cache,
+            distributions=[
+                None if p.distribution is None else p.distribution.model_dump(mode="json", exclude_unset=True)
+                for p in preds
+            ],
+            declarations=task_decl,
         )
         diff = first_difference(doc["tasks"][tid], derived, f"tasks.{tid}")
         if diff:
             v.reasons.append(_differs(f"task {tid}", diff))
             continue
         # Equal to the stored task, which the record already validated: use the typed one.
-        records[tid] = TaskRecord.from_result(task, t, derived["metrics"])
+        gold = [gold_value(task, r) for r in rows[tid]] if t.calibration is not None else None
+        records[tid] = TaskRecord.from_result(task, t, derived["metrics"], gold)
         derived_tasks[tid] = t
+        if "calibration" in derived:
+            cases[tid] = cases_from_predictions(task, rows[tid], derived["predictions"], task_decl)
+            partial[tid] = int(derived["calibration"]["n_partial"])
     if v.reasons:
         return
     scores = summary_scores(suite, derived_tasks).model_dump(mode="json")
@@ -481,6 +576,8 @@ def _check_document(
         v.notes.append("non-standard run conditions (temperature or system prompt changed): ranked apart")
     v.tasks = records
     v.scores = scores
+    if v.rechecked and cases:
+        v.calibration = pooled_calibration({tid: suite.task(tid).block for tid in cases}, cases, partial)
     v.status = ADMITTED
 
 

@@ -119,6 +119,31 @@ class Board:
     def task_ids(self, edition: str) -> list[str]:
         return list(self.edition(edition).tasks)
 
+    # Ranking order ----------------------------------------------------------------------
+    def ranking(self, edition: str) -> tuple[str, ...]:
+        """The ranking order the edition declares (declarations ``ranking``)."""
+        from yoxla.declarations import edition_declarations
+
+        return edition_declarations(self.edition(edition)).ranking
+
+    def explain_order(self, edition: str) -> str:
+        """The board's ranking rule in one sentence, for its caption."""
+        from yoxla.calibration.ranking import explain_order
+
+        return explain_order(self.ranking(edition))
+
+    def ranked(self, edition: str, group: str = "standard", task_id: str | None = None) -> list[Verdict]:
+        """The models of one board sorted by the declared order, best first (ties: :meth:`shown`'s order).
+
+        For the whole edition the entries are the YOXLA score and the calibration pooled over
+        its tasks; with ``task_id``, that task's score and calibration.
+        """
+        from yoxla.calibration.ranking import rank
+
+        models = self.shown(edition, group)
+        entries = [{**m.ranking_entry(task_id), "_i": i} for i, m in enumerate(models)]
+        return [models[e["_i"]] for e in rank(entries, self.ranking(edition))]
+
     # Bootstrap ------------------------------------------------------------------------
     def boot(self, edition: str) -> Boot:
         if edition not in self._boot:
@@ -133,19 +158,30 @@ class Board:
         for tid in self.task_ids(edition):
             task = suite.task(tid)
             point = np.array([m.tasks[tid].score if tid in m.tasks else 0.0 for m in models], dtype=float)
-            recs = [m.tasks.get(tid) for m in models]
-            aligned = bool(recs) and all(r is not None and r.ids == recs[0].ids for r in recs)  # type: ignore[union-attr]
-            if not aligned:
+            found = [m.tasks.get(tid) for m in models]
+            recs = [r for r in found if r is not None]
+            aligned = bool(recs) and len(recs) == len(found) and all(r.ids == recs[0].ids for r in recs)
+            # Controls (declared, run but not scored) are left out, as from the task score.
+            keep = recs[0].control if recs else None
+            same_controls = all(
+                (r.control is None and keep is None)
+                or (r.control is not None and keep is not None and np.array_equal(r.control, keep))
+                for r in recs
+            )
+            if not aligned or not same_controls:
                 inputs.append(TaskInput(tid, task.block, point, None))
                 continue
-            scores = np.vstack([r.scores for r in recs])  # type: ignore[union-attr]
+            scores = np.vstack([r.scored_scores for r in recs])
             if task.evaluator == "correlation":
-                preds = [r.prediction for r in recs]  # type: ignore[union-attr]
+                preds = [r.prediction for r in recs]
                 if rows is None or any(p is None for p in preds):
                     inputs.append(TaskInput(tid, task.block, point, None))
                     continue
                 gold = np.array([float(r[task.gold]) for r in rows[tid]], dtype=float)
-                inputs.append(TaskInput(tid, task.block, point, scores, np.vstack(preds), gold))  # type: ignore[arg-type]
+                stacked = np.vstack(preds)  # type: ignore[arg-type]
+                if keep is not None:
+                    gold, stacked = gold[~keep], stacked[:, ~keep]
+                inputs.append(TaskInput(tid, task.block, point, scores, stacked, gold))
             else:
                 inputs.append(TaskInput(tid, task.block, point, scores))
         return run_bootstrap(inputs, list(suite.blocks), len(models), B=self.B)

@@ -53,10 +53,19 @@ def build_result(
     created_at: str | None = None,
     sign_key: str | Path | None = None,
     thinking: bool = False,
+    distributions: Mapping[str, list[dict[str, Any] | None]] | None = None,
 ) -> dict[str, Any]:
-    """A result document written by the same writer as the runner's (:mod:`yoxla.record`)."""
+    """A result document written by the same writer as the runner's (:mod:`yoxla.record`).
+
+    ``distributions`` gives a task's stored answer distributions in dataset order
+    (``LabelDistribution.to_dict()`` or None); the edition's declarations (its own, or the
+    bundled file) decide groups and controls, as for a run.
+    """
+    from yoxla.declarations import edition_declarations
+
     suite = load_suite()
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
+    declarations = edition_declarations(ed)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     tasks: dict[str, TaskResult] = {}
     for tid, entry in ed.tasks.items():
@@ -66,7 +75,16 @@ def build_result(
         fr = list((finish_reasons or {}).get(tid) or ["stop"] * len(task_rows))
         er = list((errors or {}).get(tid) or [None] * len(task_rows))
         raws = [None if e else r for r, e in zip(raws, er, strict=True)]
-        tasks[tid] = build_task_result(task, task_rows, raws, fr, er, fingerprint=entry.fingerprint)
+        tasks[tid] = build_task_result(
+            task,
+            task_rows,
+            raws,
+            fr,
+            er,
+            fingerprint=entry.fingerprint,
+            distributions=(distributions or {}).get(tid),
+            declarations=declarations.task(tid, task.id_field),
+        )
     return build_document(
         edition=ed.name,
         model=ModelInfo(
@@ -134,8 +152,11 @@ def synthetic_rows(edition: Edition, seed: int = 0) -> dict[str, list[dict[str, 
     return out
 
 
-def edition_for_rows(name: str, rows: Mapping[str, list[dict[str, Any]]]) -> Edition:
-    """An edition whose manifest matches these rows (same tasks and contract as ``name``)."""
+def edition_for_rows(
+    name: str, rows: Mapping[str, list[dict[str, Any]]], declarations: Any = None
+) -> Edition:
+    """An edition whose manifest matches these rows (same tasks and contract as ``name``),
+    with its own declarations (an :class:`~yoxla.declarations.EditionDeclarations`) when given."""
     from yoxla.editions import ManifestEntry, fingerprint
 
     base = load_edition(name)
@@ -144,7 +165,12 @@ def edition_for_rows(name: str, rows: Mapping[str, list[dict[str, Any]]]) -> Edi
         for tid, entry in base.tasks.items()
     }
     return Edition(
-        name=base.name, source=base.source, revision=base.revision, tasks=tasks, description="synthetic"
+        name=base.name,
+        source=base.source,
+        revision=base.revision,
+        tasks=tasks,
+        description="synthetic",
+        declarations=declarations,
     )
 
 

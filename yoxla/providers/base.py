@@ -29,6 +29,10 @@ class ProviderSpec:
     api_key_env: str | None = None  # name of the environment variable holding the key
     reasoning: dict[str, Any] | None = None  # {"off": {...extra body...}, "on": {...}}; None: send nothing
     settings: dict[str, Any] = field(default_factory=dict)  # backend-specific (device_map, dtype, ...)
+    logprobs: bool = (
+        False  # the API returns token logprobs (vLLM, llama.cpp, OpenAI); asked for on choice tasks
+    )
+    top_logprobs: int = 20  # alternatives per position asked for when logprobs is on
 
 
 @dataclass
@@ -39,6 +43,9 @@ class ProviderOptions:
     batch_size: int | None = None
     seed: int | None = None
     transport: TransportSettings = field(default_factory=TransportSettings)
+    probabilities: bool = (
+        True  # ask for answer probabilities on closed answer spaces (logprobs, label scoring)
+    )
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,16 @@ class Request:
     thinking: bool = False
 
 
+def wants_probabilities(request: Request) -> bool:
+    """Answer probabilities are asked for on closed answer spaces (choice tasks), reasoning off.
+
+    Under ``--thinking`` the answer follows a long reasoning (every token of which would come
+    back with its alternatives, and a local model's label scoring would skip it): no
+    probabilities are asked for then.
+    """
+    return request.task.answer.mode == "choice" and not request.thinking
+
+
 @dataclass
 class Completion:
     """What came back for one request. ``error`` is set only after the last retry failed."""
@@ -67,6 +84,10 @@ class Completion:
     latency_s: float = 0.0
     attempts: int = 1
     error: str | None = None
+    # Answer probabilities, kept in the run folder so the distribution can be derived again
+    # (yoxla.calibration.stored.run_distribution); None: the provider gave none.
+    logprobs: list[dict[str, Any]] | None = None  # the answer's token logprobs, as the API returned them
+    label_scores: dict[str, Any] | None = None  # a local model's distribution over the answer space
 
     @property
     def raw(self) -> str:

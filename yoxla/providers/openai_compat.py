@@ -11,7 +11,15 @@ import re
 import time
 from typing import Any
 
-from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
+from yoxla.providers.base import (
+    Completion,
+    Provider,
+    ProviderError,
+    ProviderOptions,
+    ProviderSpec,
+    Request,
+    wants_probabilities,
+)
 from yoxla.providers.registry import api_key, public_url, redact, split_credentials
 from yoxla.providers.transport import (
     AdaptiveLimiter,
@@ -65,6 +73,23 @@ def _field(obj: Any, name: str) -> Any:
     return value
 
 
+def _token_logprobs(choice: Any) -> list[dict[str, Any]] | None:
+    """The answer's token logprobs as plain JSON (the part that is read: compact_logprobs);
+    None when the server returned none."""
+    from yoxla.calibration.logprobs import compact_logprobs
+
+    logprobs = getattr(choice, "logprobs", None)
+    content = getattr(logprobs, "content", None) if logprobs is not None else None
+    if not content or not isinstance(content, list):
+        return None
+    return compact_logprobs(content)
+
+
+def _refuses_logprobs(exc: Any) -> bool:
+    """A 400/422 whose message names the logprobs parameter: the model does not support it."""
+    return getattr(exc, "status_code", None) in (400, 422) and "logprob" in str(exc).lower()
+
+
 class OpenAICompatProvider(Provider):
     parallel = True
     batch_size = 1
@@ -92,6 +117,9 @@ class OpenAICompatProvider(Provider):
         self._openai = openai
         # Credentials in the URL are used for the requests, never stored: the client gets the
         # bare URL, the query as default parameters and the user info as basic auth.
+        # Whether to ask for token logprobs on closed answer spaces; switched off for the
+        # rest of the run when the server refuses the parameter (some models do).
+        self.logprobs = bool(spec.logprobs and options.probabilities)
         self.client = openai.OpenAI(
             base_url=endpoint.url,
             api_key=self._key or PLACEHOLDER_KEY,
@@ -117,6 +145,9 @@ class OpenAICompatProvider(Provider):
             extra = self.spec.reasoning.get("on" if request.thinking else "off")
             if extra:
                 body["extra_body"] = extra
+        if self.logprobs and wants_probabilities(request):
+            body["logprobs"] = True
+            body["top_logprobs"] = self.spec.top_logprobs
         return body
 
     def _once(self, body: dict[str, Any]) -> tuple[Any, float]:
@@ -159,7 +190,14 @@ class OpenAICompatProvider(Provider):
     def generate(self, request: Request) -> Completion:
         body = self.request_body(request)
         try:
-            outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
+            try:
+                outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
+            except self._openai.APIStatusError as exc:
+                if "logprobs" not in body or not _refuses_logprobs(exc):
+                    raise
+                self.logprobs = False  # this model takes no logprobs: ask without them from now on
+                body = self.request_body(request)
+                outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
         except FatalProviderError as exc:
             raise ProviderError(redact(str(exc), self._secrets)) from None
         except self._openai.APIStatusError as exc:
@@ -183,6 +221,7 @@ class OpenAICompatProvider(Provider):
             usage=_usage(getattr(resp, "usage", None)),
             latency_s=latency,
             attempts=outcome.attempts,
+            logprobs=_token_logprobs(choice) if "logprobs" in body else None,
         )
 
     # Checks -------------------------------------------------------------------------
@@ -207,6 +246,8 @@ class OpenAICompatProvider(Provider):
             "base_url": public_url(self.spec.base_url),
             "api_key_env": self.spec.api_key_env,
             "reasoning_control": self.spec.reasoning,
+            "logprobs": self.logprobs,
+            "top_logprobs": self.spec.top_logprobs if self.logprobs else None,
         }
 
     def close(self) -> None:

@@ -26,7 +26,17 @@ BACKENDS: dict[str, str] = {
     "transformers": "yoxla.providers.transformers_local:TransformersProvider",
     "baseline": "yoxla.providers.baseline:BaselineProvider",
 }
-_SPEC_KEYS = {"backend", "base_url", "api_key_env", "reasoning", "settings", "description"}
+_SPEC_KEYS = {
+    "backend",
+    "base_url",
+    "api_key_env",
+    "reasoning",
+    "settings",
+    "description",
+    "logprobs",
+    "top_logprobs",
+}
+MAX_TOP_LOGPROBS = 20  # what the OpenAI API accepts (and vLLM's default max_logprobs)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -74,6 +84,14 @@ def _spec(name: str, entry: Any, where: str) -> ProviderSpec:
         raise ProviderError(
             f"{where}: provider {name!r}: reasoning must map 'off' and 'on' to request fields"
         )
+    logprobs = entry.get("logprobs", False)
+    if not isinstance(logprobs, bool):
+        raise ProviderError(f"{where}: provider {name!r}: logprobs must be true or false")
+    top = entry.get("top_logprobs", 20)
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP_LOGPROBS:
+        raise ProviderError(
+            f"{where}: provider {name!r}: top_logprobs must be a whole number from 1 to {MAX_TOP_LOGPROBS}"
+        )
     return ProviderSpec(
         name=name,
         backend=backend,
@@ -81,6 +99,8 @@ def _spec(name: str, entry: Any, where: str) -> ProviderSpec:
         api_key_env=env,
         reasoning=reasoning,
         settings=dict(entry.get("settings") or {}),
+        logprobs=logprobs,
+        top_logprobs=top,
     )
 
 

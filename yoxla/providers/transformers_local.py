@@ -9,6 +9,11 @@ Settings (``ProviderSpec.settings``):
 - ``dtype``: ``"auto"`` (the checkpoint's dtype, default), ``"bfloat16"``, ``"float16"``, ``"float32"``.
 - ``trust_remote_code``: default False; remote code runs only when asked for.
 - ``attn_implementation``, ``revision``: optional, passed through to ``from_pretrained``.
+- ``label_scoring``: default True. On a closed answer space (choice tasks, reasoning off),
+  every label is also scored as a continuation of the same prompt
+  (:func:`yoxla.calibration.label_scoring.score_labels`), which gives the exact
+  distribution over the space; it costs about half a generation (bench/bench_label_scoring.py,
+  docs/calibration.md). ``--no-probabilities`` turns it off for a run.
 
 Decoding is greedy and nothing else: the sampling and penalty defaults in the model's
 ``generation_config.json`` (temperature, top_p, top_k, repetition_penalty, ...) are
@@ -27,10 +32,25 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
+from yoxla.providers.base import (
+    Completion,
+    Provider,
+    ProviderError,
+    ProviderOptions,
+    ProviderSpec,
+    Request,
+    wants_probabilities,
+)
 from yoxla.suite import sha256_text
 
-KNOWN_SETTINGS = ("device_map", "dtype", "trust_remote_code", "attn_implementation", "revision")
+KNOWN_SETTINGS = (
+    "device_map",
+    "dtype",
+    "trust_remote_code",
+    "attn_implementation",
+    "revision",
+    "label_scoring",
+)
 DTYPES = {
     "float32": torch.float32,
     "fp32": torch.float32,
@@ -181,6 +201,11 @@ class TransformersProvider(Provider):
             self.hub_repo = model
         self.path = path
 
+        scoring = settings.get("label_scoring", True)
+        if not isinstance(scoring, bool):
+            raise ProviderError(f"label_scoring must be true or false, got {scoring!r}")
+        self.label_scoring = scoring and options.probabilities
+        self.scoring_mode = "shared"  # one pass over the prompt, its cache shared by every label
         trust = settings.get("trust_remote_code", False)
         if not isinstance(trust, bool):
             raise ProviderError(f"trust_remote_code must be true or false, got {trust!r}")
@@ -331,7 +356,40 @@ class TransformersProvider(Provider):
                 done = self._run([prompts[i] for i in chunk], max_tokens)
                 for i, completion in zip(chunk, done, strict=True):
                     results[i] = completion
+        if self.label_scoring:
+            for req, prompt, done_one in zip(requests, prompts, results, strict=True):
+                if done_one is not None and not done_one.error:
+                    done_one.label_scores = self.score(req, prompt)
         return [c for c in results if c is not None]
+
+    def score(self, request: Request, prompt: str) -> dict[str, Any] | None:
+        """The exact distribution over the request's answer space (stored form), or None when
+        the task has no closed space, reasoning is on, or scoring fails (absent, never zeros)."""
+        from yoxla.calibration.distribution import answer_space
+        from yoxla.calibration.label_scoring import score_labels
+
+        if not wants_probabilities(request):
+            return None
+        try:
+            space = answer_space(request.task, request.row)
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not space:
+            return None
+        for _ in range(2):
+            try:
+                scores = score_labels(
+                    self.model, self.tokenizer, prompt, space, end_ids=self.eos_ids, mode=self.scoring_mode
+                )
+                return scores.distribution.to_dict()
+            except Exception as exc:
+                if _is_oom(exc):
+                    _free_memory()
+                    return None
+                if self.scoring_mode == "full":
+                    return None
+                self.scoring_mode = "full"  # this model's cache cannot be shared: one pass per label
+        return None
 
     def _run(self, prompts: list[str], max_tokens: int) -> list[Completion]:
         """One generate() call; on out-of-memory the batch is halved, down to single prompts.
@@ -411,6 +469,7 @@ class TransformersProvider(Provider):
             "dtype": str(self.model.dtype).removeprefix("torch."),
             "chat_template_hash": sha256_text(self.chat_template),
             "batch_size": self.batch_size,
+            "label_scoring": self.scoring_mode if self.label_scoring else False,
         }
         if self.hub_repo:
             facts["hub_repo"] = self.hub_repo

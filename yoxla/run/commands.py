@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 import time
@@ -83,6 +84,26 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--revision", help="pin the Hub dataset to this revision (commit SHA)")
     g.add_argument("--data-dir", help="a local copy of the dataset in the Hub layout")
     g.add_argument("--limit", type=int, help="only the first N examples of each task (a partial run)")
+    g.add_argument(
+        "--filter",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="only rows whose breakdown/metadata COLUMN has VALUE (repeatable; a partial run)",
+    )
+    g.add_argument("--category", action="append", metavar="V", help="same as --filter category=V")
+    g.add_argument("--difficulty", action="append", metavar="V", help="same as --filter difficulty=V")
+    g.add_argument(
+        "--scored-only",
+        action="store_true",
+        default=None,
+        help="skip the rows declared as controls (a partial run; controls run by default)",
+    )
+    g.add_argument(
+        "--no-probabilities",
+        action="store_true",
+        default=None,
+        help="do not ask for answer probabilities (API logprobs, local label scoring)",
+    )
     g.add_argument("--thinking", action="store_true", default=None, help="ask for reasoning (default off)")
     g.add_argument(
         "--thinking-budget", type=int, help="extra output tokens per request under --thinking (4096)"
@@ -94,7 +115,9 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help="continue an interrupted run (--run-id, or the latest)"
     )
     g.add_argument(
-        "--retry-errors", metavar="RUN", help="re-ask only the failed examples of RUN (id or folder)"
+        "--retry-errors",
+        metavar="RUN|FILE",
+        help="re-ask only the failed examples of a run (id or folder) or of a result file (.json)",
     )
     g.add_argument("--runs-dir", help="where run folders go (default ./runs)")
     g.add_argument("--results-dir", help="where result files go (default ./results)")
@@ -153,6 +176,31 @@ def _task_selection(args: argparse.Namespace) -> list[str] | None:
     return None
 
 
+FILTER_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+def _filters(args: argparse.Namespace) -> dict[str, list[str]]:
+    """Row filters from --filter COLUMN=VALUE, --category V and --difficulty V."""
+    pairs: list[tuple[str, str]] = []
+    for item in getattr(args, "filter", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"--filter takes COLUMN=VALUE, got {item!r}")
+        pairs.append((name.strip(), value.strip()))
+    for name in ("category", "difficulty"):
+        pairs.extend((name, v.strip()) for v in getattr(args, name, None) or [])
+    out: dict[str, list[str]] = {}
+    for name, value in pairs:
+        if not FILTER_NAME.match(name):
+            raise UsageError(f"--filter: {name!r} is not a column name")
+        if not value:
+            raise UsageError(f"--filter: an empty value for {name}")
+        values = out.setdefault(name, [])
+        if value not in values:
+            values.append(value)
+    return out
+
+
 def _resolve_dir(runs_dir: str, run: str) -> Path:
     path = Path(run)
     if path.is_dir():
@@ -183,7 +231,7 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 
 @_guard
 def cmd_run(args: argparse.Namespace) -> int:
-    from yoxla.run.engine import retry_errors, start_run
+    from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
 
     load_env_file()
@@ -194,6 +242,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     for key, value in given.items():
         settings.set(key, value)
     settings.tasks = selection or []
+    filters = _filters(args)
+    if filters:
+        settings.filters = filters
+        explicit.add("filters")
+    if args.scored_only:
+        settings.scored_only = True
+        explicit.add("scored_only")
+    if args.no_probabilities:
+        settings.probabilities = False
+        explicit.add("probabilities")
     settings.provider_settings = {
         k: v
         for k, v in (
@@ -205,23 +263,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     settings.progress = not args.no_progress
     settings.check_connection = not args.no_check
-    settings.command = shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    settings.command = getattr(args, "command_line", None) or shlex.join(
+        [Path(sys.argv[0]).name, *sys.argv[1:]]
+    )
     settings.resume = bool(args.resume)
 
     if args.retry_errors:
         if args.resume:
             raise UsageError("give --resume or --retry-errors, not both")
-        clash = [k for k in ("provider", "model", "edition", "limit", "tasks") if k in explicit]
+        identity = (
+            "provider",
+            "model",
+            "edition",
+            "limit",
+            "tasks",
+            "filters",
+            "scored_only",
+            "probabilities",
+        )
+        clash = [k for k in identity if k in explicit]
         if clash:
             raise UsageError(
                 f"--retry-errors re-uses the run's own settings; drop --{clash[0].replace('_', '-')}"
             )
-        run_dir = _resolve_dir(settings.runs_dir, args.retry_errors)
         overrides = {k: settings.get(k) for k in (*SESSION, "results_dir") if k in explicit}
         overrides.update(
             progress=settings.progress, check_connection=settings.check_connection, command=settings.command
         )
-        report = retry_errors(run_dir, overrides)
+        target = Path(args.retry_errors)
+        if target.suffix == ".json" and not target.is_dir():
+            if not target.is_file():
+                raise UsageError(f"--retry-errors: no result file {args.retry_errors!r}")
+            found = retry_result_file(target, settings.runs_dir, overrides)
+            if found is None:
+                return 0
+            report = found
+        else:
+            report = retry_errors(_resolve_dir(settings.runs_dir, args.retry_errors), overrides)
     else:
         report = start_run(settings, explicit=explicit)
     print_summary(report)
@@ -260,6 +338,39 @@ def print_summary(report: Any) -> None:
             ["block", "score"], [[f"{b} ({suite.block_names.get(b, b)})", v] for b, v in s["blocks"].items()]
         )
     )
+    calibrated = {tid: t["calibration"] for tid, t in s["tasks"].items() if t.get("calibration")}
+    with_probs = [tid for tid, c in calibrated.items() if c["n_with_probs"]]
+    if calibrated:
+        print()
+        print(
+            table(
+                [
+                    "task",
+                    "with probabilities",
+                    "partial",
+                    "mean gold p",
+                    "high-conf. errors",
+                    "ECE",
+                    "groups",
+                    "controls",
+                ],
+                [
+                    [
+                        tid,
+                        c["n_with_probs"],
+                        c["n_partial"],
+                        _num(c["mean_gold_p"]),
+                        _num(c["high_confidence_error_rate"]),
+                        _num(c["ece"]),
+                        _num(c["group_consistency"]),
+                        c["controls"],
+                    ]
+                    for tid, c in calibrated.items()
+                ],
+            )
+        )
+    if not with_probs and s.get("provider") != "baseline":
+        print("answer probabilities: not available from this provider (or not asked for)")
     print()
     yoxla = s["yoxla"]
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
@@ -291,6 +402,100 @@ def print_summary(report: Any) -> None:
         print(f"result file: {report.result_path} [{kind}]")
 
 
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+# yoxla run-all --------------------------------------------------------------------------
+
+# Flags run-all sets itself, per preset, or that make no sense across several runs.
+RUN_ALL_OWN = ("provider", "model", "preset", "display_name", "run_id", "resume", "retry_errors")
+
+
+def _split_items(items: list[str]) -> tuple[list[str], list[str]]:
+    """(preset names, runner flags): the flags are what follows ``--``."""
+    if "--" in items:
+        i = items.index("--")
+        return items[:i], items[i + 1 :]
+    flags = [x for x in items if x.startswith("-")]
+    if flags:
+        raise UsageError(f"runner flags go after --: yoxla run-all [PRESET…] -- {' '.join(flags)}")
+    return items, []
+
+
+def skip_reason(preset: dict[str, Any], named: bool, config: str | None) -> str | None:
+    """Why run-all does not run a preset (None: it runs): a missing key, or a local model not named."""
+    from yoxla.providers.registry import get_spec
+
+    try:
+        spec = get_spec(str(preset.get("provider")), config)
+    except ProviderError as exc:
+        return str(exc)
+    if spec.backend == "transformers":
+        if not named:
+            return "a local model: name the preset to run it (it loads the weights on this machine)"
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None:
+            return "the local extras are not installed (pip install -r requirements-local.txt)"
+    env = spec.api_key_env
+    if env and spec.settings.get("api_key_required", True) and not os.environ.get(env, "").strip():
+        return f"no key: {env} is not set (environment or ./.env)"
+    return None
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="yoxla run-all [PRESET…] --", add_help=False)
+    add_run_args(parser)
+    return parser
+
+
+@_guard
+def cmd_run_all(args: argparse.Namespace) -> int:
+    """Every preset whose key is available, one run each; says which it skipped and why."""
+    from yoxla.providers.registry import load_presets
+
+    load_env_file()
+    names, flags = _split_items(list(args.items or []))
+    presets = load_presets()
+    unknown = [n for n in names if n not in presets]
+    if unknown:
+        raise UsageError(f"unknown preset {unknown[0]!r}; known presets: {', '.join(presets)}")
+    parser = _run_parser()
+    try:
+        given, rest = parser.parse_known_args(flags)
+    except SystemExit:
+        raise UsageError(f"cannot read the runner flags after --: {' '.join(flags)}") from None
+    if rest:
+        raise UsageError(f"unknown runner flag(s): {' '.join(rest)}")
+    own = [k for k in RUN_ALL_OWN if getattr(given, k) not in (None, False)]
+    if own:
+        raise UsageError(f"run-all sets --{own[0].replace('_', '-')} itself (per preset); drop it")
+    outcome: list[list[Any]] = []
+    for name in list(dict.fromkeys(names)) or list(presets):
+        why = skip_reason(presets[name], bool(names), given.config)
+        if why is not None:
+            print(f"skipped {name}: {why}")
+            outcome.append([name, "skipped", why])
+            continue
+        print(f"\n=== {name} ===")
+        run_args = parser.parse_args(["--preset", name, *flags])
+        run_args.command_line = shlex.join(["yoxla", "run", "--preset", name, *flags])
+        try:
+            cmd_run(run_args)
+        except UsageError as exc:
+            print(f"yoxla: error: {name}: {exc}", file=sys.stderr)
+            outcome.append([name, "failed", str(exc)[:200]])
+            continue
+        outcome.append([name, "ran", ""])
+    print()
+    print(table(["preset", "status", "why"], outcome))
+    failed = sum(row[1] == "failed" for row in outcome)
+    ran = sum(row[1] == "ran" for row in outcome)
+    print(f"run-all: {ran} ran, {failed} failed, {len(outcome) - ran - failed} skipped")
+    return 1 if failed else 0
+
+
 # yoxla rescore --------------------------------------------------------------------------
 
 
@@ -319,8 +524,12 @@ def cmd_providers(args: argparse.Namespace) -> int:
         else:
             key = "-"
         reasoning = "yes" if spec.reasoning else "-"
-        rows.append([spec.name, spec.backend, spec.base_url or "-", key, reasoning])
-    print(table(["provider", "backend", "base url", "key", "reasoning control"], rows))
+        if spec.backend == "transformers":
+            probs = "label scoring" if spec.settings.get("label_scoring", True) else "-"
+        else:
+            probs = f"logprobs (top {spec.top_logprobs})" if spec.logprobs else "-"
+        rows.append([spec.name, spec.backend, spec.base_url or "-", key, reasoning, probs])
+    print(table(["provider", "backend", "base url", "key", "reasoning control", "probabilities"], rows))
     print()
     presets = load_presets()
     print(
@@ -401,6 +610,16 @@ def register(sub: Any) -> None:
     p = sub.add_parser("run", help="evaluate a model on the benchmark (same as python runner.py)")
     add_run_args(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "run-all",
+        help="run every preset whose key is available (yoxla run-all [PRESET…] [-- runner flags])",
+        description="Runs every preset (or the named ones) one after the other; a preset whose "
+        "key is not set is skipped with the reason, and so is a local model unless it is named. "
+        "Flags after -- go to every run (e.g. -- --edition sample --limit 5).",
+    )
+    p.add_argument("items", nargs=argparse.REMAINDER, metavar="[PRESET…] [-- FLAGS]")
+    p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("rescore", help="re-score a run folder from its stored raw outputs")
     p.add_argument("run_dir", metavar="RUN_DIR")

@@ -99,20 +99,33 @@ def _start(s: RunSettings, log: Log) -> RunReport:
         except BaseException:
             _remove_unborn(run_dir)
             raise
-        info = run_record(
+        info = _new_record(
             s,
-            task_ids=plan.task_ids,
-            facts=plan.facts,
-            provider_facts=provider_facts,
-            dataset=dataset_info(plan.edition, s),
-            suite_hash=plan.edition.suite_hash(plan.suite),
-            conditions=run_conditions(s, plan.suite, plan.task_ids),
+            plan,
+            provider_facts,
             workers=s.transport.workers if provider.parallel else 1,
             batch_size=int(getattr(provider, "batch_size", 1) or 1),
-            secrets=run_secrets(s),
         )
         items, total = plan.pending(s.limit, set())
         return _send(Held(run_dir, info, s, plan, log), provider, items, total, "run")
+
+
+def _new_record(
+    s: RunSettings, plan: Plan, provider_facts: dict[str, Any], *, workers: int, batch_size: int
+) -> dict[str, Any]:
+    """run.json of a new run folder (started here, or made from a result file)."""
+    return run_record(
+        s,
+        task_ids=plan.task_ids,
+        facts=plan.facts,
+        provider_facts=provider_facts,
+        dataset=dataset_info(plan.edition, s),
+        suite_hash=plan.edition.suite_hash(plan.suite),
+        conditions=run_conditions(s, plan.suite, plan.task_ids),
+        workers=workers,
+        batch_size=batch_size,
+        secrets=run_secrets(s),
+    )
 
 
 def _refuse_existing(run_dir: Path) -> None:
@@ -345,6 +358,146 @@ def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr
         fixed = sum(r["outcome"] != "generation_error" for r in new)
         log(f"retried {len(new)} failed examples: {fixed} answered, {len(new) - fixed} still failing")
         return run.finish(len(new))
+
+
+def retry_result_file(
+    path: Path, runs_dir: str, overrides: dict[str, Any], log: Log = log_stderr
+) -> RunReport | None:
+    """``--retry-errors RESULT.json``: re-ask only the examples the file records as generation
+    errors, and write a new, complete result file (a new digest).
+
+    When the run folder that wrote the file is in ``runs_dir`` (its ``run.run_id``), the retry
+    happens there, like ``--retry-errors RUN``. Otherwise a run folder of that id is made from
+    the file (its settings, conditions and stored answers and distributions) and the retry
+    happens in it. The new result file goes where the run writes it,
+    ``results/<edition>/<provider>__<model>.json``: the old file is replaced when it is that
+    file; otherwise it stays, and the board shows the newer one (same provider and model).
+    Returns None when the file has no generation error (nothing is written).
+    """
+    rec = _read_result(path)
+    if rec.generation_errors == 0:
+        log(f"{path}: no generation errors to retry")
+        return None
+    root = Path(overrides.get("runs_dir") or runs_dir)
+    run_dir = root / check_run_id(rec.run.run_id)
+    if (run_dir / RUN_JSON).is_file():
+        info = read_json(run_dir / RUN_JSON)
+        if (info.get("provider"), info.get("model"), info.get("edition")) == (
+            rec.model.provider,
+            rec.model.model,
+            rec.edition,
+        ):
+            log(f"{path}: retrying in its run folder {run_dir}")
+            return retry_errors(run_dir, overrides, log)
+        run_dir = root / check_run_id(f"{rec.run.run_id}-retry-{now_iso().replace(':', '')}")
+    _seed_run(run_dir, path, rec, overrides, log)
+    log(f"{path}: made the run folder {run_dir} from the file; retrying its {rec.generation_errors} errors")
+    return retry_errors(run_dir, overrides, log)
+
+
+def _read_result(path: Path) -> Any:
+    from yoxla.leaderboard.admission import MAX_BYTES
+    from yoxla.record import parse_record
+    from yoxla.strictjson import StrictJSONError, loads_strict, read_regular_file
+
+    raw, problem = read_regular_file(path, MAX_BYTES)
+    if raw is None:
+        raise RunError(f"--retry-errors: cannot read {path}: {problem}")
+    try:
+        doc = loads_strict(raw)
+    except StrictJSONError as exc:
+        raise RunError(f"--retry-errors: {path} is not a result file: {exc}") from None
+    rec, problems = parse_record(doc)
+    if rec is None:
+        raise RunError(f"--retry-errors: {path} is not a result file: {problems[0]}")
+    return rec
+
+
+def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
+    """A run folder holding a result file's answers, as if that run had been made here."""
+    from yoxla.calibration.stored import DISTRIBUTION_KEY
+    from yoxla.parsing import answer_text
+    from yoxla.providers.registry import get_spec
+    from yoxla.run.settings import RunSettings
+
+    cond = rec.run.conditions
+    if cond.temperature is not None or cond.system_prompt != "contract":
+        raise RunError(
+            f"--retry-errors: {path} ran under changed conditions (temperature or system prompt) "
+            "that this runner cannot repeat"
+        )
+    filters = {k: list(v) for k, v in cond.filters.items() if k not in ("task", "controls")}
+    s = RunSettings(
+        provider=rec.model.provider,
+        model=rec.model.model,
+        edition=rec.edition,
+        tasks=list(cond.filters.get("task", [])),
+        limit=cond.limit,
+        filters=filters,
+        scored_only="controls" in cond.filters,
+        thinking=cond.thinking,
+        thinking_budget=cond.thinking_budget if cond.thinking_budget is not None else 4096,
+        base_url=rec.model.base_url,
+        display_name=rec.model.display_name,
+        run_id=run_dir.name,
+        runs_dir=str(run_dir.parent),
+    )
+    for key, value in overrides.items():
+        s.set(key, value)
+    plan = make_plan(s, log)
+    if set(plan.task_ids) != set(rec.tasks):
+        raise RunError(
+            f"--retry-errors: {path} holds tasks {', '.join(rec.tasks)}, the run would ask {', '.join(plan.task_ids)}"
+        )
+    for tid, facts in plan.facts.items():
+        if facts["fingerprint"] != rec.tasks[tid].fingerprint:
+            raise RunError(f"--retry-errors: the rows of {tid} differ from those {path} was run on")
+    spec = get_spec(s.provider, s.config)
+    provider_facts = {
+        "backend": spec.backend,
+        "base_url": rec.model.base_url,
+        "api_key_env": spec.api_key_env,
+        "reasoning_control": spec.reasoning,
+        "provider_info": {"chat_template_hash": rec.run.chat_template_hash},
+    }
+    records: list[dict[str, Any]] = []
+    for tid in plan.task_ids:
+        for p in rec.tasks[tid].predictions:
+            record: dict[str, Any] = {
+                "task": tid,
+                "id": p.id,
+                "raw": p.raw,
+                "text": answer_text(p.raw),
+                "parsed": p.parsed,
+                "valid": p.valid,
+                "abstained": p.abstained,
+                "outcome": p.outcome,
+                "reason": p.reason,
+                "near_miss": p.near_miss,
+                "score": p.score,
+                "metrics": {},
+                "finish_reason": p.finish_reason,
+                "model": rec.model.reported_model,
+                "usage": {},
+                "latency_s": 0.0,
+                "attempts": 1,
+                "error": p.error,
+            }
+            if p.distribution is not None:
+                record[DISTRIBUTION_KEY] = p.distribution.model_dump(mode="json", exclude_unset=True)
+            records.append(record)
+    if records:  # the file keeps only the run's total usage: carried over on the first answer
+        records[0]["usage"] = rec.usage.model_dump(mode="json", exclude_unset=True)
+    with RunLock(run_dir, log):
+        _refuse_existing(run_dir)
+        info = _new_record(s, plan, provider_facts, workers=rec.run.workers, batch_size=rec.run.batch_size)
+        info.update(
+            status="incomplete",
+            started_at=rec.run.started_at,
+            seeded_from={"result_file": path.name, "content_sha256": rec.content_sha256},
+        )
+        write_json(run_dir / RUN_JSON, info)
+        rewrite_predictions(run_dir / PREDICTIONS, records)
 
 
 def _merge(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from yoxla.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY
 from yoxla.evaluators import score_example
 from yoxla.parsing import answer_text
 from yoxla.providers.base import Completion, Provider, ProviderError, Request
@@ -30,7 +31,7 @@ def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, 
     raw = None if comp.error else comp.raw
     res = score_example(task, row, raw, comp.finish_reason, comp.error)
     p = res.parsed
-    return {
+    record = {
         "task": task.id,
         "id": res.id,
         "raw": raw,
@@ -50,6 +51,12 @@ def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, 
         "attempts": comp.attempts,
         "error": comp.error,
     }
+    # What the answer's distribution is derived from when the run is finished (absent: none).
+    if comp.logprobs is not None and not comp.error:
+        record[LOGPROBS_KEY] = comp.logprobs
+    if comp.label_scores is not None and not comp.error:
+        record[DISTRIBUTION_KEY] = comp.label_scores
+    return record
 
 
 def request_for(task: Task, row: dict[str, Any], thinking: bool, thinking_budget: int) -> Request:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yoxla.calibration.stored import run_distribution
+from yoxla.declarations import edition_declarations
 from yoxla.editions import fingerprint, load_edition, load_rows
 from yoxla.providers.registry import public_url
 from yoxla.record import (
@@ -77,8 +79,9 @@ def score_run(
     suite = load_suite()
     s = settings_from(info)
     task_ids: list[str] = info["task_ids"]
+    edition = load_edition(s.edition)
+    declarations = edition_declarations(edition)
     if task_rows is None:
-        edition = load_edition(s.edition)
         task_rows = {tid: load_rows(edition, tid, s.data_dir, s.revision) for tid in task_ids}
         for tid in task_ids:
             if fingerprint(task_rows[tid]) != info["tasks"][tid]["fingerprint"]:
@@ -114,6 +117,8 @@ def score_run(
             [r.get("finish_reason") for r in recs],
             [r.get("error") for r in recs],
             fingerprint=info["tasks"][tid]["fingerprint"],
+            distributions=[run_distribution(task, row, r) for row, r in zip(rows, recs, strict=True)],
+            declarations=declarations.task(tid, task.id_field),
         )
         results[tid] = result
         tasks_out[tid] = {
@@ -121,6 +126,8 @@ def score_run(
             "score": result.score,
             "metrics": result.metrics.model_dump(mode="json", exclude_unset=True),
         }
+        if result.calibration is not None:
+            tasks_out[tid]["calibration"] = result.calibration.model_dump(mode="json")
     scores = summary_scores(suite, results)
     task_scores = {
         "tasks": tasks_out,
@@ -131,9 +138,13 @@ def score_run(
 
 
 def is_complete(info: dict[str, Any], task_scores: dict[str, Any]) -> bool:
+    """Every task of the edition, every row: no limit, no row filter, no control skipped."""
     edition = load_edition(info["settings"]["edition"])
+    settings = info.get("settings") or {}
     return (
         info.get("limit") is None
+        and not settings.get("filters")
+        and not settings.get("scored_only")
         and set(info["task_ids"]) == set(edition.tasks)
         and all(t["rows"] == t["expected"] for t in task_scores["tasks"].values())
     )
@@ -171,6 +182,12 @@ def build_summary(
             "generation_errors": m.get("generation_errors", 0),
             "truncated": m.get("truncated", 0),
         }
+        cal = t.get("calibration")
+        if cal:
+            tasks[tid]["calibration"] = {
+                k: cal[k]
+                for k in ("n_with_probs", "n_partial", "mean_gold_p", "high_confidence_error_rate", "ece")
+            } | {"group_consistency": cal["groups"]["value"], "controls": cal["controls"]["n"]}
     return {
         "run_id": info["run_id"],
         "provider": info["provider"],
@@ -209,6 +226,11 @@ def record_conditions(info: dict[str, Any]) -> RunConditions:
     edition = load_edition(info["edition"])
     if set(info["task_ids"]) != set(edition.tasks):
         filters["task"] = list(info["task_ids"])
+    settings = info.get("settings") or {}
+    for name, values in sorted((settings.get("filters") or {}).items()):
+        filters[name] = [str(v) for v in values]
+    if settings.get("scored_only"):
+        filters["controls"] = ["skipped"]
     return RunConditions(
         thinking=thinking,
         thinking_budget=int(cond.get("thinking_budget") or 0) if thinking else None,

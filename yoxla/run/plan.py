@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,10 @@ class Plan:
     task_ids: list[str]
     rows: dict[str, list[dict[str, Any]]]  # every row of each task, validated
     facts: dict[str, dict[str, Any]]  # per task: rows, selected, fingerprint, hashes, max_tokens
+    chosen: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # rows the filters keep
 
     def selected(self, tid: str, limit: int | None) -> list[dict[str, Any]]:
-        rows = self.rows[tid]
+        rows = self.chosen.get(tid, self.rows[tid])
         return rows if limit is None else rows[:limit]
 
     def pending(self, limit: int | None, done: set[tuple[str, str]]) -> tuple[list[Item], int]:
@@ -55,7 +56,8 @@ def make_plan(s: RunSettings, log: Log | None = None) -> Plan:
     edition = load_edition(s.edition)
     task_ids = select_tasks(suite, edition, s.tasks)
     rows = load_task_rows(suite, edition, task_ids, s.data_dir, s.revision, log)
-    plan = Plan(suite, edition, task_ids, rows, {})
+    task_ids, chosen = choose_rows(suite, edition, task_ids, rows, s.filters, s.scored_only, log)
+    plan = Plan(suite, edition, task_ids, rows, {}, chosen)
     for tid in task_ids:
         task = suite.task(tid)
         plan.facts[tid] = {
@@ -78,6 +80,74 @@ def select_tasks(suite: Suite, edition: Edition, task_ids: Iterable[str]) -> lis
             raise RunError(f"task {tid} is not part of edition {edition.name}")
     chosen = set(ids) if ids else set(edition.tasks)
     return [tid for tid in edition.tasks if tid in chosen]  # edition order, no duplicates
+
+
+def filter_columns(task: Any) -> list[str]:
+    """The columns a run may filter a task's rows by: its breakdown and its metadata."""
+    return list(dict.fromkeys([*([task.breakdown] if task.breakdown else []), *task.metadata]))
+
+
+def _as_text(value: Any) -> str:
+    """A row value as a filter compares it: JSON spelling for true/false/null, else its text."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return str(value)
+
+
+def choose_rows(
+    suite: Suite,
+    edition: Edition,
+    task_ids: list[str],
+    rows: dict[str, list[dict[str, Any]]],
+    filters: dict[str, list[str]],
+    scored_only: bool,
+    log: Log | None = None,
+) -> tuple[list[str], dict[str, list[dict[str, Any]]]]:
+    """(the tasks that keep rows, the rows each keeps) under the row filters and --scored-only.
+
+    A row passes when, for every filtered column, its value is one of the given values (a
+    column's values are alternatives; columns must all match). A task without a filtered
+    column is left out of the run, and so is a task with no row left; a column that no
+    selected task has is an error (a typo must not run nothing).
+    """
+    if not filters and not scored_only:
+        return task_ids, {}
+    for name in filters:
+        if not any(name in filter_columns(suite.task(tid)) for tid in task_ids):
+            known = sorted({c for tid in task_ids for c in filter_columns(suite.task(tid))})
+            raise RunError(
+                f"no selected task has a column {name!r} to filter by; filterable columns: {', '.join(known)}"
+            )
+    declarations = None
+    if scored_only:
+        from yoxla.declarations import edition_declarations
+
+        declarations = edition_declarations(edition)
+    kept: list[str] = []
+    chosen: dict[str, list[dict[str, Any]]] = {}
+    for tid in task_ids:
+        task = suite.task(tid)
+        lacking = [name for name in filters if name not in filter_columns(task)]
+        if lacking:
+            if log:
+                log(f"filter: {tid} has no column {lacking[0]!r}; left out of this run")
+            continue
+        decl = declarations.task(tid, task.id_field) if declarations is not None else None
+        picked = [
+            row
+            for row in rows[tid]
+            if all(_as_text(row.get(name)) in values for name, values in filters.items())
+            and not (decl is not None and decl.is_control(row))
+        ]
+        if not picked:
+            if log:
+                log(f"filter: no row of {tid} passes; left out of this run")
+            continue
+        kept.append(tid)
+        chosen[tid] = picked
+    if not kept:
+        raise RunError("no row of any selected task passes the filters; nothing to run")
+    return kept, chosen
 
 
 def load_task_rows(

@@ -32,6 +32,9 @@ IDENTITY = (
     "thinking_budget",
     "data_dir",
     "revision",
+    "filters",
+    "scored_only",
+    "probabilities",
 )
 # Where and how to connect, and where to write: a resumed session may change these.
 SESSION = ("config", "base_url", "sign_key", *TransportSettings.names())
@@ -55,6 +58,9 @@ class RunSettings:
     data_dir: str | None = None
     revision: str | None = None
     limit: int | None = None
+    filters: dict[str, list[str]] = field(default_factory=dict)  # row filters: column → accepted values
+    scored_only: bool = False  # skip the rows declared as controls
+    probabilities: bool = True  # ask for answer probabilities (logprobs, label scoring)
     thinking: bool = False
     thinking_budget: int = 4096
     batch_size: int | None = None
@@ -99,7 +105,13 @@ def stored_settings(s: RunSettings) -> dict[str, Any]:
 
 
 def provider_options(s: RunSettings) -> ProviderOptions:
-    return ProviderOptions(thinking=s.thinking, batch_size=s.batch_size, seed=s.seed, transport=s.transport)
+    return ProviderOptions(
+        thinking=s.thinking,
+        batch_size=s.batch_size,
+        seed=s.seed,
+        transport=s.transport,
+        probabilities=s.probabilities,
+    )
 
 
 def resumed_settings(saved: RunSettings, given: RunSettings, explicit: set[str]) -> RunSettings:
@@ -171,6 +183,9 @@ def run_conditions(s: RunSettings, suite: Suite, task_ids: list[str]) -> dict[st
         "seed": s.seed,
         "limit": s.limit,
         "task_filter": list(s.tasks) or None,  # --task / --block as given; None: the whole edition
+        "filters": {k: list(v) for k, v in s.filters.items()},  # row filters (--filter, --category, …)
+        "scored_only": s.scored_only,  # controls skipped
+        "probabilities": s.probabilities,  # answer probabilities asked for where the provider can
         "tasks": per_task,
     }
 

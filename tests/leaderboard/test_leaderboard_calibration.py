@@ -1,0 +1,140 @@
+"""Calibration on the board: pooled reports on the verdict, controls out of the bootstrap, the ranking order.
+
+An edition made in the test carries its own declarations (groups and controls on nli_v1, a
+ranking order); result files written with the runner's writer carry stored distributions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from leaderboard_helpers import write
+
+from yoxla.calibration.distribution import LabelDistribution
+from yoxla.calibration.ranking import explain_order
+from yoxla.declarations import parse_declarations
+from yoxla.editions import load_edition, load_rows
+from yoxla.leaderboard.board import load_board
+from yoxla.leaderboard.data import DataSource, EditionRows
+from yoxla.leaderboard.synthetic import build_result, edition_for_rows
+
+SPACE = ("entailment", "neutral", "contradiction")
+
+
+@pytest.fixture(scope="module")
+def setting() -> tuple[Any, dict[str, list[dict[str, Any]]], list[str]]:
+    sample = load_edition("sample")
+    rows = {tid: load_rows(sample, tid) for tid in sample.tasks}
+    ids = [r["id"] for r in rows["nli_v1"]]
+    decl = parse_declarations(
+        {
+            "edition": "sample",
+            "ranking": ["yoxla", "mean_gold_p"],
+            "tasks": {
+                "nli_v1": {
+                    "controls": {"ids": ids[:2]},
+                    "groups": {"ids": {"g1": ids[2:5], "g2": ids[5:8]}},
+                }
+            },
+        }
+    )
+    return edition_for_rows("sample", rows, declarations=decl), rows, ids
+
+
+def _dists(rows: list[dict[str, Any]], p_gold: float) -> list[dict[str, Any] | None]:
+    out: list[dict[str, Any] | None] = []
+    for row in rows:
+        rest = (1 - p_gold) / 2
+        masses = {lb: (p_gold if lb == row["label"] else rest) for lb in SPACE}
+        dist = LabelDistribution.from_masses(SPACE, {k: 0.9 * v for k, v in masses.items()})
+        assert dist is not None
+        out.append(dist.to_dict())
+    return out
+
+
+@pytest.fixture(scope="module")
+def board(setting, tmp_path_factory: pytest.TempPathFactory):
+    ed, rows, _ = setting
+    folder = tmp_path_factory.mktemp("calboard") / "results"
+    nli = rows["nli_v1"]
+    # Same answers (same YOXLA score): the declared order's next step, mean gold p, decides.
+    specs = [("sure", "a-unsure", 0.4), ("sure2", "b-sure", 0.8), ("none", "c-no-probs", None)]
+    for model, name, p in specs:
+        dists = {"nli_v1": _dists(nli, p)} if p is not None else None
+        doc = build_result(
+            "first", edition=ed, rows=rows, model=model, display_name=name, distributions=dists
+        )
+        write(folder / "sample" / f"baseline__{model}.json", doc)
+    data = DataSource()
+    data._cache["sample"] = EditionRows(rows, "synthetic")
+    return load_board(folder, data=data, editions={"sample": ed}, B=50)
+
+
+def test_ranking_order_is_declared_explained_and_applied(board) -> None:
+    assert board.ranking("sample") == ("yoxla", "mean_gold_p")
+    assert board.explain_order("sample") == explain_order(("yoxla", "mean_gold_p"))
+    assert board.explain_order("sample").startswith("Ranked by YOXLA score (higher first), then mean gold")
+    shown = [v.name for v in board.shown("sample")]
+    assert shown == ["a-unsure", "b-sure", "c-no-probs"]  # same score: by name
+    assert [v.name for v in board.ranked("sample")] == ["b-sure", "a-unsure", "c-no-probs"]
+    # per task: the task's own score and calibration
+    assert [v.name for v in board.ranked("sample", task_id="nli_v1")] == ["b-sure", "a-unsure", "c-no-probs"]
+
+
+def test_verdict_carries_task_and_pooled_calibration(board, setting) -> None:
+    _, rows, ids = setting
+    by_name = {v.name: v for v in board.shown("sample")}
+    sure = by_name["b-sure"]
+    rec = sure.tasks["nli_v1"]
+    assert rec.calibration is not None and rec.calibration["n_scored"] == 10
+    assert rec.calibration["mean_gold_p"] == pytest.approx(0.8)
+    assert rec.calibration["controls"] == {
+        "n": 2,
+        "valid_choice_rate": 1.0,
+        "mean_max_probability": pytest.approx(0.8),
+        "n_with_probs": 2,
+    }
+    assert rec.calibration["groups"]["n_groups"] == 2
+    assert rec.p_gold is not None and np.allclose(rec.p_gold, 0.8)
+    assert rec.top == [r["label"] for r in rows["nli_v1"]]
+    assert sure.calibration["overall"]["mean_gold_p"] == pytest.approx(0.8)
+    assert set(sure.calibration["blocks"]) == {"understanding"}
+    entry = sure.ranking_entry()
+    assert entry["yoxla"] == sure.scores["yoxla"] and entry["mean_gold_p"] == pytest.approx(0.8)
+    # Without probabilities: groups and controls still reported (a cue-only baseline gets them too).
+    plain = by_name["c-no-probs"].tasks["nli_v1"]
+    assert plain.calibration is not None and plain.calibration["n_with_probs"] == 0
+    assert plain.calibration["groups"]["n_groups"] == 2 and plain.p_gold is None
+    assert [i for i, c in zip(ids, plain.control, strict=True) if c] == ids[:2]  # type: ignore[arg-type]
+
+
+def test_bootstrap_leaves_the_controls_out(board) -> None:
+    boot = board.boot("sample")
+    t = boot.task_ids.index("nli_v1")
+    models = board.shown("sample")
+    for m, v in enumerate(models):
+        rec = v.tasks["nli_v1"]
+        assert rec.scored_scores.shape == (10,)
+        # every replicate is a mean of the ten scored rows, so it lies within their range
+        lo, hi = 100 * rec.scored_scores.min(), 100 * rec.scored_scores.max()
+        assert (boot.task_reps[m, t] >= lo - 1e-9).all() and (boot.task_reps[m, t] <= hi + 1e-9).all()
+        assert rec.score == pytest.approx(100 * rec.scored_scores.mean())
+
+
+def test_a_forged_group_consistency_is_excluded(setting, tmp_path: Path) -> None:
+    import json
+
+    from yoxla.leaderboard.admission import check_file
+    from yoxla.results import finalize
+
+    ed, rows, _ = setting
+    doc = build_result("first", edition=ed, rows=rows, model="m")
+    doc["tasks"]["nli_v1"]["calibration"]["groups"]["n_consistent"] += 1
+    data = DataSource()
+    data._cache["sample"] = EditionRows(rows, "synthetic")
+    path = write(tmp_path / "f.json", finalize(json.loads(json.dumps(doc))))
+    v = check_file(path, data=data, editions={"sample": ed}, use_cache=False)
+    assert not v.admitted and any("calibration.groups.n_consistent" in r for r in v.reasons)

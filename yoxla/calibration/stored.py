@@ -1,0 +1,183 @@
+"""Calibration through the run folder and the result file: what is stored, and what is derived.
+
+* The run folder keeps what the provider returned: the answer's token logprobs
+  (``predictions.jsonl`` key ``logprobs``, OpenAI-compatible APIs) or the distribution a
+  local model's label scoring gave (key ``distribution``). :func:`run_distribution` turns
+  one such line into the stored form of a :class:`LabelDistribution`, every time the run is
+  finished or re-scored.
+* The result file keeps that distribution per prediction; :func:`checked_distribution`
+  reads one back for its row's answer space (admission and the runner write through the
+  same :func:`yoxla.record.derive_task`).
+* :func:`task_calibration` derives a task's ``calibration`` block from the predictions as
+  derived (their verdicts and distributions) and the task's declarations (groups,
+  controls); :func:`pooled_calibration` pools the cases of several tasks (a block, the whole
+  edition).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from yoxla.calibration.distribution import LabelDistribution, answer_space
+from yoxla.calibration.metrics import Case, calibration_report
+
+if TYPE_CHECKING:
+    from yoxla.declarations import TaskDeclarations
+    from yoxla.suite import Task
+
+LOGPROBS_KEY = "logprobs"  # predictions.jsonl: the answer's token logprobs as the API returned them
+# predictions.jsonl: a distribution in its stored form: a local model's label scoring, or one
+# carried over from a result file (--retry-errors FILE)
+DISTRIBUTION_KEY = "distribution"
+
+
+def _space(task: Task, row: Mapping[str, Any]) -> tuple[str, ...] | None:
+    try:
+        return answer_space(task, row)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def checked_distribution(
+    task: Task, row: Mapping[str, Any], stored: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The stored distribution read back for the row's answer space and written out again;
+    None when the task has no closed answer space or the stored form is inconsistent."""
+    space = _space(task, row)
+    if space is None or not isinstance(stored, Mapping):
+        return None
+    try:
+        return LabelDistribution.from_dict(stored, space).to_dict()
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def run_distribution(task: Task, row: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The distribution one ``predictions.jsonl`` line gives (stored form), or None.
+
+    None for a generation error, a task without a closed answer space, a line without
+    logprobs or label scores, malformed logprobs, or logprobs that put no mass on any label:
+    absent, never zeros.
+    """
+    from yoxla.calibration.logprobs import LogprobsError, distribution_from_logprobs, parse_logprobs
+
+    if record.get("error"):
+        return None
+    space = _space(task, row)
+    if space is None:
+        return None
+    scored = record.get(DISTRIBUTION_KEY)
+    if scored is not None:
+        return checked_distribution(task, row, scored)
+    raw = record.get(LOGPROBS_KEY)
+    if not raw:
+        return None
+    try:
+        dist = distribution_from_logprobs(parse_logprobs(raw), space)
+    except (LogprobsError, ValueError):
+        return None
+    return None if dist is None else dist.to_dict()
+
+
+def _field(pred: Any, name: str) -> Any:
+    return pred.get(name) if isinstance(pred, Mapping) else getattr(pred, name, None)
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, Mapping):
+        return value
+    return value.model_dump(mode="json", exclude_unset=True)
+
+
+def cases_from_predictions(
+    task: Task,
+    rows: Sequence[Mapping[str, Any]],
+    preds: Sequence[Any],
+    declarations: TaskDeclarations | None = None,
+) -> list[Case]:
+    """The metrics' cases of one task from its rows and its predictions (derived documents or
+    typed records, same order). Partial distributions count as absent; group ids carry the
+    task id so that cases of several tasks can be pooled."""
+    from yoxla.evaluators import gold_value
+
+    if len(rows) != len(preds):
+        raise ValueError(f"{task.id}: {len(rows)} rows but {len(preds)} predictions")
+    choice = task.answer.mode == "choice"
+    out = []
+    for row, pred in zip(rows, preds, strict=True):
+        control = bool(_field(pred, "control"))
+        group = declarations.group_of(row) if declarations is not None else None
+        dist = _plain(_field(pred, "distribution"))
+        probs = dict(dist["probs"]) if dist is not None and not dist.get("missing") else None
+        valid = bool(_field(pred, "valid"))
+        out.append(
+            Case(
+                gold=None if control else gold_value(task, dict(row)),
+                answer=str(_field(pred, "parsed")) if valid and choice else None,
+                probs=probs,
+                correct=_field(pred, "outcome") == "correct",
+                control=control,
+                group=None if group is None else (task.id, group),
+            )
+        )
+    return out
+
+
+def report_document(cases: Sequence[Case], n_partial: int) -> dict[str, Any]:
+    """``calibration_report(cases)`` as the result file stores it (JSON types only)."""
+    doc: dict[str, Any] = json.loads(json.dumps(calibration_report(cases).to_dict(), allow_nan=False))
+    doc["n_partial"] = n_partial
+    return doc
+
+
+def has_calibration(preds: Sequence[Any], declarations: TaskDeclarations | None) -> bool:
+    """Whether a task reports a calibration block: a distribution stored, or groups or controls declared."""
+    if declarations is not None and (declarations.has_groups or declarations.has_controls):
+        return True
+    return any(_field(p, "distribution") is not None for p in preds)
+
+
+def task_calibration(
+    task: Task,
+    rows: Sequence[Mapping[str, Any]],
+    preds: Sequence[Any],
+    declarations: TaskDeclarations | None = None,
+) -> dict[str, Any] | None:
+    """A task's ``calibration`` block, or None when it has nothing to report (no distribution,
+    no declared groups or controls): then the key is absent from the result file."""
+    if not has_calibration(preds, declarations):
+        return None
+    cases = cases_from_predictions(task, rows, preds, declarations)
+    n_partial = sum(
+        1
+        for p in preds
+        if (d := _plain(_field(p, "distribution"))) is not None
+        and d.get("missing")
+        and not _field(p, "control")
+    )
+    return report_document(cases, n_partial)
+
+
+def pooled_calibration(
+    blocks: Mapping[str, str], cases: Mapping[str, Sequence[Case]], partial: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """Reports pooled over tasks: ``{"overall": report, "blocks": {block: report}}``.
+
+    ``cases`` maps a task id to its cases (tasks without a calibration block left out),
+    ``blocks`` a task id to its block. Every case keeps its own answer space, so cases of
+    different tasks pool as they are; ``overall`` is None when no task has cases.
+    """
+    partial = partial or {}
+    by_block: dict[str, list[Case]] = {}
+    n_partial: dict[str, int] = {}
+    for tid, task_cases in cases.items():
+        block = blocks[tid]
+        by_block.setdefault(block, []).extend(task_cases)
+        n_partial[block] = n_partial.get(block, 0) + partial.get(tid, 0)
+    every = [c for cs in by_block.values() for c in cs]
+    return {
+        "overall": report_document(every, sum(n_partial.values())) if every else None,
+        "blocks": {b: report_document(cs, n_partial[b]) for b, cs in by_block.items()},
+    }
