@@ -25,6 +25,7 @@ BACKENDS: dict[str, str] = {
     "openai": "yoxla.providers.openai_compat:OpenAICompatProvider",
     "transformers": "yoxla.providers.transformers_local:TransformersProvider",
     "baseline": "yoxla.providers.baseline:BaselineProvider",
+    "suite-baseline": "yoxla.providers.suite_baseline:SuiteBaselineProvider",
 }
 _SPEC_KEYS = {"backend", "base_url", "api_key_env", "reasoning", "settings", "description"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -42,6 +42,9 @@ RUN_OPTIONS = (
     "results_dir",
     "sign_key",
     *TransportSettings.names(),
+    "judge_provider",
+    "judge_model",
+    "judge_base_url",
 )
 # The lowest value of each numeric option.
 MINIMUM: dict[str, float] = {
@@ -112,6 +115,9 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--trust-remote-code", action="store_true", default=None, help="allow the model's own code"
     )
+    from yoxla.run.suite_cli import add_suite_args
+
+    add_suite_args(p)
 
 
 def add_transport_args(
@@ -185,10 +191,19 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from yoxla.run.engine import retry_errors, start_run
     from yoxla.run.settings import SESSION, RunSettings
+    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path
+    from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
     given = _given(args)
-    selection = _task_selection(args)
+    suite = is_suite_command(args, given.get("runs_dir", "runs"))
+    if suite:
+        check_suite_args(args)
+        if args.suite:
+            given["suite"] = suite_path(args.suite)
+        selection = list(dict.fromkeys(args.task)) if args.task else None
+    else:
+        selection = _task_selection(args)
     explicit = set(given) | ({"tasks"} if selection is not None else set())
     settings = RunSettings(provider="", model="")
     for key, value in given.items():
@@ -221,9 +236,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides.update(
             progress=settings.progress, check_connection=settings.check_connection, command=settings.command
         )
-        report = retry_errors(run_dir, overrides)
+        report = (retry_suite_errors if suite else retry_errors)(run_dir, overrides)
     else:
-        report = start_run(settings, explicit=explicit)
+        report = (start_suite_run if suite else start_run)(settings, explicit=explicit)
     print_summary(report)
     return 0
 
@@ -238,6 +253,11 @@ def print_summary(report: Any) -> None:
     from yoxla.suite import load_suite
 
     s = report.summary
+    if "suite" in s:
+        from yoxla.run.suite_cli import print_suite_summary
+
+        print_suite_summary(report)
+        return
     suite = load_suite()
     rows = []
     for tid, t in s["tasks"].items():
@@ -297,8 +317,11 @@ def print_summary(report: Any) -> None:
 @_guard
 def cmd_rescore(args: argparse.Namespace) -> int:
     from yoxla.run.finalize import rescore_run
+    from yoxla.run.suite_engine import is_suite_run
+    from yoxla.run.suite_finalize import rescore_suite_run
 
-    report = rescore_run(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
+    rescore = rescore_suite_run if is_suite_run(Path(args.run_dir)) else rescore_run
+    report = rescore(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
     print_summary(report)
     return 0
 

@@ -12,11 +12,11 @@ one line how to continue.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from yoxla.providers.base import Provider, ProviderError
 from yoxla.providers.registry import redact
@@ -51,6 +51,32 @@ from yoxla.run.settings import (
 )
 
 
+class Session(Protocol):
+    """A run folder held by this process, as a sending session sees it (:class:`Held`, or a
+    suite run's :class:`yoxla.run.suite_engine.SuiteHeld`)."""
+
+    dir: Path
+    info: dict[str, Any]
+    settings: RunSettings
+
+    @property
+    def log(self) -> Log: ...
+
+    def write_info(self) -> None: ...
+
+    def finish(self, sent: int = 0) -> RunReport: ...
+
+    def send(
+        self,
+        provider: Provider,
+        items: Sequence[tuple[Any, Any]],
+        on_record: Callable[[dict[str, Any]], None],
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None: ...
+
+
 @dataclass
 class Held:
     """A run folder this process holds (under its lock): its record, its settings and its plan."""
@@ -64,6 +90,19 @@ class Held:
     def write_info(self) -> None:
         with writing(self.dir / RUN_JSON, f"fix that, then continue with: {resume_command(self.dir)}"):
             write_json(self.dir / RUN_JSON, self.info)
+
+    def send(
+        self,
+        provider: Provider,
+        items: Sequence[tuple[Any, Any]],
+        on_record: Callable[[dict[str, Any]], None],
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None:
+        for tid in dict.fromkeys(t.id for t, _ in items):
+            provider.prepare(self.plan.suite.task(tid), self.plan.rows[tid])
+        execute(provider, items, self.settings, on_record, initial=initial, total=total, secrets=secrets)
 
     def finish(self, sent: int = 0) -> RunReport:
         s = self.settings
@@ -171,16 +210,17 @@ def _locate(given: RunSettings) -> Path:
         if not (run_dir / RUN_JSON).is_file():
             raise RunError(f"--resume: there is no run {given.run_id!r} in {runs_dir}")
         return run_dir
-    found = find_resumable(runs_dir, given.provider or None, given.model or None, None)
+    found = find_resumable(runs_dir, given.provider or None, given.model or None, None, suite=given.suite)
     if found is None:
         raise RunError(f"--resume: no unfinished run to resume in {runs_dir}; give --run-id")
     return found
 
 
 def find_resumable(
-    runs_dir: Path, provider: str | None, model: str | None, edition: str | None
+    runs_dir: Path, provider: str | None, model: str | None, edition: str | None, *, suite: str | None = None
 ) -> Path | None:
-    """The latest unfinished run of this provider/model/edition in ``runs_dir``."""
+    """The latest unfinished run of this provider/model/edition in ``runs_dir``; with ``suite``
+    (a manifest path) the latest unfinished run of that suite, else never a suite run."""
     best: tuple[str, Path] | None = None
     if not runs_dir.is_dir():
         return None
@@ -195,6 +235,8 @@ def find_resumable(
         if (provider and s.get("provider") != provider) or (model and s.get("model") != model):
             continue
         if (edition and s.get("edition") != edition) or info.get("status") == "complete":
+            continue
+        if (info.get("kind") == "suite") != (suite is not None) or (suite and s.get("suite") != suite):
             continue
         key = (info.get("started_at") or "", d)
         if best is None or key[0] > best[0]:
@@ -220,7 +262,9 @@ def _clean_predictions(run_dir: Path, log: Log) -> list[dict[str, Any]]:
 # Sending ---------------------------------------------------------------------------------------
 
 
-def _send(run: Held, provider: Provider, items: list[Item], total: int, kind: str) -> RunReport:
+def _send(
+    run: Session, provider: Provider, items: Sequence[tuple[Any, Any]], total: int, kind: str
+) -> RunReport:
     """Append the answers to ``items`` to predictions.jsonl, then finish the run."""
     run.info["status"] = "running"
     try:
@@ -235,9 +279,9 @@ def _send(run: Held, provider: Provider, items: list[Item], total: int, kind: st
 
 
 def _session(
-    run: Held,
+    run: Session,
     provider: Provider,
-    items: list[Item],
+    items: Sequence[tuple[Any, Any]],
     kind: str,
     on_record: Callable[[dict[str, Any]], None],
     wrap_up: Callable[[], None],
@@ -266,9 +310,7 @@ def _session(
     before = (total or len(items)) - len(items)
     try:
         try:
-            for tid in dict.fromkeys(t.id for t, _ in items):
-                provider.prepare(run.plan.suite.task(tid), run.plan.rows[tid])
-            execute(provider, items, s, record, initial=before, total=total, secrets=secrets)
+            run.send(provider, items, record, before, total, secrets)
         finally:
             provider.close()
             wrap_up()
@@ -295,7 +337,9 @@ def _stopped(exc: BaseException, run_dir: Path, kind: str, on_disk: int, log: Lo
     return exc
 
 
-def _end_session(run: Held, session: dict[str, Any], t0: float, examples: int, failed: bool = False) -> None:
+def _end_session(
+    run: Session, session: dict[str, Any], t0: float, examples: int, failed: bool = False
+) -> None:
     """Record the session in run.json; after a failed session (status ``interrupted``) only try to."""
     wall = time.perf_counter() - t0
     session.update(finished_at=now_iso(), wall_s=round(wall, 3), examples=examples)

@@ -1,0 +1,236 @@
+"""A suite run from start to finish: ``python runner.py --suite FILE --provider P --model M``.
+
+The same run folder, lock, session bookkeeping, executor and errors as a benchmark run
+(:mod:`yoxla.run.engine`); only the plan (:mod:`~yoxla.run.suite_plan`), the job that sends
+and scores each item (:mod:`~yoxla.run.suite_job`) and the finish
+(:mod:`~yoxla.run.suite_finalize`) are the suite's own. Starting, resuming (``--resume``),
+re-asking failed items (``--retry-errors``) and ``rescore`` work as for the benchmark; run.json
+says ``"kind": "suite"`` so the command line sends a resumed or retried run here.
+
+Besides the benchmark's files, a suite run folder holds ``judgements.jsonl``: every judge
+call (request and response), one flushed line each, replayed by later scoring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from yoxla.providers.base import Provider
+from yoxla.providers.registry import get_spec, public_url, with_overrides
+from yoxla.results import model_slug
+from yoxla.run.artifacts import RUN_JSON, CorruptRun, read_json, write_json
+from yoxla.run.engine import (
+    _clean_predictions,
+    _locate,
+    _merge,
+    _refuse_existing,
+    _remove_unborn,
+    _send,
+    _session,
+)
+from yoxla.run.errors import Log, RunError, log_stderr, resume_command, writing
+from yoxla.run.executor import execute
+from yoxla.run.finalize import RunReport
+from yoxla.run.lock import RunLock
+from yoxla.run.plan import open_provider, precheck_provider, run_secrets
+from yoxla.run.settings import (
+    RunSettings,
+    check_run_id,
+    resolve_sign_key,
+    resumed_settings,
+    run_record,
+    settings_from,
+    stored_settings,
+)
+from yoxla.run.suite_finalize import check_plan, finalize_suite_run
+from yoxla.run.suite_job import SuiteJob
+from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
+from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
+
+KIND = "suite"
+NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read built-in tasks only
+
+
+def is_suite_run(run_dir: Path) -> bool:
+    """Is the run folder a suite run (run.json ``kind``)?"""
+    try:
+        return read_json(run_dir / RUN_JSON).get("kind") == KIND
+    except CorruptRun:
+        return False
+
+
+@dataclass
+class SuiteHeld:
+    """A suite run folder this process holds: its record, settings and plan (see engine.Session)."""
+
+    dir: Path
+    info: dict[str, Any]
+    settings: RunSettings
+    plan: SuitePlan
+    log: Log
+
+    def write_info(self) -> None:
+        with writing(self.dir / RUN_JSON, f"fix that, then continue with: {resume_command(self.dir)}"):
+            write_json(self.dir / RUN_JSON, self.info)
+
+    def finish(self, sent: int = 0) -> RunReport:
+        report = finalize_suite_run(self.dir, self.plan, sign_key=self.settings.sign_key, log=self.log)
+        report.sent = sent
+        return report
+
+    def send(
+        self,
+        provider: Provider,
+        items: Any,
+        on_record: Any,
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None:
+        s = self.settings
+        spec = with_overrides(get_spec(s.provider, s.config), s.base_url)
+        client = open_judge(s)
+        judge = RecordingJudge(self.dir / JUDGEMENTS, client[0] if client else None)
+        job = SuiteJob(s, spec.backend, spec.base_url, judge, secrets, parallel_graders=client is not None)
+        try:
+            execute(provider, items, s, on_record, initial=initial, total=total, secrets=secrets, job=job)
+        finally:
+            job.close()
+            judge.close()
+            if client is not None:
+                client[0].close()
+
+
+def default_suite_run_id(s: RunSettings, sid: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}_{model_slug(s.provider)}__{model_slug(s.model)}_{sid}"
+
+
+def _check_provider(s: RunSettings) -> None:
+    precheck_provider(s)
+    if get_spec(s.provider, s.config).backend in NO_SUITE_BACKENDS:
+        raise RunError(
+            f"provider {s.provider!r} answers the built-in tasks only; for a suite use "
+            "--provider suite-baseline (offline) or a model"
+        )
+    if s.judge_model:
+        judge = RunSettings(provider=s.judge_provider or s.provider, model=s.judge_model, config=s.config)
+        judge.base_url = s.judge_base_url
+        precheck_provider(judge)
+
+
+def suite_run_record(
+    s: RunSettings, plan: SuitePlan, provider: Provider, provider_facts: dict[str, Any]
+) -> dict[str, Any]:
+    """run.json of a new suite run: the benchmark's record, with the suite in place of the edition."""
+    info = run_record(
+        s,
+        task_ids=plan.task_ids,
+        facts=plan.facts(s.limit),
+        provider_facts=provider_facts,
+        dataset={"source": plan.path, "revision": None, "local": True},
+        suite_hash=plan.suite_hash,
+        conditions=suite_conditions(s, plan),
+        workers=s.transport.workers if provider.parallel else 1,
+        batch_size=int(getattr(provider, "batch_size", 1) or 1),
+        secrets=run_secrets(s),
+    )
+    info.pop("edition", None)
+    judge = None
+    if s.judge_model:
+        name = s.judge_provider or s.provider
+        spec = with_overrides(get_spec(name, s.config), s.judge_base_url)
+        judge = {"provider": name, "model": s.judge_model, "base_url": public_url(spec.base_url)}
+    info.update(
+        kind=KIND,
+        suite={"id": plan.suite_id, "path": plan.path, "suite_hash": plan.suite_hash, "tasks": plan.hashes()},
+        judge=judge,
+    )
+    return info
+
+
+def start_suite_run(
+    settings: RunSettings, explicit: set[str] | None = None, log: Log = log_stderr
+) -> RunReport:
+    """Start a suite run, or resume one (``settings.resume``); returns the finished report."""
+    if settings.resume:
+        return _resume(settings, explicit or set(), log)
+    s = settings
+    if not s.provider or not s.model:
+        raise RunError("give --provider and --model (or --preset NAME)")
+    resolve_sign_key(s)
+    _check_provider(s)
+    plan = make_suite_plan(s)  # datasets read, preprocessors run: before any model call
+    s.run_id = check_run_id(s.run_id or default_suite_run_id(s, plan.suite_id))
+    run_dir = Path(s.runs_dir) / s.run_id
+    _refuse_existing(run_dir)
+    with RunLock(run_dir, log):
+        _refuse_existing(run_dir)
+        try:
+            provider, provider_facts = open_provider(s)
+        except BaseException:
+            _remove_unborn(run_dir)
+            raise
+        info = suite_run_record(s, plan, provider, provider_facts)
+        items, total = plan.pending(s.limit, set())
+        return _send(SuiteHeld(run_dir, info, s, plan, log), provider, items, total, "run")
+
+
+def _reopen(run_dir: Path, settings: RunSettings, log: Log) -> tuple[SuiteHeld, list[dict[str, Any]]]:
+    """A suite run folder read back (under its lock) with ``settings``: the same suite, or an error."""
+    info = read_json(run_dir / RUN_JSON)
+    resolve_sign_key(settings)
+    plan = make_suite_plan(settings)
+    check_plan(info, plan)
+    return SuiteHeld(run_dir, info, settings, plan, log), _clean_predictions(run_dir, log)
+
+
+def _resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
+    run_dir = _locate(given)
+    if not is_suite_run(run_dir):
+        raise RunError(f"--resume: {run_dir.name} is not a suite run; resume it without --suite")
+    with RunLock(run_dir, log):
+        saved = settings_from(read_json(run_dir / RUN_JSON))
+        run, records = _reopen(run_dir, resumed_settings(saved, given, explicit), log)
+        s = run.settings
+        items, total = run.plan.pending(s.limit, {(r["task"], str(r["id"])) for r in records})
+        log(f"resuming {run_dir.name}: {total - len(items)} of {total} items already on disk")
+        run.info["settings"] = stored_settings(s)
+        if not items:  # everything is on disk: finish the run (a missing judge call may still be asked)
+            run.write_info()
+            return run.finish()
+        provider, _ = open_provider(s)
+        return _send(run, provider, items, total, "resume")
+
+
+def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
+    """Re-ask only the items whose generation failed, merge them back in place, re-score."""
+    if not (run_dir / RUN_JSON).is_file():
+        raise RunError(f"--retry-errors: {run_dir} is not a run folder (no run.json)")
+    with RunLock(run_dir, log):
+        s = settings_from(read_json(run_dir / RUN_JSON))
+        for key, value in overrides.items():
+            s.set(key, value)
+        run, records = _reopen(run_dir, s, log)
+        failed = [i for i, r in enumerate(records) if r.get("outcome") == "generation_error"]
+        if not failed:
+            log(f"{run_dir.name}: no generation errors to retry")
+            return run.finish()
+        items = {
+            (tid, item.id): (task, item)
+            for tid, task in run.plan.tasks.items()
+            for item in task.prepared.items
+        }
+        todo = [items[(records[i]["task"], str(records[i]["id"]))] for i in failed]
+        provider, _ = open_provider(run.settings)
+        new: list[dict[str, Any]] = []
+        _session(
+            run, provider, todo, "retry_errors", new.append, partial(_merge, run_dir, records, failed, new)
+        )
+        fixed = sum(r["outcome"] != "generation_error" for r in new)
+        log(f"retried {len(new)} failed items: {fixed} answered, {len(new) - fixed} still failing")
+        return run.finish(len(new))
