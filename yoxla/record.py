@@ -711,7 +711,13 @@ def _suite_id(value: str) -> str:
 
 
 SuiteId = Annotated[str, Field(pattern=SUITE_ID_RE), AfterValidator(_suite_id)]
-RepoPath = Annotated[str, Field(min_length=1, max_length=MAX_REPO_PATH), AfterValidator(_repo_path)]
+# A path segment that is not "." or "..", without / \\ or control characters.
+_SEGMENT = r"(?:[^/\\.\x00-\x1f][^/\\\x00-\x1f]*|\.[^/\\.\x00-\x1f][^/\\\x00-\x1f]*|\.\.[^/\\\x00-\x1f]+)"
+RepoPath = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_REPO_PATH, pattern=f"^{_SEGMENT}(?:/{_SEGMENT})*$"),
+    AfterValidator(_repo_path),
+]
 SuiteOutcome = Literal[
     "correct", "wrong", "invalid", "truncated", "abstained", "graded", "grader_error", "generation_error"
 ]

@@ -21,6 +21,8 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from yoxla.suites import spec as S
 from yoxla.suites.prepare import Item, PreparedTask
@@ -71,3 +73,81 @@ def suite_answer(strategy: str, prepared: PreparedTask, item: Item, seed: int = 
     if strategy == "echo":
         return _cues(item)[-1]
     raise ValueError(f"unknown strategy {strategy!r}; use one of: {', '.join(SUITE_STRATEGIES)}")
+
+
+# Floors and the shortcut gate ---------------------------------------------------------------------
+
+GATED = ("first", "majority", "echo")  # random reads no cue: its expected score is chance
+
+
+def chance_score(prepared: PreparedTask) -> float:
+    """The reference a cue must not beat by much: a uniformly random valid answer (100 / |answer
+    space|) when the space is closed; for open answers, always giving the most common target
+    (100 × its share of the items), the best score that reads nothing of the item."""
+    space = answer_space(prepared)
+    if space:
+        return 100.0 / len(space)
+    counts = Counter(i.target for i in prepared.items)
+    return 100.0 * max(counts.values()) / len(prepared.items) if counts else 0.0
+
+
+def floor_scores(manifest: Any, pool: Any) -> dict[str, dict[str, float | None]]:
+    """Per task, each strategy's task score (None where the task has no 0–100 score)."""
+    from yoxla.suites.prepare import prepare_task
+    from yoxla.suites.scoring import SampleOutput, score_suite_task
+
+    out: dict[str, dict[str, float | None]] = {}
+    for tid, task in manifest.tasks.items():
+        prepared = prepare_task(task, pool)
+        out[tid] = {}
+        for strategy in SUITE_STRATEGIES:
+            outputs = [SampleOutput.from_raw(suite_answer(strategy, prepared, i)) for i in prepared.items]
+            out[tid][strategy] = score_suite_task(prepared, outputs, pool=pool).score
+    return out
+
+
+def declared_threshold(metadata: dict[str, str]) -> tuple[float | None, str | None]:
+    """A task's own gate threshold: ``metadata.gate_threshold`` (0–100) with ``gate_reason``, or none."""
+    value, reason = metadata.get("gate_threshold"), metadata.get("gate_reason")
+    if value is None or not reason:
+        return None, None
+    try:
+        number = float(value)
+    except ValueError:
+        return None, None
+    return (number, reason) if 0.0 <= number <= 100.0 else (None, None)
+
+
+@dataclass(frozen=True)
+class SuiteGateVerdict:
+    task: str
+    chance: float
+    threshold: float
+    reason: str | None  # the task's declared reason when it declares its threshold
+    failures: tuple[tuple[str, float], ...]  # gated strategies above the threshold, worst first
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def gate_suite(
+    manifest: Any, floors: dict[str, dict[str, float | None]], margin: float
+) -> list[SuiteGateVerdict]:
+    """The shortcut gate: no gated strategy above chance + ``margin`` (or the task's declared
+    ``metadata.gate_threshold``, given with ``metadata.gate_reason``)."""
+    from yoxla.suites.prepare import prepare_task
+
+    out = []
+    for tid, scores in floors.items():
+        task = manifest.tasks[tid]
+        chance = chance_score(prepare_task(task))
+        threshold, reason = declared_threshold(task.spec.metadata)
+        if threshold is None:
+            threshold = chance + margin
+        failures = sorted(
+            ((s, v) for s, v in scores.items() if s in GATED and v is not None and v > threshold),
+            key=lambda x: -x[1],
+        )
+        out.append(SuiteGateVerdict(tid, chance, threshold, reason, tuple(failures)))
+    return out
