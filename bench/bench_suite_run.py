@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import io
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench_workers import start_server  # noqa: E402
 
 from yoxla.cli import run as cli_run  # noqa: E402
 
@@ -69,21 +70,6 @@ def write_suite(folder: Path, rows: int) -> Path:
     return path
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "yoxla.testing.fakeserver", "--latency", str(latency), "--answer", "Cavab: 7"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().split()
-    if not line or line[0] != "PORT":
-        proc.kill()
-        raise SystemExit("the fake server did not start")
-    return proc, f"http://127.0.0.1:{line[1]}/v1"
-
-
 def run_once(suite: Path, base_url: str, workers: int, out: Path) -> tuple[float, float, int]:
     """(sending session wall s, whole command wall s, generation errors)."""
     run_id = f"w{workers}"
@@ -112,7 +98,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="yoxla-bench-suite-"))
     suite = write_suite(work / "suite", args.rows)
-    proc, base_url = start_server(args.latency)
+    proc, base_url = start_server(args.latency, "Cavab: 7")
     results = []
     try:
         for w in args.workers:

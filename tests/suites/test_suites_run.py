@@ -168,7 +168,7 @@ def test_resume_after_kill_equals_uninterrupted(runner, suite, tmp_path) -> None
         assert 5 <= on_disk < len(ROWS)
         rc, _, err = runner("run", "--run-id", "killed", "--resume")
         assert rc == 0, err
-        assert f"{on_disk} of {len(ROWS)} items already on disk" in err
+        assert f"{on_disk} of {len(ROWS)} examples already on disk" in err
         assert runner.api(suite, srv.base_url, "whole")[0] == 0
     assert answer_fields(runner.predictions("killed")) == answer_fields(runner.predictions("whole"))
     for name in ("task_scores.json",):

@@ -297,6 +297,12 @@ def print_summary(report: Any) -> None:
             print(_color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
     else:
         print("generation errors: 0")
+    print_footer(report)
+
+
+def print_footer(report: Any) -> None:
+    """Tokens, wall time, the run folder and the result file (benchmark and suite runs)."""
+    s = report.summary
     u = s["usage"]
     print(
         f"tokens: {u.get('total_tokens', 0)} (prompt {u.get('prompt_tokens', 0)}, completion {u.get('completion_tokens', 0)})"

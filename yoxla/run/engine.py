@@ -33,7 +33,7 @@ from yoxla.run.artifacts import (
     write_json,
 )
 from yoxla.run.errors import Log, RunError, log_stderr, os_reason, resume_command, writing
-from yoxla.run.executor import Item, execute
+from yoxla.run.executor import execute
 from yoxla.run.finalize import RunReport, finalize_run
 from yoxla.run.lock import LOCK_FILE, RunLock
 from yoxla.run.plan import Plan, dataset_info, make_plan, open_provider, precheck_provider, run_secrets
@@ -66,6 +66,10 @@ class Session(Protocol):
 
     def finish(self, sent: int = 0) -> RunReport: ...
 
+    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]: ...
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]: ...
+
     def send(
         self,
         provider: Provider,
@@ -75,6 +79,11 @@ class Session(Protocol):
         total: int | None,
         secrets: list[str],
     ) -> None: ...
+
+
+# Reads a run folder back under its lock: (the held run, its stored records); ``adjust`` sets
+# the settings of this session from the stored ones.
+Reopen = Callable[[Path, Callable[[RunSettings], RunSettings], Log], tuple[Session, list[dict[str, Any]]]]
 
 
 @dataclass
@@ -109,6 +118,15 @@ class Held:
         report = finalize_run(self.dir, task_rows=self.plan.rows, sign_key=s.sign_key, log=self.log)
         report.sent = sent
         return report
+
+    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
+        return self.plan.pending(self.settings.limit, done)
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
+        """The (task, row) each stored record answers (to ask it again)."""
+        plan = self.plan
+        rows = {(t, str(r[plan.suite.task(t).id_field])): r for t in plan.task_ids for r in plan.rows[t]}
+        return [(plan.suite.task(r["task"]), rows[(r["task"], str(r["id"]))]) for r in records]
 
 
 def start_run(settings: RunSettings, explicit: set[str] | None = None, log: Log = log_stderr) -> RunReport:
@@ -173,12 +191,14 @@ def _remove_unborn(run_dir: Path) -> None:
         pass
 
 
-def _resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
+def _resume(given: RunSettings, explicit: set[str], log: Log, reopen: Reopen | None = None) -> RunReport:
     run_dir = _locate(given)
     with RunLock(run_dir, log):
-        run, records = _reopen(run_dir, lambda saved: resumed_settings(saved, given, explicit), log)
+        run, records = (reopen or _reopen)(
+            run_dir, lambda saved: resumed_settings(saved, given, explicit), log
+        )
         s = run.settings
-        items, total = run.plan.pending(s.limit, {(r["task"], str(r["id"])) for r in records})
+        items, total = run.pending({(r["task"], str(r["id"])) for r in records})
         log(f"resuming {run_dir.name}: {total - len(items)} of {total} examples already on disk")
         run.info["settings"] = stored_settings(s)
         if not items:  # everything is on disk: finish the run, no model is asked
@@ -190,9 +210,11 @@ def _resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
 
 def _reopen(
     run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
-) -> tuple[Held, list[dict[str, Any]]]:
+) -> tuple[Session, list[dict[str, Any]]]:
     """A run folder read back (under its lock): its settings as ``adjust`` makes them, and its records."""
     info = read_json(run_dir / RUN_JSON)
+    if info.get("kind") == "suite":
+        raise RunError(f"{run_dir.name} is a suite run; continue it with --run-id {run_dir.name} --resume")
     s = adjust(settings_from(info))
     resolve_sign_key(s)
     plan = make_plan(s, log)
@@ -358,8 +380,13 @@ def _end_session(
 # Retrying generation errors ---------------------------------------------------------------------
 
 
-def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
-    """Re-ask only the examples whose generation failed, merge them back in place, re-score."""
+def retry_errors(
+    run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr, reopen: Reopen | None = None
+) -> RunReport:
+    """Re-ask only the examples whose generation failed, merge them back in place, re-score.
+
+    ``reopen`` reads the run folder back (default: a benchmark run; a suite run passes its own).
+    """
     if not (run_dir / RUN_JSON).is_file():
         raise RunError(f"--retry-errors: {run_dir} is not a run folder (no run.json)")
 
@@ -369,17 +396,12 @@ def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr
         return s
 
     with RunLock(run_dir, log):
-        run, records = _reopen(run_dir, adjust, log)
+        run, records = (reopen or _reopen)(run_dir, adjust, log)
         failed = [i for i, r in enumerate(records) if r.get("outcome") == "generation_error"]
         if not failed:
             log(f"{run_dir.name}: no generation errors to retry")
             return run.finish()
-        plan = run.plan
-        rows = {(t, str(r[plan.suite.task(t).id_field])): r for t in plan.task_ids for r in plan.rows[t]}
-        items: list[Item] = [
-            (plan.suite.task(records[i]["task"]), rows[(records[i]["task"], str(records[i]["id"]))])
-            for i in failed
-        ]
+        items = run.items_for([records[i] for i in failed])
         provider, _ = open_provider(run.settings)
         new: list[dict[str, Any]] = []
         # What came back is merged in place, also when the session is interrupted.

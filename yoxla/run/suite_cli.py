@@ -60,6 +60,8 @@ def suite_path(value: str) -> str:
 
 
 def print_suite_summary(report: Any) -> None:
+    from yoxla.run.commands import print_footer
+
     s = report.summary
     rows = []
     for tid, t in s["tasks"].items():
@@ -97,15 +99,4 @@ def print_suite_summary(report: Any) -> None:
     )
     for e in s["generation_error_examples"][:10]:
         print(f"  {e['task']} {e['id']}: {e['error']}")
-    u = s["usage"]
-    print(
-        f"tokens: {u.get('total_tokens', 0)} (prompt {u.get('prompt_tokens', 0)}, completion {u.get('completion_tokens', 0)})"
-    )
-    wall = s.get("wall_s") or 0.0
-    sent = getattr(report, "sent", 0)
-    rate = f", {sent / wall:.1f} req/s this session" if wall and sent else ""
-    print(f"wall time: {wall:.1f} s{rate}")
-    print(f"run folder: {report.run_dir}")
-    if report.result_path is not None:
-        kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"
-        print(f"result file: {report.result_path} [{kind}]")
+    print_footer(report)

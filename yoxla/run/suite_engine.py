@@ -13,9 +13,9 @@ call (request and response), one flushed line each, replayed by later scoring.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,11 @@ from yoxla.results import model_slug
 from yoxla.run.artifacts import RUN_JSON, CorruptRun, read_json, write_json
 from yoxla.run.engine import (
     _clean_predictions,
-    _locate,
-    _merge,
     _refuse_existing,
     _remove_unborn,
+    _resume,
     _send,
-    _session,
+    retry_errors,
 )
 from yoxla.run.errors import Log, RunError, log_stderr, resume_command, writing
 from yoxla.run.executor import execute
@@ -41,10 +40,8 @@ from yoxla.run.settings import (
     RunSettings,
     check_run_id,
     resolve_sign_key,
-    resumed_settings,
     run_record,
     settings_from,
-    stored_settings,
 )
 from yoxla.run.suite_finalize import check_plan, finalize_suite_run
 from yoxla.run.suite_job import SuiteJob
@@ -82,11 +79,19 @@ class SuiteHeld:
         report.sent = sent
         return report
 
+    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
+        return self.plan.pending(self.settings.limit, done)
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
+        """The (task, item) each stored record answers (to ask it again)."""
+        items = {(tid, i.id): (t, i) for tid, t in self.plan.tasks.items() for i in t.prepared.items}
+        return [items[(r["task"], str(r["id"]))] for r in records]
+
     def send(
         self,
         provider: Provider,
-        items: Any,
-        on_record: Any,
+        items: Sequence[tuple[Any, Any]],
+        on_record: Callable[[dict[str, Any]], None],
         initial: int,
         total: int | None,
         secrets: list[str],
@@ -158,7 +163,7 @@ def start_suite_run(
 ) -> RunReport:
     """Start a suite run, or resume one (``settings.resume``); returns the finished report."""
     if settings.resume:
-        return _resume(settings, explicit or set(), log)
+        return _resume(settings, explicit or set(), log, reopen=_reopen)
     s = settings
     if not s.provider or not s.model:
         raise RunError("give --provider and --model (or --preset NAME)")
@@ -180,57 +185,20 @@ def start_suite_run(
         return _send(SuiteHeld(run_dir, info, s, plan, log), provider, items, total, "run")
 
 
-def _reopen(run_dir: Path, settings: RunSettings, log: Log) -> tuple[SuiteHeld, list[dict[str, Any]]]:
-    """A suite run folder read back (under its lock) with ``settings``: the same suite, or an error."""
+def _reopen(
+    run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
+) -> tuple[SuiteHeld, list[dict[str, Any]]]:
+    """A suite run folder read back (under its lock): the same suite (task hashes), or an error."""
     info = read_json(run_dir / RUN_JSON)
-    resolve_sign_key(settings)
-    plan = make_suite_plan(settings)
+    if info.get("kind") != KIND:
+        raise RunError(f"{run_dir.name} is not a suite run; continue it without --suite")
+    s = adjust(settings_from(info))
+    resolve_sign_key(s)
+    plan = make_suite_plan(s)
     check_plan(info, plan)
-    return SuiteHeld(run_dir, info, settings, plan, log), _clean_predictions(run_dir, log)
-
-
-def _resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
-    run_dir = _locate(given)
-    if not is_suite_run(run_dir):
-        raise RunError(f"--resume: {run_dir.name} is not a suite run; resume it without --suite")
-    with RunLock(run_dir, log):
-        saved = settings_from(read_json(run_dir / RUN_JSON))
-        run, records = _reopen(run_dir, resumed_settings(saved, given, explicit), log)
-        s = run.settings
-        items, total = run.plan.pending(s.limit, {(r["task"], str(r["id"])) for r in records})
-        log(f"resuming {run_dir.name}: {total - len(items)} of {total} items already on disk")
-        run.info["settings"] = stored_settings(s)
-        if not items:  # everything is on disk: finish the run (a missing judge call may still be asked)
-            run.write_info()
-            return run.finish()
-        provider, _ = open_provider(s)
-        return _send(run, provider, items, total, "resume")
+    return SuiteHeld(run_dir, info, s, plan, log), _clean_predictions(run_dir, log)
 
 
 def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
     """Re-ask only the items whose generation failed, merge them back in place, re-score."""
-    if not (run_dir / RUN_JSON).is_file():
-        raise RunError(f"--retry-errors: {run_dir} is not a run folder (no run.json)")
-    with RunLock(run_dir, log):
-        s = settings_from(read_json(run_dir / RUN_JSON))
-        for key, value in overrides.items():
-            s.set(key, value)
-        run, records = _reopen(run_dir, s, log)
-        failed = [i for i, r in enumerate(records) if r.get("outcome") == "generation_error"]
-        if not failed:
-            log(f"{run_dir.name}: no generation errors to retry")
-            return run.finish()
-        items = {
-            (tid, item.id): (task, item)
-            for tid, task in run.plan.tasks.items()
-            for item in task.prepared.items
-        }
-        todo = [items[(records[i]["task"], str(records[i]["id"]))] for i in failed]
-        provider, _ = open_provider(run.settings)
-        new: list[dict[str, Any]] = []
-        _session(
-            run, provider, todo, "retry_errors", new.append, partial(_merge, run_dir, records, failed, new)
-        )
-        fixed = sum(r["outcome"] != "generation_error" for r in new)
-        log(f"retried {len(new)} failed items: {fixed} answered, {len(new) - fixed} still failing")
-        return run.finish(len(new))
+    return retry_errors(run_dir, overrides, log, reopen=_reopen)

@@ -26,10 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from yoxla.providers.registry import public_url
 from yoxla.record import (
     JudgeInfo,
-    ModelInfo,
     SuiteInfo,
     SuiteRunConditions,
     SuiteRunInfo,
@@ -39,12 +37,10 @@ from yoxla.record import (
     build_suite_task_result,
     suite_scores,
 )
-from yoxla.results import SIGN_KEY_ENV, result_filename, write_result
+from yoxla.results import SIGN_KEY_ENV, result_filename
 from yoxla.run.artifacts import (
     PREDICTIONS,
     RUN_JSON,
-    SUMMARY,
-    TASK_SCORES,
     CorruptRun,
     drop_duplicates,
     duplicates_note,
@@ -52,7 +48,7 @@ from yoxla.run.artifacts import (
     read_predictions,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.finalize import RunReport, _usage_total, _write, _writing, reported_model
+from yoxla.run.finalize import RunReport, _usage_total, model_info, write_finished
 from yoxla.run.lock import RunLock
 from yoxla.run.settings import now_iso, settings_from
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
@@ -222,13 +218,7 @@ def build_suite_result(
             suite_hash=suite["suite_hash"],
             tasks={tid: suite["tasks"][tid] for tid in results},
         ),
-        model=ModelInfo(
-            provider=info["provider"],
-            model=info["model"],
-            reported_model=reported_model(records),
-            base_url=public_url(info.get("base_url")),
-            display_name=info.get("display_name") or info["model"],
-        ),
+        model=model_info(info, records),
         run=SuiteRunInfo(
             run_id=info["run_id"],
             framework_version=info["framework_version"],
@@ -279,22 +269,17 @@ def finalize_suite_run(
     if judge.failures and log:
         log(f"{judge.failures} judge call(s) failed; their samples have grader errors (resume to try again)")
     complete = is_complete(info, results)
-    result_path: Path | None = None
-    if write_result_file and results:
-        result_path = suite_result_path(info, complete)
-        info.update(status="finalizing", finished_at=now_iso(), result_file=str(result_path))
-        _write(run_dir / RUN_JSON, info, run_dir)
-        doc = build_suite_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV))
-        with _writing(result_path, run_dir):
-            write_result(doc, result_path)
-    _write(run_dir / TASK_SCORES, task_scores, run_dir)
-    summary = build_suite_summary(info, task_scores, records, results, complete)
-    _write(run_dir / SUMMARY, summary, run_dir)
-    if write_result_file:
-        info["status"] = "complete" if complete else "incomplete"
-        _write(run_dir / RUN_JSON, info, run_dir)
+    report = write_finished(
+        run_dir,
+        info,
+        task_scores,
+        complete,
+        suite_result_path(info, complete) if write_result_file and results else None,
+        lambda: build_suite_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
+        lambda: build_suite_summary(info, task_scores, records, results, complete),
+    )
     _warn_unanswered_judge(info, results, log)
-    return RunReport(run_dir, summary, result_path, complete)
+    return report
 
 
 def _warn_unanswered_judge(
