@@ -1,7 +1,8 @@
 """The result file as typed records: one writer, one reader, one published schema.
 
-A result file is one self-contained JSON document per model and edition. This module is
-the only place that says what it holds:
+A result file is one self-contained JSON document per model and edition (or per model and
+eval suite: ``format: yoxla-suite-result``, the suite section below). This module is the only
+place that says what it holds:
 
 * the runner, ``yoxla rescore --result`` and ``leaderboard/synthetic.py`` build it with
   :func:`build_task_result` and :func:`build_document` (the one writer);

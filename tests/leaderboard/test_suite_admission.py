@@ -249,6 +249,9 @@ def test_the_board_lists_suites_as_boards(docs, tmp_path) -> None:
     assert board.suite_groups("oxu") == ["standard"]
     assert board.suite_model("oxu", shown[0].key) is shown[0]
     assert board.shown("sample") == []  # suite files never reach an edition's board
+    item = board.suite_items("oxu", "oxu_v1")["oxu-01"]
+    assert item.messages[0]["role"] == "system" and item.messages[-1]["content"].endswith("Cavab:")
+    assert board.suite_items("yoxdur", "oxu_v1") == {}
 
 
 @pytest.mark.parametrize(

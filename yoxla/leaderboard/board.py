@@ -201,6 +201,16 @@ class Board:
     def suite_task_ids(self, suite_id: str) -> list[str]:
         return list(self.suite_meta(suite_id).tasks)
 
+    def suite_items(self, suite_id: str, task_id: str) -> dict[str, Any]:
+        """The committed task's items by id (``row``, ``target``, the exact ``messages`` a model
+        was sent, few-shot included) for the error explorer; {} when the suite is not usable."""
+        source = self.data.suites
+        suite, _ = source.get(suite_id)
+        if suite is None or source.prepare(suite) is not None or suite.prepared is None:
+            return {}
+        prepared = suite.prepared.get(task_id)
+        return {} if prepared is None else {item.id: item for item in prepared.items}
+
     def suite_boot(self, suite_id: str) -> Boot:
         """Bootstrap replicates of a suite board (standard): per task, and the suite score as
         their mean. A task without per-sample scores of its mean primary metric (batch graders,

@@ -81,6 +81,12 @@ class Session(Protocol):
     ) -> None: ...
 
 
+def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
+    """Write run.json; a refused write ends in one line that says how to continue."""
+    with writing(run_dir / RUN_JSON, f"fix that, then continue with: {resume_command(run_dir)}"):
+        write_json(run_dir / RUN_JSON, info)
+
+
 # Reads a run folder back under its lock: (the held run, its stored records); ``adjust`` sets
 # the settings of this session from the stored ones.
 Reopen = Callable[[Path, Callable[[RunSettings], RunSettings], Log], tuple[Session, list[dict[str, Any]]]]
@@ -97,8 +103,7 @@ class Held:
     log: Log
 
     def write_info(self) -> None:
-        with writing(self.dir / RUN_JSON, f"fix that, then continue with: {resume_command(self.dir)}"):
-            write_json(self.dir / RUN_JSON, self.info)
+        write_run_info(self.dir, self.info)
 
     def send(
         self,

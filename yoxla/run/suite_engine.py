@@ -22,7 +22,7 @@ from typing import Any
 from yoxla.providers.base import Provider
 from yoxla.providers.registry import get_spec, public_url, with_overrides
 from yoxla.results import model_slug
-from yoxla.run.artifacts import RUN_JSON, CorruptRun, read_json, write_json
+from yoxla.run.artifacts import RUN_JSON, CorruptRun, read_json
 from yoxla.run.engine import (
     _clean_predictions,
     _refuse_existing,
@@ -30,8 +30,9 @@ from yoxla.run.engine import (
     _resume,
     _send,
     retry_errors,
+    write_run_info,
 )
-from yoxla.run.errors import Log, RunError, log_stderr, resume_command, writing
+from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.executor import execute
 from yoxla.run.finalize import RunReport
 from yoxla.run.lock import RunLock
@@ -71,8 +72,7 @@ class SuiteHeld:
     log: Log
 
     def write_info(self) -> None:
-        with writing(self.dir / RUN_JSON, f"fix that, then continue with: {resume_command(self.dir)}"):
-            write_json(self.dir / RUN_JSON, self.info)
+        write_run_info(self.dir, self.info)
 
     def finish(self, sent: int = 0) -> RunReport:
         report = finalize_suite_run(self.dir, self.plan, sign_key=self.settings.sign_key, log=self.log)
