@@ -45,9 +45,13 @@ def items(n: int) -> list:
     return list(itertools.islice(itertools.cycle(pool), n))
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+def start_server(latency: float, answer: str = "1") -> tuple[subprocess.Popen, str]:
+    """The loopback server in its own process, answering ``answer`` after ``latency`` seconds."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "yoxla.testing.fakeserver", "--latency", str(latency), "--deadline", "1800"],
+        [
+            *(sys.executable, "-m", "yoxla.testing.fakeserver"),
+            *("--latency", str(latency), "--deadline", "1800", "--answer", answer),
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

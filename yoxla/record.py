@@ -1,7 +1,8 @@
 """The result file as typed records: one writer, one reader, one published schema.
 
-A result file is one self-contained JSON document per model and edition. This module is
-the only place that says what it holds:
+A result file is one self-contained JSON document per model and edition (or per model and
+eval suite: ``format: yoxla-suite-result``, the suite section below). This module is the only
+place that says what it holds:
 
 * the runner, ``yoxla rescore --result`` and ``leaderboard/synthetic.py`` build it with
   :func:`build_task_result` and :func:`build_document` (the one writer);
@@ -34,6 +35,9 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+
+from yoxla.suites.generation import GenerationSettings
+from yoxla.suites.judge import JudgeRecord
 
 FORMAT = "yoxla-result"
 FORMAT_VERSION = 2
@@ -486,9 +490,9 @@ class ResultFile(Record):
 
 
 def json_schema() -> dict[str, Any]:
-    """The published JSON Schema of the result file (draft 2020-12)."""
-    schema = ResultFile.model_json_schema(mode="validation")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    """The published JSON Schema of result files (draft 2020-12): a benchmark result file
+    (:class:`ResultFile`) or a suite result file (:class:`SuiteResultFile`), told apart by ``format``."""
+    return _combined_schema({FORMAT: ResultFile, SUITE_FORMAT: SuiteResultFile})
 
 
 # Reading --------------------------------------------------------------------------------------
@@ -506,22 +510,31 @@ def format_errors(exc: ValidationError, limit: int = 3) -> list[str]:
     return out
 
 
-def parse_record(doc: Any) -> tuple[ResultFile | None, list[str]]:
-    """(record, []) or (None, reasons): the one reader of a parsed result document."""
+def parse_record(doc: Any) -> tuple[ResultFile | SuiteResultFile | None, list[str]]:
+    """(record, []) or (None, reasons): the one reader of a parsed result document.
+
+    Dispatches on ``format``: ``yoxla-result`` (the benchmark) or ``yoxla-suite-result``
+    (an eval suite, see the suite section below).
+    """
     if not isinstance(doc, dict):
         return None, [f"not a JSON object (found {type(doc).__name__})"]
-    if doc.get("format") != FORMAT:
+    model: type[ResultFile] | type[SuiteResultFile]
+    if doc.get("format") == FORMAT:
+        model, version_expected = ResultFile, FORMAT_VERSION
+    elif doc.get("format") == SUITE_FORMAT:
+        model, version_expected = SuiteResultFile, SUITE_FORMAT_VERSION
+    else:
         found = doc.get("format")
         shown = repr(found)[:60] if isinstance(found, str | int | float | None) else type(found).__name__
-        return None, [f"not a YOXLA result file (format is {shown}, expected {FORMAT!r})"]
+        return None, [f"not a YOXLA result file (format is {shown}, expected {FORMAT!r} or {SUITE_FORMAT!r})"]
     version = doc.get("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    if version != version_expected or isinstance(version, bool):
         shown = (
             repr(version)[:20] if isinstance(version, int | float | str | None) else type(version).__name__
         )
-        return None, [f"unknown format version {shown} (this leaderboard reads {FORMAT_VERSION})"]
+        return None, [f"unknown format version {shown} (this leaderboard reads {version_expected})"]
     try:
-        return ResultFile.model_validate(doc), []
+        return model.model_validate(doc), []
     except ValidationError as exc:
         return None, format_errors(exc)
 
@@ -771,6 +784,383 @@ def first_difference(
 
 def outcome_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
     return dict(sorted(Counter(p.outcome for p in predictions).items()))
+
+
+# Suite result files ----------------------------------------------------------------------------
+#
+# A suite result file is one model on one eval suite (a manifest under ``suites/``): the same
+# typed-record rules as above (strict, closed, bounded, finite), its own ``format``. The
+# writer is :func:`derive_suite_task` / :func:`build_suite_task_result` /
+# :func:`build_suite_document`; the reader is :func:`parse_record` (dispatch on ``format``).
+# Re-scoring goes through :func:`yoxla.suites.scoring.score_suite_task`, and stored judge
+# calls are replayed, never sent again.
+
+SUITE_FORMAT = "yoxla-suite-result"
+SUITE_FORMAT_VERSION = 1
+MAX_SUITE_METRICS = 300
+MAX_SAMPLE_SCORES = 100
+MAX_JUDGEMENTS = 40  # a sample's own calls (at most 20) and, on the first sample, a batch grader's
+MAX_PROBLEMS = 20
+MAX_REPO_PATH = 500
+SUITE_OUTCOMES = (
+    "correct",
+    "wrong",
+    "invalid",
+    "truncated",
+    "abstained",
+    "graded",
+    "grader_error",
+    "generation_error",
+)
+SUITE_ID_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
+
+
+def _repo_path(value: str) -> str:
+    """A path inside the repository: relative, ``/``-separated, no ``..``, no control characters."""
+    parts = value.split("/")
+    if value.startswith("/") or "\\" in value or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("must be a relative path inside the repository (no '..', no leading '/')")
+    if not value.isprintable():
+        raise ValueError("must not contain control, bidi or zero-width characters")
+    return value
+
+
+def _suite_id(value: str) -> str:
+    if value in (".", ".."):
+        raise ValueError("a suite id is not '.' or '..'")
+    return value
+
+
+SuiteId = Annotated[str, Field(pattern=SUITE_ID_RE), AfterValidator(_suite_id)]
+# A path segment that is not "." or "..", without / \\ or control characters.
+_SEGMENT = r"(?:[^/\\.\x00-\x1f][^/\\\x00-\x1f]*|\.[^/\\.\x00-\x1f][^/\\\x00-\x1f]*|\.\.[^/\\\x00-\x1f]+)"
+RepoPath = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_REPO_PATH, pattern=f"^{_SEGMENT}(?:/{_SEGMENT})*$"),
+    AfterValidator(_repo_path),
+]
+SuiteOutcome = Literal[
+    "correct", "wrong", "invalid", "truncated", "abstained", "graded", "grader_error", "generation_error"
+]
+MetricValue = Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)] | float | None
+DataRole = Literal["dataset", "fewshot"]
+
+
+class SuiteCell(Record):
+    """One value of a breakdown: the mean sample score (``accuracy`` for the primary metric) and n."""
+
+    accuracy: float
+    n: Count
+
+
+class SuiteCounts(Record):
+    outcomes: dict[SuiteOutcome, Count]
+    near_miss: Annotated[dict[Label, Count], Field(max_length=100)]
+
+
+class SuitePrediction(Record):
+    """One item of a suite task: the stored answer, its judge calls, and what scoring derived."""
+
+    id: ExampleId
+    raw: RawText | None = Field(description="the model's output as returned; reasoning kept inside <think>")
+    finish_reason: Annotated[str, Field(max_length=64)] | None
+    error: ErrorText | None = Field(description="the generation error; null when the request succeeded")
+    extracted: RawText | None = Field(description="extracted_output as graders saw it; null: nothing valid")
+    valid: bool
+    reason: Label | None = Field(description="why nothing valid was extracted")
+    near_miss: Label | None
+    abstained: bool
+    number: float | None
+    scores: Annotated[dict[MetricName, float], Field(max_length=MAX_SAMPLE_SCORES)]
+    score: float | None = Field(description="the sample's value of the primary metric")
+    outcome: SuiteOutcome
+    grader_error: ErrorText | None
+    extraction_error: ErrorText | None
+    judgements: Annotated[list[JudgeRecord], Field(max_length=MAX_JUDGEMENTS)] = Field(
+        description="judge calls as sent and received; replayed on re-scoring, never sent again"
+    )
+
+
+class SuiteTaskResult(Record):
+    """One task of a suite run: its scores, counts, breakdowns and every prediction."""
+
+    name: Text | None
+    rows: Count = Field(description="items scored (= len(predictions))")
+    items: Count = Field(description="items of the task after preprocessing (a complete run has all)")
+    primary: MetricName | None
+    higher_is_better: bool
+    score: Score | None = Field(description="primary metric clamped to [0, 1] × 100; null if lower is better")
+    metrics: Annotated[dict[MetricName, MetricValue], Field(max_length=MAX_SUITE_METRICS)]
+    counts: SuiteCounts
+    modal_answer: RawText | None
+    breakdowns: Annotated[
+        dict[MetricName, Annotated[dict[Label, SuiteCell], Field(max_length=MAX_BREAKDOWN_VALUES)]],
+        Field(max_length=100),
+    ]
+    problems: Annotated[list[ErrorText], Field(max_length=MAX_PROBLEMS)]
+    judge_scored: bool
+    judge_models: Annotated[list[ModelName], Field(max_length=20)]
+    predictions: Annotated[list[SuitePrediction], Field(max_length=MAX_PREDICTIONS)]
+
+
+class SuiteTaskHashes(Record):
+    hash: Hash = Field(description="the task hash: definition and data fingerprints")
+    definition: Hash
+    data: dict[DataRole, Hash] = Field(description="fingerprints of the datasets the task read")
+
+
+class SuiteInfo(Record):
+    id: SuiteId = Field(description="the suite's id (metadata.name of its manifest)")
+    path: RepoPath = Field(description="the manifest's path in the repository")
+    suite_hash: Hash = Field(description="over the task hashes of the tasks in this file")
+    tasks: Annotated[dict[TaskId, SuiteTaskHashes], Field(min_length=1, max_length=MAX_TASKS)]
+
+
+class SuiteRunConditions(Record):
+    """What changes comparability of suite runs; the board ranks complete, standard runs."""
+
+    thinking: bool
+    thinking_budget: Annotated[int, Field(ge=0, le=10**7)] | None = None
+    limit: Annotated[int, Field(ge=1)] | None = None
+    tasks: Annotated[list[TaskId], Field(max_length=MAX_TASKS)] | None = Field(
+        default=None, description="a task filter (--task); null: every task of the suite"
+    )
+    generation: Annotated[dict[TaskId, GenerationSettings], Field(max_length=MAX_TASKS)] = Field(
+        default_factory=dict, description="each task's generation settings as run (instructions are hashed)"
+    )
+
+    @property
+    def standard(self) -> bool:
+        return not self.thinking and self.limit is None and self.tasks is None
+
+    @property
+    def group(self) -> str:
+        return "thinking" if self.thinking else "standard"
+
+
+class JudgeInfo(Record):
+    provider: ProviderName
+    model: ModelName
+    base_url: Url | None = None
+
+
+class SuiteRunInfo(Record):
+    run_id: ExampleId
+    framework_version: Annotated[str, Field(max_length=64)]
+    started_at: Timestamp
+    finished_at: Timestamp | None
+    workers: Annotated[int, Field(ge=1, le=100_000)]
+    batch_size: Annotated[int, Field(ge=1, le=100_000)]
+    command: Annotated[str, Field(max_length=MAX_COMMAND)]
+    conditions: SuiteRunConditions
+    judge: JudgeInfo | None = Field(default=None, description="the judge model; null when none was given")
+
+
+class SuiteScores(Record):
+    suite: Score | None = Field(description="mean of the task scores that exist")
+    tasks: Annotated[dict[TaskId, Score | None], Field(max_length=MAX_TASKS)]
+
+
+class SuiteResultFile(Record):
+    """One model on one eval suite: metadata, scores, every prediction, digest, optional signature."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", allow_inf_nan=False, frozen=True, title="YOXLA suite result file"
+    )
+
+    format: Literal["yoxla-suite-result"]
+    format_version: Literal[1]
+    suite: SuiteInfo
+    model: ModelInfo
+    run: SuiteRunInfo
+    tasks: Annotated[dict[TaskId, SuiteTaskResult], Field(min_length=1, max_length=MAX_TASKS)]
+    scores: SuiteScores
+    usage: Usage
+    generation_errors: Count
+    created_at: Timestamp
+    content_sha256: Hash
+    signature: Signature | None = None
+
+
+def _combined_schema(models: Mapping[str, type[BaseModel]]) -> dict[str, Any]:
+    """One schema for several top-level records: ``oneOf`` their definitions (``$defs`` shared)."""
+    defs: dict[str, Any] = {}
+    refs = []
+    for model in models.values():
+        schema = model.model_json_schema(mode="validation")
+        for name, sub in schema.pop("$defs", {}).items():
+            if defs.setdefault(name, sub) != sub:
+                raise ValueError(f"two records define {name} differently")
+        schema.pop("$id", None)
+        defs[model.__name__] = schema
+        refs.append({"$ref": f"#/$defs/{model.__name__}"})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:yoxla:result-format",
+        "title": "YOXLA result file",
+        "description": "A result file of the YOXLA benchmark (format yoxla-result, version "
+        f"{FORMAT_VERSION}) or of an eval suite (format yoxla-suite-result, version "
+        f"{SUITE_FORMAT_VERSION}). Generated from yoxla/record.py; see docs/result-format.md.",
+        "oneOf": refs,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+# Writing suite results -------------------------------------------------------------------------
+
+
+def _judge_records(value: Any) -> tuple[JudgeRecord, ...]:
+    return tuple(j if isinstance(j, JudgeRecord) else JudgeRecord.model_validate(j) for j in value or ())
+
+
+def _bounded_text(value: str | None, limit: int = MAX_ERROR) -> str | None:
+    return value if value is None or len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _suite_metric_layout(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Scoring's task metrics as stored: numbers, counts, the modal answer, breakdowns."""
+    numbers: dict[str, Any] = {}
+    breakdowns: dict[str, Any] = {}
+    for key, value in metrics.items():
+        if key in ("outcomes", "near_miss", "modal_answer"):
+            continue
+        if isinstance(value, dict):
+            breakdowns[key] = {
+                str(k): {"accuracy": float(c["accuracy"]), "n": int(c["n"])} for k, c in value.items()
+            }
+        elif value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+            numbers[key] = value
+        else:
+            raise ValueError(f"metric {key} is neither a number nor a breakdown ({type(value).__name__})")
+    return {
+        "metrics": numbers,
+        "counts": {"outcomes": dict(metrics["outcomes"]), "near_miss": dict(metrics["near_miss"])},
+        "modal_answer": metrics.get("modal_answer"),
+        "breakdowns": breakdowns,
+    }
+
+
+def align_items(prepared: Any, ids: Sequence[str]) -> list[Any]:
+    """The prepared items in the order of ``ids``; ValueError on an unknown or repeated id."""
+    by_id = {item.id: item for item in prepared.items}
+    seen: set[str] = set()
+    out = []
+    for pid in ids:
+        if pid in seen:
+            raise ValueError(f"{prepared.task.id}: prediction for id {pid!r} appears twice")
+        if pid not in by_id:
+            raise ValueError(f"{prepared.task.id}: prediction for unknown id {pid!r}")
+        seen.add(pid)
+        out.append(by_id[pid])
+    return out
+
+
+def derive_suite_task(
+    prepared: Any,
+    stored: Sequence[Mapping[str, Any]],
+    *,
+    pool: Any = None,
+    judge: Any = None,
+) -> dict[str, Any]:
+    """The one derivation of a suite task as stored: re-score the stored answers and lay them out.
+
+    ``prepared`` is the task as :func:`yoxla.suites.prepare.prepare_task` gives it (from the
+    committed manifest); ``stored`` the predictions (``id``, ``raw``, ``finish_reason``,
+    ``error``, ``judgements``) in item order. ``judge`` None replays the stored judgements
+    (re-scoring never asks a model); the runner passes its recording callback.
+    """
+    from yoxla.suites.scoring import SampleOutput, score_suite_task
+
+    items = align_items(prepared, [str(p["id"]) for p in stored])
+    outputs = [
+        SampleOutput.from_raw(
+            p.get("raw"), p.get("finish_reason"), p.get("error"), _judge_records(p.get("judgements"))
+        )
+        for p in stored
+    ]
+    scored = score_suite_task(prepared, outputs, items=items, pool=pool, judge=judge)
+    preds = []
+    for res, p in zip(scored.results, stored, strict=True):
+        preds.append(
+            {
+                "id": res.id,
+                "raw": p.get("raw"),
+                "finish_reason": p.get("finish_reason"),
+                "error": p.get("error"),
+                "extracted": res.extracted,
+                "valid": res.valid,
+                "reason": res.reason,
+                "near_miss": res.near_miss,
+                "abstained": res.abstained,
+                "number": res.number,
+                "scores": dict(res.scores),
+                "score": res.score,
+                "outcome": res.outcome,
+                "grader_error": _bounded_text(res.grader_error),
+                "extraction_error": _bounded_text(res.extraction_error),
+                "judgements": [j.model_dump(mode="json") for j in res.judgements],
+            }
+        )
+    models = sorted({j.response.model for r in scored.results for j in r.judgements if j.response.model})
+    return {
+        "name": prepared.task.spec.name,
+        "rows": len(preds),
+        "items": len(prepared.items),
+        "primary": scored.primary,
+        "higher_is_better": scored.higher_is_better,
+        "score": scored.score,
+        **_suite_metric_layout(scored.metrics),
+        "problems": [_bounded_text(p) for p in scored.problems[:MAX_PROBLEMS]],
+        "judge_scored": scored.judge_scored,
+        "judge_models": models[:20],
+        "predictions": preds,
+    }
+
+
+def build_suite_task_result(
+    prepared: Any, stored: Sequence[Mapping[str, Any]], *, pool: Any = None, judge: Any = None
+) -> SuiteTaskResult:
+    """:func:`derive_suite_task` as a typed, validated record (what the runner writes)."""
+    return SuiteTaskResult.model_validate(derive_suite_task(prepared, stored, pool=pool, judge=judge))
+
+
+def suite_scores(tasks: Mapping[str, SuiteTaskResult]) -> SuiteScores:
+    """Task scores and the suite score (their mean; tasks without a 0–100 score are left out)."""
+    scores = {tid: t.score for tid, t in tasks.items()}
+    present = [s for s in scores.values() if s is not None]
+    return SuiteScores.model_construct(suite=sum(present) / len(present) if present else None, tasks=scores)
+
+
+def build_suite_document(
+    *,
+    suite: SuiteInfo,
+    model: ModelInfo,
+    run: SuiteRunInfo,
+    tasks: Mapping[str, SuiteTaskResult],
+    usage: Usage,
+    created_at: str,
+    sign_key: Any = None,
+) -> dict[str, Any]:
+    """The whole suite result document with its digest (signed when a key is given), validated."""
+    from yoxla.results import finalize
+
+    body = {
+        "format": SUITE_FORMAT,
+        "format_version": SUITE_FORMAT_VERSION,
+        "suite": suite.model_dump(mode="json"),
+        "model": model.model_dump(mode="json", exclude_unset=True),
+        "run": run.model_dump(mode="json", exclude_unset=True),
+        "tasks": {tid: t.model_dump(mode="json") for tid, t in tasks.items()},
+        "scores": suite_scores(tasks).model_dump(mode="json"),
+        "usage": usage.model_dump(mode="json", exclude_unset=True),
+        "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
+        "created_at": created_at,
+    }
+    doc = finalize(body, sign_key)
+    record, problems = parse_record(doc)
+    if not isinstance(record, SuiteResultFile):
+        raise ValueError("the suite result document does not match its own format: " + "; ".join(problems))
+    return doc
 
 
 def schema_text() -> str:

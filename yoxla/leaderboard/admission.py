@@ -61,6 +61,9 @@ from yoxla.record import (
     ModelInfo,
     ResultFile,
     RunConditions,
+    SuiteResultFile,
+    SuiteRunConditions,
+    SuiteTaskResult,
     TaskResult,
     count_generation_errors,
     derive_task,
@@ -138,6 +141,13 @@ class TaskRecord:
         """Per-example scores of the scored rows (controls left out), as the task score averages them."""
         return self.scores if self.control is None else self.scores[~self.control]
 
+    # Suite tasks (TaskRecord.from_suite): block is "", score NaN when lower is better,
+    # per-sample scores NaN where a sample has none (grader error, batch-graded task).
+    name: str = ""
+    higher_is_better: bool = True
+    judge_scored: bool = False
+    judge_models: tuple[str, ...] = ()
+
     @classmethod
     def from_result(
         cls, task: Task, t: TaskResult, metrics: dict[str, Any], gold: Sequence[Any] | None = None
@@ -165,6 +175,35 @@ class TaskRecord:
             near_miss=[None if p.valid else p.near_miss for p in preds],
             prediction=prediction,
             **_calibration_fields(t, gold),
+        )
+
+    @classmethod
+    def from_suite(cls, task_id: str, t: SuiteTaskResult) -> TaskRecord:
+        """A task of an admitted suite file (metrics: the numbers and the breakdowns as cells)."""
+        preds = t.predictions
+        nan = float("nan")
+        primary = t.metrics.get(t.primary) if t.primary else None
+        metrics: dict[str, Any] = dict(t.metrics)
+        metrics.update(
+            {k: {v: c.model_dump() for v, c in cells.items()} for k, cells in t.breakdowns.items()}
+        )
+        return cls(
+            task_id=task_id,
+            block="",
+            score=float(t.score) if t.score is not None else nan,
+            primary_raw=float(primary) if isinstance(primary, int | float) else nan,
+            metrics=metrics,
+            ids=[p.id for p in preds],
+            scores=np.fromiter(
+                (nan if p.score is None else p.score for p in preds), dtype=float, count=len(preds)
+            ),
+            outcomes=[p.outcome for p in preds],
+            parsed=[p.extracted or "" for p in preds],
+            near_miss=[p.near_miss for p in preds],
+            name=t.name or task_id,
+            higher_is_better=t.higher_is_better,
+            judge_scored=t.judge_scored,
+            judge_models=tuple(t.judge_models),
         )
 
 
@@ -216,7 +255,7 @@ class Verdict:
     rechecked: bool = False
     generation_errors: int = 0
     created_at: str = ""
-    conditions: RunConditions | None = None
+    conditions: RunConditions | SuiteRunConditions | None = None
     model_info: ModelInfo | None = None
     run_id: str = ""
     scores: dict[str, Any] = field(default_factory=dict)
@@ -254,6 +293,12 @@ class Verdict:
             entry[key] = report.get(key)
         return entry
 
+    # Suite result files: the suite id (edition is None), the judge model, and a board other
+    # than the conditions' (``non-standard`` when the generation settings are not the manifest's).
+    suite: str | None = None
+    judge: str | None = None
+    board: str | None = None
+
     @property
     def admitted(self) -> bool:
         return self.status != EXCLUDED
@@ -269,6 +314,8 @@ class Verdict:
     @property
     def group(self) -> str:
         """The board this file is ranked on (standard, thinking, non-standard)."""
+        if self.board is not None:
+            return self.board
         return self.conditions.group if self.conditions is not None else "standard"
 
     def summary(self) -> str:
@@ -476,7 +523,7 @@ def _check_document(
     v.provider, v.model = rec.model.provider, rec.model.model
     v.display_name = rec.model.display_name
     v.model_info = rec.model
-    v.edition = rec.edition
+    v.edition = rec.edition if isinstance(rec, ResultFile) else None
     v.created_at = rec.created_at
     v.conditions = rec.run.conditions
     v.run_id = rec.run.run_id
@@ -492,6 +539,11 @@ def _check_document(
         )
     # 3. signature
     _check_signature(doc, trusted, v)
+    if isinstance(rec, SuiteResultFile):  # 4-6 for an eval suite: only with its committed suite
+        from yoxla.leaderboard.suite_admission import check_suite_record
+
+        check_suite_record(doc, rec, v, data)
+        return
     # 4. edition, contract and conditions
     eds = editions if editions is not None else {name: load_edition(name) for name in EDITIONS}
     edition = eds.get(rec.edition)
@@ -670,11 +722,11 @@ def _priority(v: Verdict) -> tuple[int, float, str]:
 
 
 def supersede(verdicts: list[Verdict]) -> list[Verdict]:
-    """Per (edition, board, provider, model) one file is shown: the newest of the highest trust."""
+    """Per (edition or suite, board, provider, model) one file is shown: the newest of the highest trust."""
     groups: dict[tuple[Any, ...], list[Verdict]] = {}
     for v in verdicts:
         if v.admitted:
-            groups.setdefault((v.edition, v.rechecked, v.group, v.provider, v.model), []).append(v)
+            groups.setdefault((v.edition, v.suite, v.rechecked, v.group, v.provider, v.model), []).append(v)
     for group in groups.values():
         group.sort(key=_priority, reverse=True)
         top = group[0]
@@ -699,7 +751,7 @@ def unique_names(verdicts: list[Verdict]) -> list[Verdict]:
     boards: dict[tuple[Any, ...], list[Verdict]] = {}
     for v in verdicts:
         if v.shown:
-            boards.setdefault((v.edition, v.rechecked, v.group), []).append(v)
+            boards.setdefault((v.edition, v.suite, v.rechecked, v.group), []).append(v)
     for group in boards.values():
         # The name belongs to the most trusted, then the earliest file.
         group.sort(key=lambda v: (-TRUST_RANK.get(v.trust, 0), _instant(v.created_at), v.key))

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.leaderboard.admission import MAX_BYTES, Verdict, admit, load_trusted_keys
+from yoxla.leaderboard.admission import MAX_BYTES, TaskRecord, Verdict, admit, load_trusted_keys
 from yoxla.leaderboard.bootstrap import B_DEFAULT, Boot, TaskInput, run_bootstrap
 from yoxla.leaderboard.data import DataSource
 from yoxla.strictjson import loads_strict, read_regular_file
@@ -186,6 +186,87 @@ class Board:
                 inputs.append(TaskInput(tid, task.block, point, scores))
         return run_bootstrap(inputs, list(suite.blocks), len(models), B=self.B)
 
+    # Suites: one board per committed suite -------------------------------------------------
+    # The same accessors as the editions', keyed by suite id; a suite file's verdict has
+    # ``edition`` None and ``suite`` set, its tasks are TaskRecord.from_suite records.
+    def suites(self) -> list[str]:
+        """Suite ids that have ranked (admitted, re-checked, shown) files, sorted."""
+        return sorted({v.suite for v in self.verdicts if v.shown and v.rechecked and v.suite is not None})
+
+    def suite_shown(self, suite_id: str, group: str = "standard") -> list[Verdict]:
+        """Ranked models of one suite board: best suite score first (ties by name)."""
+        rows = [
+            v for v in self.verdicts if v.shown and v.rechecked and v.suite == suite_id and v.group == group
+        ]
+
+        def key(v: Verdict) -> tuple[float, str, str]:
+            score = v.scores.get("suite")
+            return (-float(score) if score is not None else float("inf"), v.name, v.key)
+
+        return sorted(rows, key=key)
+
+    def suite_groups(self, suite_id: str) -> list[str]:
+        """The boards of a suite that have ranked models (standard first)."""
+        found = {v.group for v in self.verdicts if v.shown and v.rechecked and v.suite == suite_id}
+        return [g for g in ("standard", "thinking", "non-standard") if g in found]
+
+    def suite_model(self, suite_id: str, key: str) -> Verdict | None:
+        return next((v for v in self.verdicts if v.shown and v.suite == suite_id and v.key == key), None)
+
+    def suite_meta(self, suite_id: str) -> SuiteMeta:
+        """What a suite board shows about the suite: name, description, tasks, breakdowns, judge."""
+        suite, _ = self.data.suites.get(suite_id)
+        shown = [v for v in self.verdicts if v.shown and v.suite == suite_id]
+        judged = sorted({tid for v in shown for tid, t in v.tasks.items() if t.judge_scored})
+        judges = sorted({v.judge for v in shown if v.judge})
+        if suite is None:
+            tids = list(dict.fromkeys(t for v in shown for t in v.tasks))
+            return SuiteMeta(suite_id, suite_id, "", "", {t: t for t in tids}, {}, judged, judges)
+        m = suite.manifest
+        return SuiteMeta(
+            id=suite_id,
+            name=m.metadata.get("name", suite_id),
+            description=m.metadata.get("description", ""),
+            path=suite.repo_path,
+            tasks={tid: t.spec.name or tid for tid, t in m.tasks.items()},
+            breakdowns={tid: list(t.spec.breakdowns) for tid, t in m.tasks.items() if t.spec.breakdowns},
+            judge_scored_tasks=judged,
+            judge_models=judges,
+        )
+
+    def suite_task_ids(self, suite_id: str) -> list[str]:
+        return list(self.suite_meta(suite_id).tasks)
+
+    def suite_items(self, suite_id: str, task_id: str) -> dict[str, Any]:
+        """The committed task's items by id (``row``, ``target``, the exact ``messages`` a model
+        was sent, few-shot included) for the error explorer; {} when the suite is not usable."""
+        source = self.data.suites
+        suite, _ = source.get(suite_id)
+        if suite is None or source.prepare(suite) is not None or suite.prepared is None:
+            return {}
+        prepared = suite.prepared.get(task_id)
+        return {} if prepared is None else {item.id: item for item in prepared.items}
+
+    def suite_boot(self, suite_id: str) -> Boot:
+        """Bootstrap replicates of a suite board (standard): per task, and the suite score as
+        their mean. A task without per-sample scores of its mean primary metric (batch graders,
+        grader errors) gets no interval; a lower-is-better task is left out, as in the score."""
+        key = f"suite:{suite_id}"
+        if key not in self._boot:
+            models = self.suite_shown(suite_id)
+            inputs: list[TaskInput] = []
+            for tid in self.suite_task_ids(suite_id):
+                found = [m.tasks.get(tid) for m in models]
+                recs = [r for r in found if r is not None and np.isfinite(r.score)]
+                if not recs or len(recs) != len(models):
+                    continue
+                point = np.array([r.score for r in recs], dtype=float)
+                aligned = all(r.ids == recs[0].ids and _mean_based(r) for r in recs)
+                scores = np.vstack([r.scores for r in recs]) if aligned else None
+                inputs.append(TaskInput(tid, "suite", point, scores))
+            self._boot[key] = run_bootstrap(inputs, ["suite"], len(models), B=self.B)
+        return self._boot[key]
+
     # Documents for the explorer ---------------------------------------------------------
     def document(self, v: Verdict, keep: int = 4) -> dict[str, Any]:
         if v.path in self._docs:
@@ -199,6 +280,27 @@ class Board:
         while len(self._docs) > keep:
             self._docs.popitem(last=False)
         return doc
+
+
+def _mean_based(r: TaskRecord) -> bool:
+    """Is the task score the mean of the per-sample scores (so resampling samples is right)?"""
+    if not len(r.scores) or not np.isfinite(r.scores).all():
+        return False
+    return bool(abs(min(1.0, max(0.0, float(r.scores.mean()))) * 100.0 - r.score) < 1e-6)
+
+
+@dataclass(frozen=True)
+class SuiteMeta:
+    """A committed suite as its board presents it."""
+
+    id: str
+    name: str
+    description: str
+    path: str  # the manifest in the repository ("" when the suite is not committed here)
+    tasks: dict[str, str]  # task id -> name, in manifest order
+    breakdowns: dict[str, list[str]]  # task id -> row fields of metadata.breakdowns
+    judge_scored_tasks: list[str]  # tasks whose shown results were scored with a judge model
+    judge_models: list[str]
 
 
 def model_key(v: Verdict) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 CACHE_ENV = "YOXLA_CACHE_DIR"
 NO_CACHE_ENV = "YOXLA_NO_CACHE"
-_VERSION = b"admission-cache-2"
+_VERSION = b"admission-cache-3"
 
 
 @cache
@@ -60,7 +60,9 @@ def _key(sha256: str, trusted: Mapping[str, str], extra: str = "") -> str:
 
 
 def _data_token(v: Any, data: Any, editions: Mapping[str, Any] | None) -> str | None:
-    """The rows a verdict may rest on: None when the file never named a known edition."""
+    """The rows (or the committed suite) a verdict may rest on: None when the file named neither."""
+    if getattr(v, "suite", None) is not None:
+        return str(data.suites.token(v.suite))
     if v.edition is None:
         return None
     from yoxla.editions import load_edition

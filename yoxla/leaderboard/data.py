@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, hub_reachable, load_rows
+from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.rescoring import ScoreCache
 
 
@@ -37,6 +38,7 @@ class DataSource:
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
     score_cache: ScoreCache = field(default_factory=ScoreCache)  # verdicts shared across files
+    suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
 
     def rows(self, edition: Edition) -> EditionRows:
         if edition.name not in self._cache:

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from yoxla.safetext import one_line
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -41,10 +43,17 @@ def _expand(items: list[str]) -> list[Path]:
     return out
 
 
+def _score_text(v: Any) -> str:
+    """``YOXLA 61.20`` for a benchmark file, ``suite oxu 58.33`` for a suite file."""
+    if v.suite is None:
+        return f"YOXLA {float(v.scores.get('yoxla', 0.0)):.2f}"
+    score = v.scores.get("suite")
+    return f"suite {one_line(v.suite, 64)} " + (f"{float(score):.2f}" if score is not None else "-")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from yoxla.leaderboard.admission import EXCLUDED, admit, load_trusted_keys
     from yoxla.leaderboard.data import DataSource
-    from yoxla.safetext import one_line
 
     paths = _expand(args.files)
     trusted = load_trusted_keys(args.trusted_keys)
@@ -63,6 +72,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 "reasons": v.reasons,
                 "notes": v.notes,
                 "yoxla": v.scores.get("yoxla"),
+                **({"suite": v.suite, "suite_score": v.scores.get("suite")} if v.suite else {}),
             }
             print(json.dumps(record, ensure_ascii=True))  # one line, control characters escaped
         else:
@@ -70,9 +80,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if v.status == EXCLUDED:
                 print(f"EXCLUDED {where}")
             else:
-                score = float(v.scores.get("yoxla", 0.0))
                 name, provider = one_line(v.name, 80), one_line(v.provider, 40)
-                print(f"{v.status.upper()} {where}: {name} ({provider}), YOXLA {score:.2f}, {v.summary()}")
+                print(f"{v.status.upper()} {where}: {name} ({provider}), {_score_text(v)}, {v.summary()}")
             for r in v.reasons:
                 print(f"  - {one_line(r)}")
             for n in v.notes:

@@ -50,9 +50,14 @@ class ProviderOptions:
 
 @dataclass(frozen=True)
 class Request:
-    """One example's prompt and generation settings."""
+    """One example's prompt and generation settings.
 
-    task: Task
+    ``task`` is a built-in :class:`~yoxla.suite.Task`, or for an eval suite the run's task
+    (:class:`yoxla.run.suite_plan.SuiteRunTask`); both have an ``id``. The fields after
+    ``thinking`` are set by suite runs only (the built-in tasks send none of them).
+    """
+
+    task: Task | Any
     row: dict[str, Any]
     example_id: str
     messages: list[dict[str, str]]
@@ -60,6 +65,13 @@ class Request:
     temperature: float = 0.0
     top_p: float = 1.0
     thinking: bool = False
+    # Suite runs: request fields every OpenAI-compatible API takes (stop, presence/frequency
+    # penalties), provider passthrough for upstreams that are not OpenAI itself (sent in the
+    # body as extra fields), and the task's own timeout and retry budget (None: the run's).
+    options: dict[str, Any] = field(default_factory=dict)
+    passthrough: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
+    max_retries: int | None = None
 
 
 def wants_probabilities(request: Request) -> bool:

@@ -7,6 +7,7 @@ own retries are off; :mod:`yoxla.providers.transport` decides what is retried.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from typing import Any
@@ -141,10 +142,14 @@ class OpenAICompatProvider(Provider):
         }
         if self.options.seed is not None:
             body["seed"] = self.options.seed
+        body.update(request.options)
+        extra = dict(request.passthrough)
         if self.spec.reasoning is not None:
-            extra = self.spec.reasoning.get("on" if request.thinking else "off")
-            if extra:
-                body["extra_body"] = extra
+            extra.update(self.spec.reasoning.get("on" if request.thinking else "off") or {})
+        if extra:
+            body["extra_body"] = extra
+        if request.timeout is not None:
+            body["timeout"] = request.timeout
         if self.logprobs and wants_probabilities(request):
             body["logprobs"] = True
             body["top_logprobs"] = self.spec.top_logprobs
@@ -173,7 +178,7 @@ class OpenAICompatProvider(Provider):
                 ) from None
             raise  # other 4xx: this example's request is refused; not retried
         except openai.APITimeoutError:
-            raise TransientError(f"timeout after {self.timeout:g} s") from None
+            raise TransientError(f"timeout after {body.get('timeout', self.timeout):g} s") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc.__context__
             detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
@@ -189,15 +194,18 @@ class OpenAICompatProvider(Provider):
 
     def generate(self, request: Request) -> Completion:
         body = self.request_body(request)
+        policy = self.policy
+        if request.max_retries is not None:
+            policy = dataclasses.replace(policy, max_retries=request.max_retries)
         try:
             try:
-                outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
+                outcome = call_with_retries(lambda: self._once(body), self.limiter, policy)
             except self._openai.APIStatusError as exc:
                 if "logprobs" not in body or not _refuses_logprobs(exc):
                     raise
                 self.logprobs = False  # this model takes no logprobs: ask without them from now on
                 body = self.request_body(request)
-                outcome = call_with_retries(lambda: self._once(body), self.limiter, self.policy)
+                outcome = call_with_retries(lambda: self._once(body), self.limiter, policy)
         except FatalProviderError as exc:
             raise ProviderError(redact(str(exc), self._secrets)) from None
         except self._openai.APIStatusError as exc:

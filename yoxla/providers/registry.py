@@ -25,6 +25,7 @@ BACKENDS: dict[str, str] = {
     "openai": "yoxla.providers.openai_compat:OpenAICompatProvider",
     "transformers": "yoxla.providers.transformers_local:TransformersProvider",
     "baseline": "yoxla.providers.baseline:BaselineProvider",
+    "suite-baseline": "yoxla.providers.suite_baseline:SuiteBaselineProvider",
 }
 _SPEC_KEYS = {
     "backend",

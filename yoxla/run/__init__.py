@@ -7,6 +7,8 @@
 - ``finalize``: re-scoring, the run folder's scores and summary, the result file (``build_result``).
 - ``artifacts``: the run folder's files; ``lock``: one process per run folder; ``errors``: one-line errors.
 - ``commands``: the command line (``python runner.py …`` = ``yoxla run …``).
+- ``suite_plan``, ``suite_job``, ``suite_judge``, ``suite_engine``, ``suite_finalize``, ``suite_cli``:
+  eval suites (``--suite FILE``) through the same executor, lock and run folder.
 
 Nothing here is imported by ``import yoxla``.
 """

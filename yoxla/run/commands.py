@@ -43,6 +43,9 @@ RUN_OPTIONS = (
     "results_dir",
     "sign_key",
     *TransportSettings.names(),
+    "judge_provider",
+    "judge_model",
+    "judge_base_url",
 )
 # The lowest value of each numeric option.
 MINIMUM: dict[str, float] = {
@@ -135,6 +138,9 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--trust-remote-code", action="store_true", default=None, help="allow the model's own code"
     )
+    from yoxla.run.suite_cli import add_suite_args
+
+    add_suite_args(p)
 
 
 def add_transport_args(
@@ -233,10 +239,19 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
+    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path
+    from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
     given = _given(args)
-    selection = _task_selection(args)
+    suite = is_suite_command(args, given.get("runs_dir", "runs"))
+    if suite:
+        check_suite_args(args)
+        if args.suite:
+            given["suite"] = suite_path(args.suite)
+        selection = list(dict.fromkeys(args.task)) if args.task else None
+    else:
+        selection = _task_selection(args)
     explicit = set(given) | ({"tasks"} if selection is not None else set())
     settings = RunSettings(provider="", model="")
     for key, value in given.items():
@@ -299,9 +314,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return 0
             report = found
         else:
-            report = retry_errors(_resolve_dir(settings.runs_dir, args.retry_errors), overrides)
+            run_dir = _resolve_dir(settings.runs_dir, args.retry_errors)
+            report = (retry_suite_errors if suite else retry_errors)(run_dir, overrides)
     else:
-        report = start_run(settings, explicit=explicit)
+        report = (start_suite_run if suite else start_run)(settings, explicit=explicit)
     print_summary(report)
     return 0
 
@@ -316,6 +332,11 @@ def print_summary(report: Any) -> None:
     from yoxla.suite import load_suite
 
     s = report.summary
+    if "suite" in s:
+        from yoxla.run.suite_cli import print_suite_summary
+
+        print_suite_summary(report)
+        return
     suite = load_suite()
     rows = []
     for tid, t in s["tasks"].items():
@@ -388,6 +409,12 @@ def print_summary(report: Any) -> None:
             print(_color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
     else:
         print("generation errors: 0")
+    print_footer(report)
+
+
+def print_footer(report: Any) -> None:
+    """Tokens, wall time, the run folder and the result file (benchmark and suite runs)."""
+    s = report.summary
     u = s["usage"]
     print(
         f"tokens: {u.get('total_tokens', 0)} (prompt {u.get('prompt_tokens', 0)}, completion {u.get('completion_tokens', 0)})"
@@ -502,8 +529,11 @@ def cmd_run_all(args: argparse.Namespace) -> int:
 @_guard
 def cmd_rescore(args: argparse.Namespace) -> int:
     from yoxla.run.finalize import rescore_run
+    from yoxla.run.suite_engine import is_suite_run
+    from yoxla.run.suite_finalize import rescore_suite_run
 
-    report = rescore_run(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
+    rescore = rescore_suite_run if is_suite_run(Path(args.run_dir)) else rescore_run
+    report = rescore(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
     print_summary(report)
     return 0
 

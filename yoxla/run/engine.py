@@ -12,11 +12,11 @@ one line how to continue.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from yoxla.providers.base import Provider, ProviderError
 from yoxla.providers.registry import redact
@@ -33,7 +33,7 @@ from yoxla.run.artifacts import (
     write_json,
 )
 from yoxla.run.errors import Log, RunError, log_stderr, os_reason, resume_command, writing
-from yoxla.run.executor import Item, execute
+from yoxla.run.executor import execute
 from yoxla.run.finalize import RunReport, finalize_run
 from yoxla.run.lock import LOCK_FILE, RunLock
 from yoxla.run.plan import Plan, dataset_info, make_plan, open_provider, precheck_provider, run_secrets
@@ -51,6 +51,47 @@ from yoxla.run.settings import (
 )
 
 
+class Session(Protocol):
+    """A run folder held by this process, as a sending session sees it (:class:`Held`, or a
+    suite run's :class:`yoxla.run.suite_engine.SuiteHeld`)."""
+
+    dir: Path
+    info: dict[str, Any]
+    settings: RunSettings
+
+    @property
+    def log(self) -> Log: ...
+
+    def write_info(self) -> None: ...
+
+    def finish(self, sent: int = 0) -> RunReport: ...
+
+    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]: ...
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]: ...
+
+    def send(
+        self,
+        provider: Provider,
+        items: Sequence[tuple[Any, Any]],
+        on_record: Callable[[dict[str, Any]], None],
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None: ...
+
+
+def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
+    """Write run.json; a refused write ends in one line that says how to continue."""
+    with writing(run_dir / RUN_JSON, f"fix that, then continue with: {resume_command(run_dir)}"):
+        write_json(run_dir / RUN_JSON, info)
+
+
+# Reads a run folder back under its lock: (the held run, its stored records); ``adjust`` sets
+# the settings of this session from the stored ones.
+Reopen = Callable[[Path, Callable[[RunSettings], RunSettings], Log], tuple[Session, list[dict[str, Any]]]]
+
+
 @dataclass
 class Held:
     """A run folder this process holds (under its lock): its record, its settings and its plan."""
@@ -62,14 +103,35 @@ class Held:
     log: Log
 
     def write_info(self) -> None:
-        with writing(self.dir / RUN_JSON, f"fix that, then continue with: {resume_command(self.dir)}"):
-            write_json(self.dir / RUN_JSON, self.info)
+        write_run_info(self.dir, self.info)
+
+    def send(
+        self,
+        provider: Provider,
+        items: Sequence[tuple[Any, Any]],
+        on_record: Callable[[dict[str, Any]], None],
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None:
+        for tid in dict.fromkeys(t.id for t, _ in items):
+            provider.prepare(self.plan.suite.task(tid), self.plan.rows[tid])
+        execute(provider, items, self.settings, on_record, initial=initial, total=total, secrets=secrets)
 
     def finish(self, sent: int = 0) -> RunReport:
         s = self.settings
         report = finalize_run(self.dir, task_rows=self.plan.rows, sign_key=s.sign_key, log=self.log)
         report.sent = sent
         return report
+
+    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
+        return self.plan.pending(self.settings.limit, done)
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
+        """The (task, row) each stored record answers (to ask it again)."""
+        plan = self.plan
+        rows = {(t, str(r[plan.suite.task(t).id_field])): r for t in plan.task_ids for r in plan.rows[t]}
+        return [(plan.suite.task(r["task"]), rows[(r["task"], str(r["id"]))]) for r in records]
 
 
 def start_run(settings: RunSettings, explicit: set[str] | None = None, log: Log = log_stderr) -> RunReport:
@@ -147,12 +209,14 @@ def _remove_unborn(run_dir: Path) -> None:
         pass
 
 
-def _resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
+def _resume(given: RunSettings, explicit: set[str], log: Log, reopen: Reopen | None = None) -> RunReport:
     run_dir = _locate(given)
     with RunLock(run_dir, log):
-        run, records = _reopen(run_dir, lambda saved: resumed_settings(saved, given, explicit), log)
+        run, records = (reopen or _reopen)(
+            run_dir, lambda saved: resumed_settings(saved, given, explicit), log
+        )
         s = run.settings
-        items, total = run.plan.pending(s.limit, {(r["task"], str(r["id"])) for r in records})
+        items, total = run.pending({(r["task"], str(r["id"])) for r in records})
         log(f"resuming {run_dir.name}: {total - len(items)} of {total} examples already on disk")
         run.info["settings"] = stored_settings(s)
         if not items:  # everything is on disk: finish the run, no model is asked
@@ -164,9 +228,11 @@ def _resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
 
 def _reopen(
     run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
-) -> tuple[Held, list[dict[str, Any]]]:
+) -> tuple[Session, list[dict[str, Any]]]:
     """A run folder read back (under its lock): its settings as ``adjust`` makes them, and its records."""
     info = read_json(run_dir / RUN_JSON)
+    if info.get("kind") == "suite":
+        raise RunError(f"{run_dir.name} is a suite run; continue it with --run-id {run_dir.name} --resume")
     s = adjust(settings_from(info))
     resolve_sign_key(s)
     plan = make_plan(s, log)
@@ -184,16 +250,17 @@ def _locate(given: RunSettings) -> Path:
         if not (run_dir / RUN_JSON).is_file():
             raise RunError(f"--resume: there is no run {given.run_id!r} in {runs_dir}")
         return run_dir
-    found = find_resumable(runs_dir, given.provider or None, given.model or None, None)
+    found = find_resumable(runs_dir, given.provider or None, given.model or None, None, suite=given.suite)
     if found is None:
         raise RunError(f"--resume: no unfinished run to resume in {runs_dir}; give --run-id")
     return found
 
 
 def find_resumable(
-    runs_dir: Path, provider: str | None, model: str | None, edition: str | None
+    runs_dir: Path, provider: str | None, model: str | None, edition: str | None, *, suite: str | None = None
 ) -> Path | None:
-    """The latest unfinished run of this provider/model/edition in ``runs_dir``."""
+    """The latest unfinished run of this provider/model/edition in ``runs_dir``; with ``suite``
+    (a manifest path) the latest unfinished run of that suite, else never a suite run."""
     best: tuple[str, Path] | None = None
     if not runs_dir.is_dir():
         return None
@@ -208,6 +275,8 @@ def find_resumable(
         if (provider and s.get("provider") != provider) or (model and s.get("model") != model):
             continue
         if (edition and s.get("edition") != edition) or info.get("status") == "complete":
+            continue
+        if (info.get("kind") == "suite") != (suite is not None) or (suite and s.get("suite") != suite):
             continue
         key = (info.get("started_at") or "", d)
         if best is None or key[0] > best[0]:
@@ -233,7 +302,9 @@ def _clean_predictions(run_dir: Path, log: Log) -> list[dict[str, Any]]:
 # Sending ---------------------------------------------------------------------------------------
 
 
-def _send(run: Held, provider: Provider, items: list[Item], total: int, kind: str) -> RunReport:
+def _send(
+    run: Session, provider: Provider, items: Sequence[tuple[Any, Any]], total: int, kind: str
+) -> RunReport:
     """Append the answers to ``items`` to predictions.jsonl, then finish the run."""
     run.info["status"] = "running"
     try:
@@ -248,9 +319,9 @@ def _send(run: Held, provider: Provider, items: list[Item], total: int, kind: st
 
 
 def _session(
-    run: Held,
+    run: Session,
     provider: Provider,
-    items: list[Item],
+    items: Sequence[tuple[Any, Any]],
     kind: str,
     on_record: Callable[[dict[str, Any]], None],
     wrap_up: Callable[[], None],
@@ -279,9 +350,7 @@ def _session(
     before = (total or len(items)) - len(items)
     try:
         try:
-            for tid in dict.fromkeys(t.id for t, _ in items):
-                provider.prepare(run.plan.suite.task(tid), run.plan.rows[tid])
-            execute(provider, items, s, record, initial=before, total=total, secrets=secrets)
+            run.send(provider, items, record, before, total, secrets)
         finally:
             provider.close()
             wrap_up()
@@ -308,7 +377,9 @@ def _stopped(exc: BaseException, run_dir: Path, kind: str, on_disk: int, log: Lo
     return exc
 
 
-def _end_session(run: Held, session: dict[str, Any], t0: float, examples: int, failed: bool = False) -> None:
+def _end_session(
+    run: Session, session: dict[str, Any], t0: float, examples: int, failed: bool = False
+) -> None:
     """Record the session in run.json; after a failed session (status ``interrupted``) only try to."""
     wall = time.perf_counter() - t0
     session.update(finished_at=now_iso(), wall_s=round(wall, 3), examples=examples)
@@ -327,8 +398,13 @@ def _end_session(run: Held, session: dict[str, Any], t0: float, examples: int, f
 # Retrying generation errors ---------------------------------------------------------------------
 
 
-def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
-    """Re-ask only the examples whose generation failed, merge them back in place, re-score."""
+def retry_errors(
+    run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr, reopen: Reopen | None = None
+) -> RunReport:
+    """Re-ask only the examples whose generation failed, merge them back in place, re-score.
+
+    ``reopen`` reads the run folder back (default: a benchmark run; a suite run passes its own).
+    """
     if not (run_dir / RUN_JSON).is_file():
         raise RunError(f"--retry-errors: {run_dir} is not a run folder (no run.json)")
 
@@ -338,17 +414,12 @@ def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr
         return s
 
     with RunLock(run_dir, log):
-        run, records = _reopen(run_dir, adjust, log)
+        run, records = (reopen or _reopen)(run_dir, adjust, log)
         failed = [i for i, r in enumerate(records) if r.get("outcome") == "generation_error"]
         if not failed:
             log(f"{run_dir.name}: no generation errors to retry")
             return run.finish()
-        plan = run.plan
-        rows = {(t, str(r[plan.suite.task(t).id_field])): r for t in plan.task_ids for r in plan.rows[t]}
-        items: list[Item] = [
-            (plan.suite.task(records[i]["task"]), rows[(records[i]["task"], str(records[i]["id"]))])
-            for i in failed
-        ]
+        items = run.items_for([records[i] for i in failed])
         provider, _ = open_provider(run.settings)
         new: list[dict[str, Any]] = []
         # What came back is merged in place, also when the session is interrupted.

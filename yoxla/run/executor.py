@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from yoxla.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY
 from yoxla.evaluators import score_example
@@ -24,6 +24,22 @@ from yoxla.suite import Task
 
 ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no success at all: stop
 Item = tuple[Task, dict[str, Any]]
+
+
+class Job(Protocol):
+    """How the examples of a run other than the built-in benchmark (an eval suite) are sent.
+
+    Without a job the executor sends built-in tasks (:func:`request_for`, :func:`make_record`).
+    A job's :meth:`record` runs in the sending thread, right after the answer came back (so
+    scoring that asks a judge model runs in parallel); the records are still handed over in
+    example order.
+    """
+
+    def request(self, task: Any, item: Any) -> Request: ...
+
+    def record(
+        self, provider: Provider, request: Request, task: Any, item: Any, comp: Completion
+    ) -> dict[str, Any]: ...
 
 
 def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, Any]:
@@ -77,12 +93,12 @@ def _batch_size(provider: Provider) -> int:
     return max(1, int(getattr(provider, "batch_size", 1) or 1))
 
 
-def units(items: list[Item], provider: Provider) -> list[list[Item]]:
+def units(items: Sequence[tuple[Any, Any]], provider: Provider) -> list[list[tuple[Any, Any]]]:
     """Single examples for parallel providers; same-task batches of batch_size otherwise."""
     size = _batch_size(provider)
     if size == 1:
         return [[it] for it in items]
-    out: list[list[Item]] = []
+    out: list[list[tuple[Any, Any]]] = []
     for it in items:
         if out and len(out[-1]) < size and out[-1][0][0].id == it[0].id:
             out[-1].append(it)
@@ -109,22 +125,27 @@ class _FailureWatch:
 
 def execute(
     provider: Provider,
-    items: list[Item],
+    items: Sequence[tuple[Any, Any]],
     settings: RunSettings,
     on_record: Callable[[dict[str, Any]], None],
     *,
     initial: int = 0,
     total: int | None = None,
     secrets: list[str] | None = None,
+    job: Job | None = None,
 ) -> int:
     """Send ``items``; hand each record to ``on_record`` in item order. Returns requests completed."""
     secrets = secrets or []
     workers = max(1, settings.transport.workers) if provider.parallel else 1
     window_max = workers * 4 if provider.parallel else 2
     batched = _batch_size(provider) > 1
+    Done = list[tuple[Completion, dict[str, Any] | None]]
 
-    def work(unit: list[Item]) -> list[Completion]:
-        reqs = [request_for(t, r, settings.thinking, settings.thinking_budget) for t, r in unit]
+    def work(unit: list[tuple[Any, Any]]) -> Done:
+        if job is not None:
+            reqs = [job.request(t, r) for t, r in unit]
+        else:
+            reqs = [request_for(t, r, settings.thinking, settings.thinking_budget) for t, r in unit]
         try:
             comps = provider.generate_batch(reqs) if batched else [provider.generate(r) for r in reqs]
         except ProviderError:
@@ -134,14 +155,22 @@ def execute(
             comps = [Completion(error=msg) for _ in reqs]
         if len(comps) != len(reqs):
             raise ProviderError(f"provider returned {len(comps)} completions for {len(reqs)} requests")
-        return comps
+        for comp in comps:
+            if comp.error:
+                comp.error = redact(comp.error, secrets)
+        if job is None:
+            return [(comp, None) for comp in comps]
+        return [
+            (comp, job.record(provider, req, t, r, comp))
+            for (t, r), req, comp in zip(unit, reqs, comps, strict=True)
+        ]
 
     bar = _progress(settings.progress, total if total is not None else len(items), initial)
     done = 0
     watch = _FailureWatch()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="yoxla-worker")
-    window: deque[tuple[list[Item], Future[list[Completion]]]] = deque()
-    pending: Iterator[list[Item]] = iter(units(items, provider))
+    window: deque[tuple[list[tuple[Any, Any]], Future[Done]]] = deque()
+    pending: Iterator[list[tuple[Any, Any]]] = iter(units(items, provider))
 
     def fill() -> None:
         while len(window) < window_max and (unit := next(pending, None)) is not None:
@@ -151,10 +180,8 @@ def execute(
         fill()
         while window:
             unit, fut = window.popleft()
-            for (task, row), comp in zip(unit, fut.result(), strict=True):
-                if comp.error:
-                    comp.error = redact(comp.error, secrets)
-                on_record(make_record(task, row, comp))
+            for (task, row), (comp, record) in zip(unit, fut.result(), strict=True):
+                on_record(record if record is not None else make_record(task, row, comp))
                 done += 1
                 watch.see(comp)
             if bar is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,18 @@ def reported_model(records: list[dict[str, Any]]) -> str | None:
     return models.most_common(1)[0][0] if models else None
 
 
+def model_info(info: dict[str, Any], records: list[dict[str, Any]]) -> ModelInfo:
+    """The result file's ``model`` block (a benchmark run's or a suite run's)."""
+    return ModelInfo(
+        provider=info["provider"],
+        model=info["model"],
+        reported_model=reported_model(records),
+        base_url=public_url(info.get("base_url")),
+        display_name=info.get("display_name") or info["model"],
+        **({"metadata": meta} if (meta := model_metadata(info)) is not None else {}),
+    )
+
+
 def record_conditions(info: dict[str, Any]) -> RunConditions:
     """The run's conditions as the result file states them (from run.json's ``conditions``)."""
     cond = info.get("conditions") or {}
@@ -269,14 +282,7 @@ def build_result(
     dataset = info.get("dataset") or {}
     return build_document(
         edition=info["edition"],
-        model=ModelInfo(
-            provider=info["provider"],
-            model=info["model"],
-            reported_model=reported_model(records),
-            base_url=public_url(info.get("base_url")),
-            display_name=info.get("display_name") or info["model"],
-            **({"metadata": meta} if (meta := model_metadata(info)) is not None else {}),
-        ),
+        model=model_info(info, records),
         run=RunInfo(
             run_id=info["run_id"],
             framework_version=info["framework_version"],
@@ -315,21 +321,43 @@ def finalize_run(
     """Score the stored outputs; write task_scores.json, summary.json and (by default) the result file."""
     info, task_scores, records, results = score_run(run_dir, task_rows, log)
     complete = is_complete(info, task_scores)
-    result_path: Path | None = None
-    if write_result_file:
-        result_path = result_path_for(info, complete)
+    return write_finished(
+        run_dir,
+        info,
+        task_scores,
+        complete,
+        result_path_for(info, complete) if write_result_file else None,
+        lambda: build_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
+        lambda: build_summary(info, task_scores, records, complete),
+    )
+
+
+def write_finished(
+    run_dir: Path,
+    info: dict[str, Any],
+    task_scores: dict[str, Any],
+    complete: bool,
+    result_path: Path | None,
+    document: Callable[[], dict[str, Any]],
+    summary: Callable[[], dict[str, Any]],
+) -> RunReport:
+    """Write the result file (when ``result_path`` is given), task_scores.json and summary.json
+    in the order that never lies: run.json says ``finalizing`` first and ``complete`` (or
+    ``incomplete``) only once the result file exists. ``document`` and ``summary`` are built
+    after run.json records the finish time and the result file's path."""
+    if result_path is not None:
         info.update(status="finalizing", finished_at=now_iso(), result_file=str(result_path))
         _write(run_dir / RUN_JSON, info, run_dir)
-        doc = build_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV))
+        doc = document()
         with _writing(result_path, run_dir):
             write_result(doc, result_path)
     _write(run_dir / TASK_SCORES, task_scores, run_dir)
-    summary = build_summary(info, task_scores, records, complete)
-    _write(run_dir / SUMMARY, summary, run_dir)
-    if write_result_file:
+    written = summary()
+    _write(run_dir / SUMMARY, written, run_dir)
+    if result_path is not None:
         info["status"] = "complete" if complete else "incomplete"  # only once the result file exists
         _write(run_dir / RUN_JSON, info, run_dir)
-    return RunReport(run_dir, summary, result_path, complete)
+    return RunReport(run_dir, written, result_path, complete)
 
 
 def _writing(path: Path, run_dir: Path) -> Any:

@@ -226,5 +226,9 @@ def open_provider(s: RunSettings) -> tuple[Provider, dict[str, Any]]:
 
 
 def run_secrets(s: RunSettings) -> list[str]:
-    """Values to scrub from every stored text: the registry's keys and the base URL's credentials."""
-    return [*known_secrets(), *split_credentials(s.base_url).secrets]
+    """Values to scrub from every stored text: the registry's keys and the base URLs' credentials."""
+    return [
+        *known_secrets(),
+        *split_credentials(s.base_url).secrets,
+        *split_credentials(s.judge_base_url).secrets,
+    ]

@@ -35,9 +35,12 @@ IDENTITY = (
     "filters",
     "scored_only",
     "probabilities",
+    "suite",
+    "judge_provider",
+    "judge_model",
 )
 # Where and how to connect, and where to write: a resumed session may change these.
-SESSION = ("config", "base_url", "sign_key", *TransportSettings.names())
+SESSION = ("config", "base_url", "sign_key", "judge_base_url", *TransportSettings.names())
 # Taken from the current command line on every session, given or not.
 CURRENT = ("progress", "check_connection", "runs_dir", "results_dir", "command")
 NOT_STORED = ("sign_key", "progress", "check_connection", "command", "resume")
@@ -78,6 +81,12 @@ class RunSettings:
     check_connection: bool = True
     command: str = ""
     transport: TransportSettings = field(default_factory=TransportSettings)
+    # Eval suites (python runner.py --suite FILE): the manifest, and the judge model that
+    # graders may ask through ctx.responses_create (None: no judge; a grader that asks fails).
+    suite: str | None = None
+    judge_provider: str | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
 
     def set(self, key: str, value: Any) -> None:
         """Set a field, or a transport field by its own name (``workers``, ``timeout``, …)."""
@@ -101,6 +110,7 @@ def stored_settings(s: RunSettings) -> dict[str, Any]:
     for key in NOT_STORED:
         d.pop(key, None)
     d["base_url"] = scrub_url(s.base_url)
+    d["judge_base_url"] = scrub_url(s.judge_base_url)
     return d
 
 

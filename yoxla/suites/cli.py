@@ -4,6 +4,8 @@
   templates rendered on the first rows, regexes compiled, every grader answers one sample
   (the target given as the model's answer); prints each task's hash and the suite hash.
 * ``render FILE --task ID -n 3``: the exact messages a model will see, few-shot included.
+* ``floors FILE [--gate]``: the cue-only strategies' task scores (``suite-baseline``);
+  ``--gate`` exits 1 when one scores more than ``--margin`` points above chance.
 * ``check FILE [--write]``: compare every task's hash with the frozen hash file
   (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
   freezes new tasks (never rewrites a frozen one).
@@ -154,6 +156,40 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_floors(args: argparse.Namespace) -> int:
+    """Cue-only floors of every task; ``--gate``: exit 1 when one scores far above chance."""
+    from yoxla.cli_common import table
+    from yoxla.suites.baselines import GATED, SUITE_STRATEGIES, floor_scores, gate_suite
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.worker import WorkerPool
+
+    manifest = load_manifest(args.file)
+    with WorkerPool() as pool:
+        floors = floor_scores(manifest, pool)
+    verdicts = gate_suite(manifest, floors, args.margin)
+    rows = []
+    for v in verdicts:
+        shown = [
+            f"{floors[v.task][s]:.2f}" if floors[v.task][s] is not None else "-" for s in SUITE_STRATEGIES
+        ]
+        rows.append([v.task, f"{v.chance:.2f}", f"{v.threshold:.2f}", *shown, "ok" if v.passed else "FAILS"])
+    print(table(["task", "chance", "threshold", *SUITE_STRATEGIES, "gate"], rows))
+    if not args.gate:
+        return 0
+    failed = [v for v in verdicts if not v.passed]
+    for v in verdicts:
+        if v.reason:
+            print(f"note: {v.task}: threshold {v.threshold:.2f} declared because: {v.reason}")
+    for v in failed:
+        for strategy, score in v.failures:
+            print(f"gate failed: {v.task}: {strategy} scores {score:.2f} > threshold {v.threshold:.2f}")
+    print(
+        f"shortcut gate {'failed on ' + str(len(failed)) if failed else 'passed on all'} of {len(verdicts)} task(s) "
+        f"(gated: {', '.join(GATED)}; threshold: chance + {args.margin:g} unless a task declares gate_threshold)"
+    )
+    return 1 if failed else 0
+
+
 def register(sub: Any) -> None:
     """Add ``yoxla suite …`` to the command line (called from yoxla.cli's EXTENSIONS)."""
     p = sub.add_parser("suite", help="eval suites as manifests: validate, render, check")
@@ -173,3 +209,9 @@ def register(sub: Any) -> None:
     c.add_argument("file")
     c.add_argument("--write", action="store_true", help="freeze new tasks in <stem>.hashes.json")
     c.set_defaults(func=cmd_check)
+
+    f = commands.add_parser("floors", help="scores of the cue-only strategies per task (the shortcut gate)")
+    f.add_argument("file")
+    f.add_argument("--gate", action="store_true", help="exit 1 when a cue-only strategy beats its threshold")
+    f.add_argument("--margin", type=float, default=15.0, help="points above chance a cue may score (15)")
+    f.set_defaults(func=cmd_floors)

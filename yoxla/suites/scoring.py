@@ -308,10 +308,11 @@ class TaskScorer:
             calls = worker.map(SAMPLE_FUNCTIONS, args, spec.timeout_seconds, self._judge_handler(sessions))
             for k, res in enumerate(calls):
                 self._merge(k, res, spec.metric_id, scores, errors)
-        live = [tuple(sess.records) for sess in sessions] if judged else [() for _ in items]
+        # The judge calls a sample made (live) or replayed: a stored record nothing asked for is dropped.
+        used = [tuple(sess.records) for sess in sessions] if judged else [() for _ in items]
         return [
-            self._result(i, o, e, s, err, rec if self.judge is not None else o.judgements)
-            for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, live, strict=True)
+            self._result(i, o, e, s, err, rec)
+            for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, used, strict=True)
         ]
 
     @staticmethod
@@ -498,8 +499,8 @@ def score_suite_task(
     finally:
         if own:
             workers.close()
-    if batch_records and judge is not None and results:
-        # A live batch grader's judgements are kept with the first sample, under the batch id.
+    if batch_records and results:
+        # A batch grader's judgements are kept with the first sample, under the batch id.
         results[0] = replace(results[0], judgements=(*results[0].judgements, *batch_records))
     primary = scorer.primary
     metric = scorer.metrics.get(primary or "")

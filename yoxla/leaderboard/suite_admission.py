@@ -1,0 +1,179 @@
+"""Admission of suite result files (``format: yoxla-suite-result``), after the shared checks.
+
+:func:`yoxla.leaderboard.admission.check_document` reads the file (strict JSON, the typed
+record), checks its digest and signature, and hands a suite record to
+:func:`check_suite_record`, which adds:
+
+4. **Suite**: the suite the file names by id is committed in this repository
+   (:class:`~yoxla.leaderboard.suite_data.SuiteSource`); its tasks are exactly the file's; the
+   file's task hashes (definition and data fingerprints) and suite hash equal the committed
+   suite's, which equal its frozen hash file; the run is complete (no ``--limit``, no task
+   filter). Nothing of the file is used to score it but its stored answers and judge calls:
+   no path, no code.
+5. **Coverage**: per task the predicted ids are exactly the task's items, in item order.
+6. **Re-derivation**: every task is re-scored from the stored answers through the one suite
+   derivation (:func:`yoxla.record.derive_suite_task`: graders in a worker process, stored
+   judge calls replayed, never sent) and compared with what is stored, field by field (every
+   prediction's extracted value, validity, scores, outcome, grader error and judge calls;
+   every metric, count and breakdown; the task score); then the suite and task scores and the
+   generation-error count. The first difference is named.
+
+A run whose generation settings differ from the committed manifest's is admitted on a board
+of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from yoxla.record import SuiteResultFile, SuiteTaskResult, derive_suite_task, first_difference, suite_scores
+from yoxla.safetext import one_line
+
+if TYPE_CHECKING:
+    from yoxla.leaderboard.admission import TaskRecord, Verdict
+    from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.suite_data import CommittedSuite
+
+
+def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
+    """Check 4: the file's suite, tasks, hashes and conditions against the committed suite."""
+    from yoxla.suites.hashing import suite_hash
+
+    assert suite.prepared is not None
+    committed = suite.prepared
+    if rec.suite.path != suite.repo_path:
+        v.notes.append(
+            f"the file names the manifest {one_line(rec.suite.path, 120)}; the committed one is {suite.repo_path}"
+        )
+    missing = [t for t in committed if t not in rec.tasks]
+    if missing:
+        v.reasons.append(
+            f"incomplete run: task(s) missing: {', '.join(missing)} (partial runs are never shown)"
+        )
+    extra = [t for t in rec.tasks if t not in committed]
+    if extra:
+        v.reasons.append(f"task(s) not part of suite {suite.id}: {one_line(', '.join(extra), 200)}")
+    for tid in rec.tasks:
+        if tid not in committed:
+            continue
+        stored = rec.suite.tasks.get(tid)
+        p = committed[tid]
+        if stored is None:
+            v.reasons.append(f"task {tid}: the file's suite block has no hashes for it")
+        elif stored.hash != p.task_hash:
+            why = "its definition" if stored.definition != p.task.definition_hash else "the data it read"
+            v.reasons.append(
+                f"task {tid}: task hash differs from the committed suite's ({why} differs); "
+                "the file was made with another version of the suite"
+            )
+    hashes = {tid: committed[tid].task_hash for tid in rec.tasks if tid in committed}
+    if not missing and not extra and rec.suite.suite_hash != suite_hash(hashes):
+        v.reasons.append(f"suite hash {rec.suite.suite_hash[:23]}… differs from the committed suite's")
+    cond = rec.run.conditions
+    if cond.limit is not None or cond.tasks is not None:
+        v.reasons.append(
+            "a partial run (limit or a task filter in run.conditions): partial runs are never shown"
+        )
+
+
+def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdict) -> bool:
+    """Check 5: the predictions are the task's items, each once, in item order."""
+    from yoxla.leaderboard.admission import _fmt_ids
+
+    ids = [p.id for p in t.predictions]
+    if ids == expected and t.rows == len(ids) and t.items == len(expected):
+        return True
+    want, got = set(expected), set(ids)
+    if len(got) != len(ids):
+        v.reasons.append(f"task {tid}: item ids predicted more than once")
+    elif got != want:
+        if want - got:
+            v.reasons.append(
+                f"task {tid}: item ids missing from the predictions: {_fmt_ids(i for i in expected if i not in got)}"
+            )
+        if got - want:
+            v.reasons.append(
+                f"task {tid}: item ids not in the task: {_fmt_ids(i for i in ids if i not in want)}"
+            )
+    elif ids != expected:
+        v.reasons.append(f"task {tid}: predictions are not in item order")
+    else:
+        v.reasons.append(
+            f"task {tid}: rows/items say {t.rows}/{t.items} but there are {len(ids)} predictions of {len(expected)} items"
+        )
+    return False
+
+
+def _board(rec: SuiteResultFile, suite: CommittedSuite) -> str | None:
+    """``non-standard`` when the run's generation settings are not the committed manifest's."""
+    assert suite.prepared is not None
+    for tid, p in suite.prepared.items():
+        gen = p.task.spec.generation
+        want = gen.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if gen else {}
+        got = rec.run.conditions.generation.get(tid)
+        have = got.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if got else {}
+        if want != have:
+            return "non-standard"
+    return None
+
+
+def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
+    """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
+    from yoxla.leaderboard.admission import ADMITTED, TaskRecord, _differs
+
+    v.suite = rec.suite.id
+    v.conditions = rec.run.conditions
+    v.judge = rec.run.judge.model if rec.run.judge else None
+    if v.reasons:
+        return
+    suite, problem = data.suites.get(rec.suite.id)
+    if suite is None:
+        v.reasons.append(problem or f"suite {rec.suite.id!r} is unknown")
+        return
+    problem = data.suites.prepare(suite)
+    if problem:
+        v.reasons.append(problem)
+        return
+    _check_suite(rec, suite, v)
+    if v.reasons:
+        return
+    assert suite.prepared is not None
+    records: dict[str, TaskRecord] = {}
+    for tid, p in suite.prepared.items():
+        t = rec.tasks[tid]
+        if not _check_coverage(tid, t, [i.id for i in p.items], v):
+            continue
+        derived = derive_suite_task(p, doc["tasks"][tid]["predictions"], pool=data.suites.pool)
+        diff = first_difference(doc["tasks"][tid], derived, f"tasks.{tid}")
+        if diff:
+            v.reasons.append(_differs(f"task {tid}", diff))
+            continue
+        records[tid] = TaskRecord.from_suite(tid, t)
+    if v.reasons:
+        return
+    scores = suite_scores(rec.tasks).model_dump(mode="json")
+    diff = first_difference(doc["scores"], scores, "scores")
+    if diff:
+        v.reasons.append(_differs("summary scores", diff))
+    errors = sum(p.error is not None for t in rec.tasks.values() for p in t.predictions)
+    if rec.generation_errors != errors:
+        v.reasons.append(
+            f"generation_errors is stored as {rec.generation_errors} but the predictions hold {errors}"
+        )
+    if v.reasons:
+        return
+    v.board = _board(rec, suite)
+    if v.board == "non-standard":
+        v.notes.append("generation settings differ from the committed manifest's: ranked apart")
+    if rec.run.conditions.thinking:
+        v.notes.append("reasoning was on (thinking): ranked only among thinking runs")
+    if v.generation_errors:
+        v.notes.append(
+            f"{v.generation_errors} generation error(s): they can move a score for reasons outside the model"
+        )
+    if any(r.judge_scored for r in records.values()):
+        v.notes.append(f"judge-scored (judge: {v.judge or 'unknown'}); stored judgements were replayed")
+    v.tasks = records
+    v.scores = scores
+    v.rechecked = True
+    v.status = ADMITTED

@@ -1,0 +1,158 @@
+"""The committed suites admission re-scores with: found by id under ``suites/``, prepared once.
+
+A suite result file names its suite by id. The only suites the leaderboard knows are the
+manifests committed under the repository's ``suites/`` folder with their frozen hash files
+(:func:`yoxla.suites.registry.find_committed`): reviewed code and data. Nothing of a result
+file is ever used as a suite: not its path, not any code in it.
+
+:class:`SuiteSource` finds the committed suites once per process and prepares a suite's
+tasks the first time a file needs them (datasets read by content, preprocessors run in a
+worker process, task hashes computed and compared with the frozen ones). Its graders run in
+the same worker pool. :meth:`SuiteSource.token` is what a cached verdict of a suite file
+rests on: the committed manifest, its hash file, its code and its local data files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class CommittedSuite:
+    """One committed suite: where it is, and, once prepared, its tasks (or why it cannot be used)."""
+
+    id: str
+    path: Path
+    hash_file: Path
+    repo_path: str
+    manifest: Any  # SuiteManifest
+    problem: str | None = None
+    prepared: dict[str, Any] | None = None  # task id -> PreparedTask, after prepare()
+
+
+@dataclass
+class SuiteSource:
+    """The committed suites of this repository (``root``: another suites folder, for tests)."""
+
+    root: Path | None = None
+    limits: Any = None  # WorkerLimits of the grader workers (default limits when None)
+    _suites: dict[str, CommittedSuite] | None = field(default=None, repr=False)
+    _broken: dict[str, str] = field(default_factory=dict, repr=False)  # suite id -> why it is unusable
+    _pool: Any = field(default=None, repr=False)
+    _tokens: dict[str, str] = field(default_factory=dict, repr=False)
+
+    # Finding ------------------------------------------------------------------------------------
+    def _discover(self) -> dict[str, CommittedSuite]:
+        if self._suites is not None:
+            return self._suites
+        from yoxla.suites.errors import ManifestError
+        from yoxla.suites.loader import load_manifest
+        from yoxla.suites.registry import find_committed, suite_id, suites_root
+
+        root = self.root if self.root is not None else suites_root()
+        found: dict[str, CommittedSuite] = {}
+        for c in find_committed(root):
+            try:
+                manifest = load_manifest(c.path)
+                sid = suite_id(manifest)
+            except ManifestError:
+                continue  # `yoxla suite check` in CI reports it; no result can name it
+            where = (
+                c.path.relative_to(root.parent).as_posix()
+                if c.path.is_relative_to(root.parent)
+                else c.path.name
+            )
+            if sid in found:
+                self._broken[sid] = (
+                    f"two committed manifests name suite {sid!r} ({found[sid].repo_path}, {where})"
+                )
+                continue
+            found[sid] = CommittedSuite(sid, c.path, c.hash_file, where, manifest)
+        self._suites = found
+        return found
+
+    def ids(self) -> list[str]:
+        return sorted(sid for sid in self._discover() if sid not in self._broken)
+
+    def get(self, sid: str) -> tuple[CommittedSuite | None, str | None]:
+        """(the committed suite, None), or (None, why no suite can be used for this id)."""
+        suites = self._discover()
+        if sid in self._broken:
+            return None, self._broken[sid]
+        suite = suites.get(sid)
+        if suite is None:
+            return None, (
+                f"suite {sid!r} is not committed in this repository (suites/…/<name>.yaml with its "
+                "hash file); suite results are re-scored only with a reviewed, committed suite"
+            )
+        return suite, None
+
+    # Preparing ----------------------------------------------------------------------------------
+    @property
+    def pool(self) -> Any:
+        if self._pool is None:
+            from yoxla.suites.worker import WorkerPool
+
+            self._pool = WorkerPool(self.limits)
+        return self._pool
+
+    def prepare(self, suite: CommittedSuite) -> str | None:
+        """Prepare every task of ``suite`` once; the problem when it cannot be used (else None)."""
+        if suite.prepared is not None or suite.problem is not None:
+            return suite.problem
+        from yoxla.suites.errors import ManifestError
+        from yoxla.suites.hashing import TaskHashes, compare, read_hash_file
+        from yoxla.suites.prepare import prepare_task
+
+        try:
+            prepared = {tid: prepare_task(task, self.pool) for tid, task in suite.manifest.tasks.items()}
+            frozen = read_hash_file(suite.hash_file)
+        except ManifestError as exc:
+            suite.problem = f"the committed suite {suite.id!r} cannot be prepared here: {exc}"
+            return suite.problem
+        current = {
+            tid: TaskHashes(p.task_hash, p.task.definition_hash, p.fingerprints)
+            for tid, p in prepared.items()
+        }
+        for line in compare(current, frozen):
+            if line.status in ("changed", "new"):
+                what = "changed since it was frozen" if line.status == "changed" else "is not frozen"
+                suite.problem = (
+                    f"task {line.task} of the committed suite {suite.id!r} {what} "
+                    f"(`yoxla suite check {suite.repo_path}` fails)"
+                )
+                return suite.problem
+        suite.prepared = prepared
+        return None
+
+    # Cache key ----------------------------------------------------------------------------------
+    def token(self, sid: str) -> str:
+        """What a verdict on a file of suite ``sid`` rests on (cheap: no data is prepared)."""
+        if sid not in self._tokens:
+            self._tokens[sid] = self._token(sid)
+        return self._tokens[sid]
+
+    def _token(self, sid: str) -> str:
+        from yoxla.suites import spec as S
+
+        suite, problem = self.get(sid)
+        if suite is None:
+            return f"none:{sid}:{problem}"
+        h = hashlib.sha256(f"suite:{sid}:{suite.repo_path}".encode())
+        for name in (suite.path, suite.hash_file):
+            h.update(name.read_bytes())
+        for tid, task in suite.manifest.tasks.items():
+            h.update(f"{tid}={task.definition_hash}".encode())
+            for ds in (task.spec.dataset, getattr(task.spec.fewshot_settings, "dataset", None)):
+                if isinstance(ds, S.LocalDataset):
+                    data = (task.base_dir / ds.path).resolve()
+                    h.update(hashlib.sha256(data.read_bytes()).digest() if data.is_file() else b"missing")
+        return "suite:" + h.hexdigest()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None

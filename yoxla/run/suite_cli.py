@@ -1,0 +1,102 @@
+"""The suite part of the runner's command line: ``--suite FILE`` and the judge options.
+
+``python runner.py --suite FILE --provider P --model M`` runs an eval suite with every runner
+feature (workers, resume, ``--retry-errors``, ``rescore``, signing); ``--task ID`` picks tasks
+of the suite. A resumed or retried run, and ``yoxla rescore``, find out from run.json whether
+it is a suite run, so they need no ``--suite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from yoxla.cli_common import UsageError, table
+
+SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
+NOT_FOR_SUITES = ("block", "edition", "data_dir", "revision")
+
+
+def add_suite_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("eval suites (docs/suites.md)")
+    g.add_argument("--suite", metavar="FILE", help="run an eval suite manifest instead of the benchmark")
+    g.add_argument(
+        "--judge-provider", help="provider of the judge model graders may ask (default: --provider)"
+    )
+    g.add_argument("--judge-model", help="the judge model (ctx.responses_create in graders)")
+    g.add_argument("--judge-base-url", help="override the judge provider's base URL")
+
+
+def check_suite_args(args: argparse.Namespace) -> None:
+    """Options of the benchmark that mean nothing for a suite are refused, not ignored."""
+    for name in NOT_FOR_SUITES:
+        if getattr(args, name, None) is not None:
+            raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own data")
+    if args.judge_provider and not args.judge_model:
+        raise UsageError("--judge-provider needs --judge-model")
+
+
+def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
+    """Is this ``run`` command about a suite: --suite, or a resumed/retried suite run folder?"""
+    from yoxla.run.suite_engine import is_suite_run
+
+    if args.suite:
+        return True
+    if args.retry_errors:
+        path = Path(args.retry_errors)
+        return is_suite_run(path if path.is_dir() else Path(runs_dir) / args.retry_errors)
+    if args.resume and args.run_id:
+        return is_suite_run(Path(runs_dir) / args.run_id)
+    return False
+
+
+def suite_path(value: str) -> str:
+    """The manifest as run.json keeps it: an absolute path, so the run resumes from anywhere."""
+    path = Path(value)
+    if not path.is_file():
+        raise UsageError(f"--suite {value}: no such file")
+    return str(path.resolve())
+
+
+def print_suite_summary(report: Any) -> None:
+    from yoxla.run.commands import print_footer
+
+    s = report.summary
+    rows = []
+    for tid, t in s["tasks"].items():
+        inv = t["invalid_output_rate"]
+        value = t["primary_value"]
+        rows.append(
+            [
+                tid,
+                f"{t['score']:.2f}" if t["score"] is not None else "-",
+                f"{t['primary']}={value:.4g}" if isinstance(value, int | float) else (t["primary"] or "-"),
+                f"{100 * inv:.1f}%" if inv is not None else "-",
+                f"{t['rows']}/{t['expected']}",
+                t["generation_errors"],
+                t["grader_errors"],
+                "yes" if t["judge_scored"] else "-",
+            ]
+        )
+    print()
+    print(
+        table(
+            ["task", "score", "primary", "invalid", "items", "gen. errors", "grader errors", "judged"], rows
+        )
+    )
+    for tid, t in s["tasks"].items():
+        for problem in t["problems"]:
+            print(f"problem: {tid}: {problem}")
+    print()
+    score = s["suite_score"]
+    print(f"suite {s['suite']}: {score:.2f}" if score is not None else f"suite {s['suite']}: -")
+    if s.get("judge"):
+        print(f"judge: {s['judge']['provider']}/{s['judge']['model']}")
+    n_err = s["generation_errors"]
+    print(
+        f"generation errors: {n_err}" + (f" (re-ask them with --retry-errors {s['run_id']})" if n_err else "")
+    )
+    for e in s["generation_error_examples"][:10]:
+        print(f"  {e['task']} {e['id']}: {e['error']}")
+    print_footer(report)

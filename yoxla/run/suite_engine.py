@@ -1,0 +1,204 @@
+"""A suite run from start to finish: ``python runner.py --suite FILE --provider P --model M``.
+
+The same run folder, lock, session bookkeeping, executor and errors as a benchmark run
+(:mod:`yoxla.run.engine`); only the plan (:mod:`~yoxla.run.suite_plan`), the job that sends
+and scores each item (:mod:`~yoxla.run.suite_job`) and the finish
+(:mod:`~yoxla.run.suite_finalize`) are the suite's own. Starting, resuming (``--resume``),
+re-asking failed items (``--retry-errors``) and ``rescore`` work as for the benchmark; run.json
+says ``"kind": "suite"`` so the command line sends a resumed or retried run here.
+
+Besides the benchmark's files, a suite run folder holds ``judgements.jsonl``: every judge
+call (request and response), one flushed line each, replayed by later scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from yoxla.providers.base import Provider
+from yoxla.providers.registry import get_spec, public_url, with_overrides
+from yoxla.results import model_slug
+from yoxla.run.artifacts import RUN_JSON, CorruptRun, read_json
+from yoxla.run.engine import (
+    _clean_predictions,
+    _refuse_existing,
+    _remove_unborn,
+    _resume,
+    _send,
+    retry_errors,
+    write_run_info,
+)
+from yoxla.run.errors import Log, RunError, log_stderr
+from yoxla.run.executor import execute
+from yoxla.run.finalize import RunReport
+from yoxla.run.lock import RunLock
+from yoxla.run.plan import open_provider, precheck_provider, run_secrets
+from yoxla.run.settings import (
+    RunSettings,
+    check_run_id,
+    resolve_sign_key,
+    run_record,
+    settings_from,
+)
+from yoxla.run.suite_finalize import check_plan, finalize_suite_run
+from yoxla.run.suite_job import SuiteJob
+from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
+from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
+
+KIND = "suite"
+NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read built-in tasks only
+
+
+def is_suite_run(run_dir: Path) -> bool:
+    """Is the run folder a suite run (run.json ``kind``)?"""
+    try:
+        return read_json(run_dir / RUN_JSON).get("kind") == KIND
+    except CorruptRun:
+        return False
+
+
+@dataclass
+class SuiteHeld:
+    """A suite run folder this process holds: its record, settings and plan (see engine.Session)."""
+
+    dir: Path
+    info: dict[str, Any]
+    settings: RunSettings
+    plan: SuitePlan
+    log: Log
+
+    def write_info(self) -> None:
+        write_run_info(self.dir, self.info)
+
+    def finish(self, sent: int = 0) -> RunReport:
+        report = finalize_suite_run(self.dir, self.plan, sign_key=self.settings.sign_key, log=self.log)
+        report.sent = sent
+        return report
+
+    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
+        return self.plan.pending(self.settings.limit, done)
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
+        """The (task, item) each stored record answers (to ask it again)."""
+        items = {(tid, i.id): (t, i) for tid, t in self.plan.tasks.items() for i in t.prepared.items}
+        return [items[(r["task"], str(r["id"]))] for r in records]
+
+    def send(
+        self,
+        provider: Provider,
+        items: Sequence[tuple[Any, Any]],
+        on_record: Callable[[dict[str, Any]], None],
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None:
+        s = self.settings
+        spec = with_overrides(get_spec(s.provider, s.config), s.base_url)
+        client = open_judge(s)
+        judge = RecordingJudge(self.dir / JUDGEMENTS, client[0] if client else None)
+        job = SuiteJob(s, spec.backend, spec.base_url, judge, secrets, parallel_graders=client is not None)
+        try:
+            execute(provider, items, s, on_record, initial=initial, total=total, secrets=secrets, job=job)
+        finally:
+            job.close()
+            judge.close()
+            if client is not None:
+                client[0].close()
+
+
+def default_suite_run_id(s: RunSettings, sid: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}_{model_slug(s.provider)}__{model_slug(s.model)}_{sid}"
+
+
+def _check_provider(s: RunSettings) -> None:
+    precheck_provider(s)
+    if get_spec(s.provider, s.config).backend in NO_SUITE_BACKENDS:
+        raise RunError(
+            f"provider {s.provider!r} answers the built-in tasks only; for a suite use "
+            "--provider suite-baseline (offline) or a model"
+        )
+    if s.judge_model:
+        judge = RunSettings(provider=s.judge_provider or s.provider, model=s.judge_model, config=s.config)
+        judge.base_url = s.judge_base_url
+        precheck_provider(judge)
+
+
+def suite_run_record(
+    s: RunSettings, plan: SuitePlan, provider: Provider, provider_facts: dict[str, Any]
+) -> dict[str, Any]:
+    """run.json of a new suite run: the benchmark's record, with the suite in place of the edition."""
+    info = run_record(
+        s,
+        task_ids=plan.task_ids,
+        facts=plan.facts(s.limit),
+        provider_facts=provider_facts,
+        dataset={"source": plan.path, "revision": None, "local": True},
+        suite_hash=plan.suite_hash,
+        conditions=suite_conditions(s, plan),
+        workers=s.transport.workers if provider.parallel else 1,
+        batch_size=int(getattr(provider, "batch_size", 1) or 1),
+        secrets=run_secrets(s),
+    )
+    info.pop("edition", None)
+    judge = None
+    if s.judge_model:
+        name = s.judge_provider or s.provider
+        spec = with_overrides(get_spec(name, s.config), s.judge_base_url)
+        judge = {"provider": name, "model": s.judge_model, "base_url": public_url(spec.base_url)}
+    info.update(
+        kind=KIND,
+        suite={"id": plan.suite_id, "path": plan.path, "suite_hash": plan.suite_hash, "tasks": plan.hashes()},
+        judge=judge,
+    )
+    return info
+
+
+def start_suite_run(
+    settings: RunSettings, explicit: set[str] | None = None, log: Log = log_stderr
+) -> RunReport:
+    """Start a suite run, or resume one (``settings.resume``); returns the finished report."""
+    if settings.resume:
+        return _resume(settings, explicit or set(), log, reopen=_reopen)
+    s = settings
+    if not s.provider or not s.model:
+        raise RunError("give --provider and --model (or --preset NAME)")
+    resolve_sign_key(s)
+    _check_provider(s)
+    plan = make_suite_plan(s)  # datasets read, preprocessors run: before any model call
+    s.run_id = check_run_id(s.run_id or default_suite_run_id(s, plan.suite_id))
+    run_dir = Path(s.runs_dir) / s.run_id
+    _refuse_existing(run_dir)
+    with RunLock(run_dir, log):
+        _refuse_existing(run_dir)
+        try:
+            provider, provider_facts = open_provider(s)
+        except BaseException:
+            _remove_unborn(run_dir)
+            raise
+        info = suite_run_record(s, plan, provider, provider_facts)
+        items, total = plan.pending(s.limit, set())
+        return _send(SuiteHeld(run_dir, info, s, plan, log), provider, items, total, "run")
+
+
+def _reopen(
+    run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
+) -> tuple[SuiteHeld, list[dict[str, Any]]]:
+    """A suite run folder read back (under its lock): the same suite (task hashes), or an error."""
+    info = read_json(run_dir / RUN_JSON)
+    if info.get("kind") != KIND:
+        raise RunError(f"{run_dir.name} is not a suite run; continue it without --suite")
+    s = adjust(settings_from(info))
+    resolve_sign_key(s)
+    plan = make_suite_plan(s)
+    check_plan(info, plan)
+    return SuiteHeld(run_dir, info, s, plan, log), _clean_predictions(run_dir, log)
+
+
+def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
+    """Re-ask only the items whose generation failed, merge them back in place, re-score."""
+    return retry_errors(run_dir, overrides, log, reopen=_reopen)

@@ -1,0 +1,313 @@
+"""Finishing a suite run: re-score the stored answers, write the run folder's scores and the result file.
+
+Scores always come from the stored raw outputs through the record's one suite writer
+(:func:`yoxla.record.build_suite_task_result`, which calls
+:func:`yoxla.suites.scoring.score_suite_task`), so a run, its resumption, ``yoxla rescore``
+and admission agree. Judge calls come in two steps, per task with Python graders:
+
+1. **top-up**: the graders run with the run's :class:`~yoxla.run.suite_judge.RecordingJudge`,
+   which answers from ``judgements.jsonl`` and, in a run with a judge model, asks the judge
+   for what is missing (a call that failed while the run sent examples is tried again);
+   this gives every sample the list of its judge calls;
+2. **replay**: the task is scored from the stored answers and those judge calls only, as
+   admission will score it; nothing here can ask a model.
+
+``rescore`` does the same with a judge that never asks (memo only), so it reproduces the
+run folder's files byte for byte. The result file goes to
+``results/suites/<suite id>/<provider>__<model>.json`` when the run is complete (every task,
+every item, no ``--limit``), else to ``results/partial/suites/<suite id>/…``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from yoxla.record import (
+    JudgeInfo,
+    SuiteInfo,
+    SuiteRunConditions,
+    SuiteRunInfo,
+    SuiteTaskResult,
+    Usage,
+    build_suite_document,
+    build_suite_task_result,
+    suite_scores,
+)
+from yoxla.results import SIGN_KEY_ENV, result_filename
+from yoxla.run.artifacts import (
+    PREDICTIONS,
+    RUN_JSON,
+    CorruptRun,
+    drop_duplicates,
+    duplicates_note,
+    read_json,
+    read_predictions,
+)
+from yoxla.run.errors import Log, RunError, log_stderr
+from yoxla.run.finalize import RunReport, _usage_total, model_info, write_finished
+from yoxla.run.lock import RunLock
+from yoxla.run.settings import now_iso, settings_from
+from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
+from yoxla.run.suite_plan import SuitePlan, SuiteRunTask, make_suite_plan
+from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.worker import WorkerPool
+
+STORED = ("id", "raw", "finish_reason", "error")
+
+
+def check_plan(info: dict[str, Any], plan: SuitePlan) -> None:
+    """The suite's tasks must be those the run started with (same hash), or nothing is scored."""
+    stored = info.get("suite", {}).get("tasks", {})
+    for tid, h in plan.hashes().items():
+        old = stored.get(tid, {}).get("hash")
+        if old is not None and old != h["hash"]:
+            raise RunError(
+                f"task {tid} of {plan.path} changed since the run started (task hash differs); "
+                "start a new run for the changed suite"
+            )
+
+
+def judgements_by_sample(
+    task: SuiteRunTask, stored: Sequence[Mapping[str, Any]], pool: WorkerPool, judge: RecordingJudge
+) -> list[list[dict[str, Any]]]:
+    """Step 1 (top-up): each sample's judge calls, from the run's judgements or the judge model."""
+    if not task.python_graders:
+        return [[] for _ in stored]
+    from yoxla.record import align_items
+
+    items = align_items(task.prepared, [str(p["id"]) for p in stored])
+    outputs = [SampleOutput.from_raw(p.get("raw"), p.get("finish_reason"), p.get("error")) for p in stored]
+    scored = score_suite_task(task.prepared, outputs, items=items, pool=pool, judge=judge)
+    return [[j.model_dump(mode="json") for j in r.judgements] for r in scored.results]
+
+
+def score_task(
+    task: SuiteRunTask, records: Sequence[Mapping[str, Any]], pool: WorkerPool, judge: RecordingJudge
+) -> SuiteTaskResult:
+    """A task of the run scored from its stored answers (top-up, then replay)."""
+    stored: list[dict[str, Any]] = [{k: r.get(k) for k in STORED} for r in records]
+    for p, calls in zip(stored, judgements_by_sample(task, stored, pool, judge), strict=True):
+        p["judgements"] = calls
+    return build_suite_task_result(task.prepared, stored, pool=pool)
+
+
+def _records(run_dir: Path, log: Log | None) -> list[dict[str, Any]]:
+    records, _ = read_predictions(run_dir / PREDICTIONS)
+    records, dropped = drop_duplicates(records)
+    if dropped and log:
+        log(duplicates_note(run_dir / PREDICTIONS, dropped))
+    return records
+
+
+def score_suite_run(
+    run_dir: Path, plan: SuitePlan | None, judge: RecordingJudge, log: Log | None = None
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, SuiteTaskResult]]:
+    """(run info, task_scores, records, task results) recomputed from the stored answers."""
+    info = read_json(run_dir / RUN_JSON)
+    records = _records(run_dir, log)
+    if plan is None:
+        plan = make_suite_plan(settings_from(info))
+    check_plan(info, plan)
+    by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in plan.task_ids}
+    for r in records:
+        if r.get("task") not in by_task:
+            raise CorruptRun(
+                f"{run_dir / PREDICTIONS}: a line names task {r.get('task')!r}, not part of this run"
+            )
+        by_task[r["task"]].append(r)
+    results: dict[str, SuiteTaskResult] = {}
+    tasks_out: dict[str, Any] = {}
+    with WorkerPool() as pool:
+        for tid, task in plan.tasks.items():
+            order = {item.id: i for i, item in enumerate(task.prepared.items)}
+            recs = sorted(by_task[tid], key=lambda r: order.get(str(r["id"]), len(order)))
+            entry: dict[str, Any] = {"rows": len(recs), "expected": info["tasks"][tid]["selected"]}
+            if not recs:
+                tasks_out[tid] = {**entry, "score": None, "primary": None, "metrics": None, "problems": []}
+                continue
+            try:
+                result = score_task(task, recs, pool, judge)
+            except ValueError as exc:
+                raise CorruptRun(f"{run_dir / PREDICTIONS}: {exc}") from None
+            results[tid] = result
+            tasks_out[tid] = {
+                **entry,
+                "score": result.score,
+                "primary": result.primary,
+                "metrics": dict(result.metrics),
+                "problems": list(result.problems),
+            }
+    scores = suite_scores(results)
+    return info, {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}, records, results
+
+
+def is_complete(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> bool:
+    conditions = info.get("conditions") or {}
+    return (
+        conditions.get("limit") is None
+        and not conditions.get("tasks")
+        and set(results) == set(info["task_ids"])
+        and all(t.rows == t.items for t in results.values())
+    )
+
+
+def build_suite_summary(
+    info: dict[str, Any],
+    task_scores: dict[str, Any],
+    records: list[dict[str, Any]],
+    results: Mapping[str, SuiteTaskResult],
+    complete: bool,
+) -> dict[str, Any]:
+    errors = [
+        {"task": r["task"], "id": r["id"], "error": r.get("error")}
+        for r in records
+        if r.get("outcome") == "generation_error"
+    ]
+    tasks = {}
+    for tid, t in task_scores["tasks"].items():
+        res = results.get(tid)
+        m = res.metrics if res is not None else {}
+        tasks[tid] = {
+            "score": t["score"],
+            "primary": t["primary"],
+            "primary_value": m.get(t["primary"]) if t["primary"] else None,
+            "rows": t["rows"],
+            "expected": t["expected"],
+            "invalid_output_rate": m.get("invalid_output_rate"),
+            "generation_errors": m.get("generation_errors", 0),
+            "grader_errors": m.get("grader_errors", 0),
+            "truncated": m.get("truncated", 0),
+            "judge_scored": bool(res and res.judge_scored),
+            "problems": t["problems"],
+        }
+    return {
+        "run_id": info["run_id"],
+        "provider": info["provider"],
+        "model": info["model"],
+        "suite": info["suite"]["id"],
+        "complete": complete,
+        "suite_score": task_scores["suite_score"],
+        "tasks": tasks,
+        "examples": len(records),
+        "generation_errors": len(errors),
+        "generation_error_examples": errors,
+        "judge": info.get("judge"),
+        "usage": _usage_total(records),
+        "wall_s": info.get("wall_s"),
+        "result_file": info.get("result_file"),
+    }
+
+
+def build_suite_result(
+    info: dict[str, Any],
+    results: Mapping[str, SuiteTaskResult],
+    records: list[dict[str, Any]],
+    sign_key: str | None = None,
+) -> dict[str, Any]:
+    """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
+    suite = info["suite"]
+    judge = info.get("judge")
+    return build_suite_document(
+        suite=SuiteInfo(
+            id=suite["id"],
+            path=suite["path"],
+            suite_hash=suite["suite_hash"],
+            tasks={tid: suite["tasks"][tid] for tid in results},
+        ),
+        model=model_info(info, records),
+        run=SuiteRunInfo(
+            run_id=info["run_id"],
+            framework_version=info["framework_version"],
+            started_at=info["started_at"],
+            finished_at=info.get("finished_at"),
+            workers=int(info.get("workers") or 1),
+            batch_size=int(info.get("batch_size") or 1),
+            command=info.get("command", ""),
+            conditions=SuiteRunConditions.model_validate(info["conditions"]),
+            **({"judge": JudgeInfo(**judge)} if judge else {}),
+        ),
+        tasks=results,
+        usage=Usage(**_usage_total(records)),
+        created_at=now_iso(),
+        sign_key=sign_key,
+    )
+
+
+def suite_result_path(info: dict[str, Any], complete: bool) -> Path:
+    results_dir = Path(info["settings"].get("results_dir") or "results")
+    name = result_filename(info["provider"], info["model"])
+    where = results_dir if complete else results_dir / "partial"
+    return where / "suites" / info["suite"]["id"] / name
+
+
+def finalize_suite_run(
+    run_dir: Path,
+    plan: SuitePlan | None = None,
+    *,
+    write_result_file: bool = True,
+    sign_key: str | None = None,
+    ask_judge: bool = True,
+    log: Log | None = None,
+) -> RunReport:
+    """Score the stored answers; write task_scores.json, summary.json and (by default) the result file.
+
+    ``ask_judge``: a missing judge call may be sent to the run's judge model (never in rescore).
+    """
+    info = read_json(run_dir / RUN_JSON)
+    client = open_judge(settings_from(info)) if ask_judge else None
+    judge = RecordingJudge(run_dir / JUDGEMENTS, client[0] if client else None)
+    try:
+        info, task_scores, records, results = score_suite_run(run_dir, plan, judge, log)
+    finally:
+        judge.close()
+        if client is not None:
+            client[0].close()
+    if judge.failures and log:
+        log(f"{judge.failures} judge call(s) failed; their samples have grader errors (resume to try again)")
+    complete = is_complete(info, results)
+    report = write_finished(
+        run_dir,
+        info,
+        task_scores,
+        complete,
+        suite_result_path(info, complete) if write_result_file and results else None,
+        lambda: build_suite_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
+        lambda: build_suite_summary(info, task_scores, records, results, complete),
+    )
+    _warn_unanswered_judge(info, results, log)
+    return report
+
+
+def _warn_unanswered_judge(
+    info: dict[str, Any], results: Mapping[str, SuiteTaskResult], log: Log | None
+) -> None:
+    if info.get("judge") or log is None:
+        return
+    asked = Counter(
+        tid
+        for tid, t in results.items()
+        for p in t.predictions
+        if p.grader_error and "judge" in p.grader_error
+    )
+    if asked:
+        log(
+            "the graders of "
+            + ", ".join(sorted(asked))
+            + " ask a judge model; run with --judge-provider P --judge-model M to answer them"
+        )
+
+
+def rescore_suite_run(
+    run_dir: Path, write_result_file: bool = False, sign_key: str | None = None, log: Log = log_stderr
+) -> RunReport:
+    """Replay the stored answers and judge calls through today's graders; never asks a model."""
+    if not (run_dir / RUN_JSON).is_file():
+        raise RunError(f"{run_dir} is not a run folder (no run.json)")
+    with RunLock(run_dir, log):
+        return finalize_suite_run(
+            run_dir, write_result_file=write_result_file, sign_key=sign_key, ask_judge=False, log=log
+        )

@@ -1,0 +1,206 @@
+"""What a suite run sends: the manifest's tasks prepared, what is still to ask, and each request.
+
+``python runner.py --suite FILE`` loads the manifest (:func:`yoxla.suites.loader.load_manifest`)
+and prepares every selected task (:func:`yoxla.suites.prepare.prepare_task`): datasets read by
+content and fingerprinted, preprocessors run in a worker process, few-shot examples and
+messages rendered. All of it happens before any model call; a failing preprocessor refuses
+the run and names the task and the row.
+
+A request carries the task's messages as ``prepare_task`` renders them (``instructions`` as
+the system message, few-shot examples first) and its generation settings:
+``temperature``/``top_p``/``max_output_tokens`` (0, 1 and :data:`DEFAULT_MAX_TOKENS` when
+the manifest leaves them out), ``stop`` and the penalties as request fields, the provider
+passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
+(:meth:`~yoxla.suites.generation.GenerationSettings.passthrough`), and the task's own
+``timeout_seconds`` and ``max_retries`` in place of the run's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from yoxla.providers.base import Request
+from yoxla.run.errors import RunError, ValidationFailed
+from yoxla.run.settings import RunSettings
+from yoxla.suites.errors import ManifestError, PreprocessError
+from yoxla.suites.generation import GenerationSettings
+from yoxla.suites.hashing import suite_hash
+from yoxla.suites.loader import SuiteManifest, SuiteTask, load_manifest
+from yoxla.suites.prepare import Item, PreparedTask, prepare_task
+from yoxla.suites.registry import repo_path, suite_id
+from yoxla.suites.worker import WorkerPool
+
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_TOP_P = 1.0
+REQUEST_OPTIONS = ("stop", "presence_penalty", "frequency_penalty")
+
+
+@dataclass(frozen=True)
+class SuiteRunTask:
+    """One task of a suite run: the prepared task (items, fingerprints, hash) and its settings."""
+
+    prepared: PreparedTask
+
+    @property
+    def id(self) -> str:
+        return self.prepared.task.id
+
+    @property
+    def task(self) -> SuiteTask:
+        return self.prepared.task
+
+    @property
+    def generation(self) -> GenerationSettings:
+        return self.task.spec.generation or GenerationSettings()
+
+    @property
+    def python_graders(self) -> bool:
+        """Does a Python grader score this task (only those can ask a judge)?"""
+        return bool(self.task.grader_code)
+
+
+@dataclass
+class SuitePlan:
+    manifest: SuiteManifest
+    suite_id: str
+    path: str  # the manifest's path in the repository
+    tasks: dict[str, SuiteRunTask]  # the selected tasks, in manifest order
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.tasks)
+
+    def selected(self, tid: str, limit: int | None) -> tuple[Item, ...]:
+        items = self.tasks[tid].prepared.items
+        return items if limit is None else items[:limit]
+
+    def pending(
+        self, limit: int | None, done: set[tuple[str, str]]
+    ) -> tuple[list[tuple[SuiteRunTask, Item]], int]:
+        """(the selected items not in ``done``, in run order; how many are selected in all)."""
+        out: list[tuple[SuiteRunTask, Item]] = []
+        total = 0
+        for tid, task in self.tasks.items():
+            for item in self.selected(tid, limit):
+                total += 1
+                if (tid, item.id) not in done:
+                    out.append((task, item))
+        return out, total
+
+    def hashes(self) -> dict[str, dict[str, Any]]:
+        """Per task: its hash, definition hash and data fingerprints (the result file's ``suite.tasks``)."""
+        return {
+            tid: {
+                "hash": t.prepared.task_hash,
+                "definition": t.task.definition_hash,
+                "data": dict(sorted(t.prepared.fingerprints.items())),
+            }
+            for tid, t in self.tasks.items()
+        }
+
+    @property
+    def suite_hash(self) -> str:
+        return suite_hash({tid: t.prepared.task_hash for tid, t in self.tasks.items()})
+
+    def facts(self, limit: int | None) -> dict[str, dict[str, Any]]:
+        """run.json's ``tasks``: per task its hashes, items and how many the run selected."""
+        return {
+            tid: {
+                **h,
+                "items": len(self.tasks[tid].prepared.items),
+                "selected": len(self.selected(tid, limit)),
+                "max_tokens": request_settings(self.tasks[tid], False, 0)["max_tokens"],
+            }
+            for tid, h in self.hashes().items()
+        }
+
+
+def load_suite_manifest(path: str) -> SuiteManifest:
+    try:
+        return load_manifest(path)
+    except ManifestError as exc:
+        raise RunError(str(exc)) from None
+
+
+def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None) -> SuitePlan:
+    """Load the manifest named by ``s.suite`` and prepare its selected tasks (no model is asked)."""
+    if not s.suite:
+        raise RunError("a suite run needs --suite FILE")
+    manifest = load_suite_manifest(s.suite)
+    try:
+        sid = suite_id(manifest)
+    except ManifestError as exc:
+        raise RunError(str(exc)) from None
+    chosen = list(dict.fromkeys(s.tasks)) or list(manifest.tasks)
+    unknown = [t for t in chosen if t not in manifest.tasks]
+    if unknown:
+        raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
+    own = pool is None
+    workers = pool or WorkerPool()
+    tasks: dict[str, SuiteRunTask] = {}
+    try:
+        for tid in manifest.tasks:
+            if tid in chosen:
+                tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
+    except PreprocessError as exc:
+        raise ValidationFailed(f"{exc}; no model was asked") from None
+    except ManifestError as exc:
+        raise RunError(str(exc)) from None
+    finally:
+        if own:
+            workers.close()
+    return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks)
+
+
+# Requests ---------------------------------------------------------------------------------------
+
+
+def request_settings(task: SuiteRunTask, thinking: bool, thinking_budget: int) -> dict[str, Any]:
+    """The sampling settings every request of ``task`` is sent with (defaults filled in)."""
+    sampling = task.generation.sampling()
+    max_tokens = int(sampling.get("max_output_tokens", DEFAULT_MAX_TOKENS))
+    return {
+        "temperature": float(sampling.get("temperature", DEFAULT_TEMPERATURE)),
+        "top_p": float(sampling.get("top_p", DEFAULT_TOP_P)),
+        "max_tokens": max_tokens + (thinking_budget if thinking else 0),
+        "options": {k: sampling[k] for k in REQUEST_OPTIONS if k in sampling},
+    }
+
+
+def suite_request(
+    task: SuiteRunTask, item: Item, s: RunSettings, backend: str, base_url: str | None
+) -> Request:
+    """The request for one item: its messages, the task's sampling, passthrough and transport limits."""
+    gen = task.generation
+    settings = request_settings(task, s.thinking, s.thinking_budget)
+    return Request(
+        task=task,
+        row=item.row,
+        example_id=item.id,
+        messages=[dict(m) for m in item.messages],
+        max_tokens=settings["max_tokens"],
+        temperature=settings["temperature"],
+        top_p=settings["top_p"],
+        thinking=s.thinking,
+        options=settings["options"],
+        passthrough=gen.passthrough(backend, base_url),
+        timeout=gen.timeout_seconds,
+        max_retries=gen.max_retries,
+    )
+
+
+def suite_conditions(s: RunSettings, plan: SuitePlan) -> dict[str, Any]:
+    """The conditions of a suite run, as run.json and the result file state them."""
+    return {
+        "thinking": s.thinking,
+        "thinking_budget": s.thinking_budget if s.thinking else None,
+        "limit": s.limit,
+        "tasks": list(s.tasks) or None,
+        "generation": {
+            tid: t.generation.model_dump(mode="json", exclude_none=True, exclude={"instructions"})
+            for tid, t in plan.tasks.items()
+        },
+    }
