@@ -121,8 +121,10 @@ def test_file_size_limit_of_the_kernel_ends_in_one_line_and_resume_completes(run
     """The real write path: RLIMIT_FSIZE makes the kernel refuse to grow a file past a size (EFBIG)."""
     rc, _, err = runner(*BASE, *TWO_TASKS, "--run-id", "whole")
     assert rc == 0, err
-    size = (runner.runs / "whole" / "predictions.jsonl").stat().st_size // 2  # half the answers fit
-    assert (runner.runs / "whole" / "run.json").stat().st_size < size
+    preds = (runner.runs / "whole" / "predictions.jsonl").stat().st_size
+    record = (runner.runs / "whole" / "run.json").stat().st_size
+    size = max(preds // 2, record + 512)  # run.json fits, not every answer does
+    assert record < size < preds
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a refused write, not a killed process

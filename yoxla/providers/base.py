@@ -79,9 +79,10 @@ def wants_probabilities(request: Request) -> bool:
 
     Under ``--thinking`` the answer follows a long reasoning (every token of which would come
     back with its alternatives, and a local model's label scoring would skip it): no
-    probabilities are asked for then.
+    probabilities are asked for then. Suite tasks (manifests) are not asked for them yet.
     """
-    return request.task.answer.mode == "choice" and not request.thinking
+    answer = getattr(request.task, "answer", None)  # suite tasks have no benchmark answer space
+    return answer is not None and answer.mode == "choice" and not request.thinking
 
 
 @dataclass
