@@ -177,6 +177,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
     monkeypatch.setattr(editions, "_hub_commit", fake.commit)
     monkeypatch.setattr(editions, "_SNAPSHOTS", {})
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)  # .ci/run exports both
     monkeypatch.delenv("YOXLA_DATA_DIR", raising=False)
     return fake
 
