@@ -17,6 +17,7 @@ from yoxla.editions import Edition, load_edition, load_rows
 from yoxla.record import (
     DatasetInfo,
     ModelInfo,
+    ModelMetadata,
     RunConditions,
     RunInfo,
     TaskResult,
@@ -53,8 +54,11 @@ def build_result(
     created_at: str | None = None,
     sign_key: str | Path | None = None,
     thinking: bool = False,
+    metadata: ModelMetadata | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A result document written by the same writer as the runner's (:mod:`yoxla.record`)."""
+    """A result document written by the same writer as the runner's (:mod:`yoxla.record`).
+
+    ``metadata`` is the optional model metadata (parameters, open weights, licence, …)."""
     suite = load_suite()
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -75,6 +79,7 @@ def build_result(
             reported_model=model,
             base_url=None,
             display_name=display_name or model,
+            **({} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}),
         ),
         run=RunInfo(
             run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",
