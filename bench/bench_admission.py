@@ -66,7 +66,7 @@ def main() -> None:
         mb = sum(p.stat().st_size for p in paths) / 2**20
         print(f"wrote {len(paths)} v1-size files ({mb:.1f} MB) in {time.perf_counter() - t:.1f} s")
 
-        def timed(fn):  # noqa: ANN001, ANN202
+        def timed(fn):
             t0 = time.perf_counter()
             out = fn()
             return time.perf_counter() - t0, out

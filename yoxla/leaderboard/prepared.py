@@ -246,8 +246,11 @@ class Prepared:
         return self._memo[key]
 
 
-def prepare(board: Board, log: Callable[[str], None] | None = None) -> Prepared:
-    """Intervals, ranks, floors and reported results of every edition (the start-up work)."""
+def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: bool = True) -> Prepared:
+    """Intervals, ranks, floors and reported results of every edition (the start-up work).
+
+    ``floors=False`` leaves the cue-only floors out (chance levels stay): for benches that
+    time the tables alone."""
     say = log or (lambda _m: None)
     t0 = time.perf_counter()
     editions: dict[str, EditionData] = {}
@@ -261,7 +264,8 @@ def prepare(board: Board, log: Callable[[str], None] | None = None) -> Prepared:
             problem = got.problem
         except Exception as exc:  # a broken data source leaves the floors out, never the app
             problem = f"{type(exc).__name__}: {exc}"
-        ref = reference(name, got.rows if got is not None else None, token=token, problem=problem)
+        rows = got.rows if got is not None and floors else None
+        ref = reference(name, rows, token=token, problem=problem if floors else "floors left out")
         editions[name] = EditionData(
             name=name,
             boards=boards,
