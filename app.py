@@ -11,7 +11,7 @@ in text components, never as HTML or Markdown.
 from __future__ import annotations
 
 import os
-import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +35,9 @@ def build_app(
     trusted_keys: str | None = None,
     board: Any = None,
     log: Callable[[str], None] | None = None,
+    warm: bool = True,
 ) -> Any:
+    """The page on an admitted board; ``warm=False`` leaves the views' preparation to ``demo.yoxla_warm()``."""
     import gradio as gr
 
     from yoxla.editions import EDITIONS
@@ -119,12 +121,17 @@ def build_app(
             js="(e) => { window.yoxlaSetParam('model', null); "
             "window.yoxlaSetParam('task', null); window.yoxlaSetParam('edition', e); }",
         )
-    demo.yoxla_context = ctx  # for benches and tests: the prepared data and the views
-    t0 = time.perf_counter()
-    for edition in EDITIONS:  # every interaction then answers from prepared data
-        for view in views:
-            view.warm(ctx, edition)
-    note(f"prepared every view of {', '.join(EDITIONS)} ({time.perf_counter() - t0:.1f} s)")
+
+    def prepare_views() -> None:  # every table and figure a view shows, for both editions
+        t0 = time.perf_counter()
+        for edition in EDITIONS:
+            for view in views:
+                view.warm(ctx, edition)
+        note(f"prepared every view's tables and figures ({time.perf_counter() - t0:.1f} s)")
+
+    demo.yoxla_context, demo.yoxla_warm = ctx, prepare_views  # for main(), benches and tests
+    if warm:
+        prepare_views()
     return demo
 
 
@@ -136,7 +143,7 @@ def launch(demo: Any, **kwargs: Any) -> Any:
 def main() -> None:
     t0 = time.perf_counter()
     say("starting the YOXLA leaderboard (importing gradio)")
-    demo = build_app(log=say)
+    demo = build_app(log=say, warm=False)
     _, url, _ = launch(
         demo,
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
@@ -144,8 +151,9 @@ def main() -> None:
         prevent_thread_lock=True,
         quiet=True,
     )
-    say(f"ready at {url} ({time.perf_counter() - t0:.1f} s)")
-    sys.stdout.flush()
+    say(f"ready at {url} ({time.perf_counter() - t0:.1f} s); preparing every view's tables and figures")
+    # Serving starts at once; a view opened meanwhile computes what it shows, then keeps it.
+    threading.Thread(target=demo.yoxla_warm, name="yoxla-warm", daemon=True).start()
     demo.block_thread()
 
 

@@ -287,6 +287,16 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     assert d.find_element(By.CSS_SELECTOR, "#model-picker input").get_attribute("value").startswith(name)
     wait.until(lambda d: "model=" in d.current_url)
     _check_view(d, "row click")
+    # Its weakest task opens the error explorer on that task, wrong answers only.
+    task = d.find_element(By.CSS_SELECTOR, '#model-weakest [data-testid="cell-0-0"]')
+    task_id = task.text.strip()
+    task.click()
+    wait.until(lambda d: _selected_tab(d) == "Error explorer")
+    wait_idle(d)
+    assert d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value") == task_id
+    checked = d.find_element(By.CSS_SELECTOR, "#explorer-verdict input:checked").get_attribute("value")
+    assert checked == "wrong"
+    _check_view(d, "weakest task link")
     # Page 0 in the explorer: no error, page 1 shown.
     click_tab(d, "Error explorer")
     page = d.find_element(By.CSS_SELECTOR, "#explorer-page input")

@@ -173,6 +173,15 @@ def _vline(
     ]
 
 
+def reference_line(
+    x: float | None, label: str, color: str, dash: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(shapes, traces): a vertical line at ``x`` and its legend entry; nothing when ``x`` is None."""
+    if x is None or not math.isfinite(x):
+        return [], []
+    return _vline(x, color, dash), [_legend_line(f"{label} {x:.1f}", color, dash)]
+
+
 def _legend_line(label: str, color: str, dash: str) -> dict[str, Any]:
     """A trace with no points that gives a reference line its legend entry."""
     return {
@@ -184,6 +193,41 @@ def _legend_line(label: str, color: str, dash: str) -> dict[str, Any]:
         "line": {"color": color, "dash": dash},
         "hoverinfo": "skip",
     }
+
+
+def reference_markers(
+    floors: Sequence[float | None],
+    chance: Sequence[float | None],
+    y: Sequence[Any],
+    labels: Sequence[str],
+    size: int,
+) -> list[dict[str, Any]]:
+    """Per row a vertical tick at the best cue-only floor and a cross at the chance level."""
+    out = []
+    for values, name, symbol, colour, width, scale in (
+        (floors, "best cue-only floor", "line-ns-open", FLOOR_COLOUR, 3, 1.0),
+        (chance, "chance level", "x-thin-open", CHANCE_COLOUR, 2, 0.5),
+    ):
+        if all(v is None for v in values):
+            continue
+        out.append(
+            {
+                "type": "scatter",
+                "x": list(values),
+                "y": list(y),
+                "mode": "markers",
+                "name": name,
+                "marker": {
+                    "symbol": symbol,
+                    "size": max(10, int(size * scale)),
+                    "color": colour,
+                    "line": {"width": width, "color": colour},
+                },
+                "customdata": list(labels),
+                "hovertemplate": "%{customdata}: " + name + " %{x:.2f}<extra></extra>",
+            }
+        )
+    return out
 
 
 def _category_axis(names: list[str], title: str) -> dict[str, Any]:
@@ -226,10 +270,10 @@ def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
         )
     ]
     summary = ed.reference.summary(ed.block_tasks())
-    shapes = []
-    if summary is not None:
-        shapes = _vline(summary["yoxla"], FLOOR_COLOUR, "dash")
-        data.append(_legend_line(f"best cue-only floor {summary['yoxla']:.1f}", FLOOR_COLOUR, "dash"))
+    shapes, legend = reference_line(
+        summary["yoxla"] if summary else None, "best cue-only floor", FLOOR_COLOUR, "dash"
+    )
+    data += legend
     return figure(
         data,
         title + cut,
@@ -350,44 +394,13 @@ def spreads_figure(ed: EditionData) -> Figure:
             "(95% interval %{customdata[2]:.2f}–%{customdata[3]:.2f})<extra></extra>",
         }
     ]
-    floors = [ed.reference.best(t) for t in order]
-    if any(f is not None for f in floors):
-        data.append(
-            {
-                "type": "scatter",
-                "x": [f if f is not None else None for f in floors],
-                "y": list(range(len(order))),
-                "mode": "markers",
-                "name": "best cue-only floor",
-                "marker": {
-                    "symbol": "line-ns-open",
-                    "size": 24,
-                    "color": FLOOR_COLOUR,
-                    "line": {"width": 3, "color": FLOOR_COLOUR},
-                },
-                "customdata": labels,
-                "hovertemplate": "%{customdata}: best cue-only floor %{x:.2f}<extra></extra>",
-            }
-        )
-    chance = [ed.reference.chance.get(t) for t in order]
-    if any(c is not None for c in chance):
-        data.append(
-            {
-                "type": "scatter",
-                "x": [c if c is not None else None for c in chance],
-                "y": list(range(len(order))),
-                "mode": "markers",
-                "name": "chance level",
-                "marker": {
-                    "symbol": "x-thin-open",
-                    "size": 12,
-                    "color": CHANCE_COLOUR,
-                    "line": {"width": 2, "color": CHANCE_COLOUR},
-                },
-                "customdata": labels,
-                "hovertemplate": "%{customdata}: chance level %{x:.2f}<extra></extra>",
-            }
-        )
+    data += reference_markers(
+        [ed.reference.best(t) for t in order],
+        [ed.reference.chance.get(t) for t in order],
+        list(range(len(order))),
+        labels,
+        24,
+    )
     return figure(
         data,
         title,
@@ -429,12 +442,14 @@ def task_figure(ed: EditionData, task_id: str) -> Figure:
             what="score",
         )
     ]
-    floor, chance = ed.reference.best(task_id), ed.reference.chance.get(task_id)
-    shapes = _vline(floor, FLOOR_COLOUR, "dash") + _vline(chance, CHANCE_COLOUR, "dot")
-    if floor is not None:
-        data.append(_legend_line(f"best cue-only floor {floor:.1f}", FLOOR_COLOUR, "dash"))
-    if chance is not None:
-        data.append(_legend_line(f"chance {chance:.1f}", CHANCE_COLOUR, "dot"))
+    floor_shapes, floor_legend = reference_line(
+        ed.reference.best(task_id), "best cue-only floor", FLOOR_COLOUR, "dash"
+    )
+    chance_shapes, chance_legend = reference_line(
+        ed.reference.chance.get(task_id), "chance", CHANCE_COLOUR, "dot"
+    )
+    shapes = floor_shapes + chance_shapes
+    data += floor_legend + chance_legend
     return figure(
         data,
         title + cut,
@@ -621,42 +636,9 @@ def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
             what="score",
         )
     ]
-    floors = [ed.reference.best(t) for t in tids]
-    if any(f is not None for f in floors):
-        data.append(
-            {
-                "type": "scatter",
-                "x": floors,
-                "y": labels,
-                "mode": "markers",
-                "name": "best cue-only floor",
-                "marker": {
-                    "symbol": "line-ns-open",
-                    "size": 18,
-                    "color": FLOOR_COLOUR,
-                    "line": {"width": 3, "color": FLOOR_COLOUR},
-                },
-                "hovertemplate": "%{y}: best cue-only floor %{x:.2f}<extra></extra>",
-            }
-        )
-    chance = [ed.reference.chance.get(t) for t in tids]
-    if any(c is not None for c in chance):
-        data.append(
-            {
-                "type": "scatter",
-                "x": chance,
-                "y": labels,
-                "mode": "markers",
-                "name": "chance level",
-                "marker": {
-                    "symbol": "x-thin-open",
-                    "size": 11,
-                    "color": CHANCE_COLOUR,
-                    "line": {"width": 2, "color": CHANCE_COLOUR},
-                },
-                "hovertemplate": "%{y}: chance level %{x:.2f}<extra></extra>",
-            }
-        )
+    data += reference_markers(
+        [ed.reference.best(t) for t in tids], [ed.reference.chance.get(t) for t in tids], labels, labels, 18
+    )
     return figure(
         data,
         title,

@@ -34,7 +34,7 @@ METHODOLOGY = f"""## How scores are computed
   like a model's scores, as a grey reference row.
 * **Compare**: paired bootstrap interval of A − B per task, block and overall; for choice
   tasks McNemar's exact test on the items one model got right and the other wrong.
-* **Task spreads**: a task whose range across models is smaller than the median width of
+* **Task spreads** (Tasks tab): a task whose range across models is smaller than the median width of
   its models' intervals no longer separates models.
 
 ## Admission: one rule, shared with `yoxla verify`

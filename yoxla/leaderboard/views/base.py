@@ -1,9 +1,11 @@
 """What every view shares: the read-only context, the view interface, tables with a CSV download.
 
 A view is one tab. It builds its own components (:meth:`View.build`), wires its own events
-(:meth:`View.wire`), answers a deep link (:meth:`View.route`) and renders an edition
-(:meth:`View.render`). Every update is a dict keyed by component, never a positional tuple,
-so a view can add a component without touching anyone else's output list.
+(:meth:`View.wire`), renders an edition, with a deep link's query when there is one
+(:meth:`View.render`), and prepares at start-up what that needs (:meth:`View.warm`). Every
+update is a dict keyed by component, never a positional tuple, so a view can add a component
+without touching anyone else's output list. The page renders a tab when it is opened, through
+the tab's trigger (:meth:`Context.request`).
 """
 
 from __future__ import annotations
@@ -244,6 +246,34 @@ class View:
     def warm(self, ctx: Context, edition: str) -> None:
         """Compute at start-up what :meth:`render` will need (the default renders once)."""
         self.render(ctx, edition)
+
+
+class TaskPickerView(View):
+    """A view with a task picker whose choice re-renders part of the view (its page)."""
+
+    picker: Any
+    url_param: str | None = None  # put the picked task in the URL under this name
+
+    def page(self, ctx: Context, edition: str, task_id: str | None) -> Update:
+        raise NotImplementedError
+
+    def page_outputs(self) -> list[Any]:
+        raise NotImplementedError
+
+    def task_ids(self, ctx: Context, edition: str) -> list[str]:
+        return list(ctx.prepared.edition(edition).standard.task_ids)
+
+    def warm(self, ctx: Context, edition: str) -> None:
+        self.render(ctx, edition)
+        for tid in self.task_ids(ctx, edition):
+            self.page(ctx, edition, tid)
+
+    def wire(self, ctx: Context) -> None:
+        event = self.picker.input(
+            lambda ed, t: self.page(ctx, ed, t), [ctx.edition, self.picker], self.page_outputs()
+        )
+        if self.url_param:
+            event.then(None, self.picker, None, js=set_param_js(self.url_param))
 
 
 def keep_or_first(value: Any, choices: list[Any]) -> Any:

@@ -7,11 +7,11 @@ from typing import Any
 import gradio as gr
 
 from yoxla.leaderboard import figures, tables
-from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, plot_data
+from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first, plot_data
 from yoxla.suite import load_suite
 
 
-class BreakdownsView(View):
+class BreakdownsView(TaskPickerView):
     tab_id = "breakdowns"
     title = "Breakdowns"
 
@@ -34,6 +34,9 @@ class BreakdownsView(View):
             "and that answer. A share far above the gold's own class balance means the model leans on one label."
         )
         self.modal = Table("Modal answer share per choice task", "modal-share", elem_id="modal-table")
+
+    def task_ids(self, ctx: Context, edition: str) -> list[str]:
+        return tables.breakdown_tasks(ctx.prepared.edition(edition).standard.task_ids)
 
     def page_outputs(self) -> list[Any]:
         return [self.heatmap, *self.table.outputs, self.classes]
@@ -89,13 +92,3 @@ class BreakdownsView(View):
                 stem=f"modal-{ed.name}",
             ),
         }
-
-    def warm(self, ctx: Context, edition: str) -> None:
-        self.render(ctx, edition)
-        for tid in tables.breakdown_tasks(ctx.prepared.edition(edition).standard.task_ids):
-            self.page(ctx, edition, tid)
-
-    def wire(self, ctx: Context) -> None:
-        self.picker.input(
-            lambda ed, t: self.page(ctx, ed, t), [ctx.edition, self.picker], self.page_outputs()
-        )

@@ -7,7 +7,7 @@ from typing import Any
 import gradio as gr
 
 from yoxla.leaderboard import figures, tables
-from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first
+from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
 from yoxla.suite import load_suite
 
 WHY = """### Why did the score move? Span recall against token F1
@@ -21,7 +21,7 @@ each model's numbers and, from them, the main reason the two differ.
 """
 
 
-class DiagnosticsView(View):
+class DiagnosticsView(TaskPickerView):
     tab_id = "diagnostics"
     title = "Diagnostics"
 
@@ -98,13 +98,3 @@ class DiagnosticsView(View):
                 stem=f"span-{ed.name}",
             ),
         }
-
-    def warm(self, ctx: Context, edition: str) -> None:
-        self.render(ctx, edition)
-        for tid in ctx.prepared.edition(edition).standard.task_ids:
-            self.page(ctx, edition, tid)
-
-    def wire(self, ctx: Context) -> None:
-        self.picker.input(
-            lambda ed, t: self.page(ctx, ed, t), [ctx.edition, self.picker], self.page_outputs()
-        )

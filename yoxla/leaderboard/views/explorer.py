@@ -54,7 +54,7 @@ class ExplorerView(View):
                 list(explorer.VERDICTS), value="all", label="A's verdict", elem_id="explorer-verdict"
             )
             self.pair = gr.Radio(list(explorer.PAIRS), value="any", label="A vs B")
-        with gr.Row(equal_height=True):
+        with gr.Row():
             self.bval = gr.Dropdown([NONE], value=NONE, label="Breakdown value", allow_custom_value=True)
             self.nm = gr.Dropdown([NONE], value=NONE, label="Near-miss kind", allow_custom_value=True)
             self.search = gr.Textbox(label="Text search (answers and inputs)", elem_id="explorer-search")

@@ -135,11 +135,10 @@ class LeaderboardView(View):
         )
         view = tables.leaderboard_view(frame, ed, group, filters, columns or ())
         styler = None
-        if view.floor_row is not None:
-            floor = view.floor_row
-            styler = view.table.style.apply(
-                lambda row: [FLOOR_STYLE if row.name == floor else "" for _ in row], axis=1
-            )
+        if view.floor_row is not None:  # the reference row in grey (one styles frame, not per row)
+            styles = tables.pd.DataFrame("", index=view.table.index, columns=view.table.columns)
+            styles.iloc[view.floor_row] = FLOOR_STYLE
+            styler = view.table.style.apply(lambda _: styles, axis=None)
         board = ed.boards[group]
         if board.empty:
             count = (

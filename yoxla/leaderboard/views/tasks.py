@@ -15,7 +15,7 @@ from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import figures, tables
 from yoxla.leaderboard.prepared import EditionData, block_title
 from yoxla.leaderboard.task_notes import note
-from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, set_param_js
+from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
 from yoxla.suite import load_suite
 
 
@@ -75,9 +75,10 @@ def example(task_id: str) -> tuple[str, str, str]:
     return messages[0]["content"], messages[1]["content"], gold_text
 
 
-class TasksView(View):
+class TasksView(TaskPickerView):
     tab_id = "tasks"
     title = "Tasks"
+    url_param = "task"
 
     def build(self, ctx: Context) -> None:
         gr.Markdown(
@@ -196,13 +197,3 @@ class TasksView(View):
             **self.page(ctx, ed.name, task_id),
         }
         return out
-
-    def warm(self, ctx: Context, edition: str) -> None:
-        self.render(ctx, edition)
-        for tid in ctx.prepared.edition(edition).standard.task_ids:
-            self.page(ctx, edition, tid)
-
-    def wire(self, ctx: Context) -> None:
-        self.picker.input(
-            lambda ed, t: self.page(ctx, ed, t), [ctx.edition, self.picker], self.page_outputs()
-        ).then(None, self.picker, None, js=set_param_js("task"))
