@@ -1,26 +1,31 @@
-"""The YOXLA leaderboard Space: Gradio layout and events only.
+"""The YOXLA leaderboard Space: the page frame and the wiring; each tab is a view module.
 
-All data work (loading, admission, tables, bootstrap, figures, explorer) lives in plain
-functions in ``yoxla.leaderboard``; nothing is loaded at import. ``build_app()`` admits the
-files under ``results/`` once and builds the Blocks. Every string that comes from a result
-file or a dataset is shown in text components (Dataframe, Textbox, Dropdown,
-HighlightedText), never as HTML or Markdown.
+Data work (admission, intervals, floors, tables, figures) lives in ``yoxla.leaderboard``;
+each tab is one module of ``yoxla.leaderboard.views`` that builds its section and wires its
+events from one shared, read-only :class:`~yoxla.leaderboard.prepared.Prepared`. Nothing is
+loaded at import: ``build_app()`` admits the files under ``results/``, prepares everything
+the views read, and builds the page. Every string from a result file or a dataset is shown
+in text components, never as HTML or Markdown.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-EDITION_CHOICES = ["v1", "sample"]
-HIGHLIGHT_COLORS = {"gold": "#ffd54f", "model": "#90caf9", "both": "#a5d6a7"}
-NONE = ""
+CSS = """
+.yoxla-table th, .yoxla-table th * { word-break: normal !important; overflow-wrap: normal !important;
+  hyphens: none !important; }
+.yoxla-csv { max-width: 14em; }
+#rank-rule { font-size: 0.92em; color: var(--body-text-color-subdued); }
+"""
 
 
-def _dtypes(df: Any) -> list[str]:
-    return ["number" if str(t).startswith(("int", "float", "Int", "Float")) else "str" for t in df.dtypes]
+def say(message: str) -> None:
+    print(f"[yoxla] {message}", flush=True)
 
 
 def build_app(
@@ -29,294 +34,128 @@ def build_app(
     data_dir: str | None = None,
     trusted_keys: str | None = None,
     board: Any = None,
+    log: Callable[[str], None] | None = None,
+    warm: bool = True,
 ) -> Any:
+    """The page on an admitted board; ``warm=False`` leaves the views' preparation to ``demo.yoxla_warm()``."""
     import gradio as gr
 
-    from yoxla.leaderboard import explorer, figures, tables, texts
+    from yoxla.editions import EDITIONS
+    from yoxla.leaderboard import texts
     from yoxla.leaderboard.board import load_board
-    from yoxla.suite import load_suite
+    from yoxla.leaderboard.prepared import prepare
+    from yoxla.leaderboard.routing import resolve
+    from yoxla.leaderboard.views import VIEWS, Context, Downloads
+    from yoxla.leaderboard.views.base import SET_PARAM_JS, set_param_js
 
+    note = log or (lambda _m: None)
     board = board or load_board(
-        results_dir, data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"), trusted_keys=trusted_keys
+        results_dir,
+        data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"),
+        trusted_keys=trusted_keys,
+        log=note,
     )
-    suite = load_suite()
-    blocks = list(suite.blocks)
-    ed0 = board.default_edition()
-    csv_dir = Path(tempfile.mkdtemp(prefix="yoxla-csv-"))
+    note("computing intervals, ranks and floors")
+    ctx = Context(prepare(board, log=note), Downloads())
+    views = [cls() for cls in VIEWS]
+    ctx.views = {v.tab_id: v for v in views}
 
-    def df_update(df: Any) -> Any:
-        if len(df.columns) == 0:
-            df = tables.pd.DataFrame(columns=["(nothing to show)"])
-        return gr.update(value=df, datatype=_dtypes(df))
-
-    # ---------------------------------------------------------------- data functions
-    def status_line(ed: str) -> str:
-        shown = board.shown(ed)
-        other = [v for v in board.excluded() if v.edition in (ed, None)]
-        n_ex = sum(v.status == "excluded" for v in other)
-        n_sup = sum(v.status == "superseded" for v in other)
-        return (
-            f"Edition {ed}: {len(shown)} model(s) shown, {n_ex} file(s) excluded, {n_sup} superseded. "
-            "See Methodology for the reasons."
-        )
-
-    def leaderboard(ed: str, search: str) -> tuple[Any, Any, Any]:
-        df = tables.leaderboard_table(board, ed, search or "")
-        path = csv_dir / f"yoxla-leaderboard-{ed}.csv"
-        df.to_csv(path, index=False)
-        return df_update(df), figures.leaderboard_figure(df), gr.update(value=str(path))
-
-    def block_outputs(ed: str) -> list[Any]:
-        out: list[Any] = []
-        for b in blocks:
-            out += [df_update(tables.block_table(board, ed, b)), figures.block_figure(board, ed, b)]
-        return out
-
-    def breakdown(ed: str, task_id: str | None) -> tuple[Any, Any, Any]:
-        if not task_id:
-            empty = tables.pd.DataFrame()
-            return df_update(empty), figures.near_miss_figure(board, ed, None), df_update(empty)
-        return (
-            df_update(tables.breakdown_display(board, ed, task_id)),
-            figures.breakdown_heatmap(board, ed, task_id),
-            df_update(tables.near_miss_table(board, ed, task_id)),
-        )
-
-    def explore(ed, task_id, key_a, key_b, verdict, pair, bval, nm, search, page):  # type: ignore[no-untyped-def]
-        if not (task_id and key_a):
-            empty = tables.pd.DataFrame(columns=["id"])
-            return df_update(empty), "pick a task and a model", gr.update(choices=[], value=None), 1
-        df = explorer.filter_examples(
-            board, ed, task_id, key_a, key_b or None, verdict, bval or None, nm or None, search or "", pair
-        )
-        part, page, info = explorer.page_of(df, page)
-        ids = part["id"].tolist() if "id" in part else []
-        return df_update(part), info, gr.update(choices=ids, value=ids[0] if ids else None), page
-
-    def open_example(ed, task_id, key_a, key_b, example_id):  # type: ignore[no-untyped-def]
-        blank = ("", "", "", "", "", "", None, "", "")
-        if not (task_id and key_a and example_id):
-            return blank
-        va = explorer.example_view(board, ed, task_id, key_a, example_id)
-        if va is None:
-            return blank
-        b_answer = b_verdict = ""
-        if key_b:
-            vb = explorer.example_view(board, ed, task_id, key_b, example_id)
-            if vb is not None:
-                b_answer, b_verdict = vb.answer, vb.verdict
-        return (
-            va.inputs,
-            va.gold,
-            va.answer,
-            va.reasoning,
-            va.parsed,
-            va.verdict,
-            va.highlight,
-            b_answer,
-            b_verdict,
-        )
-
-    def explorer_pickers(ed: str, task_id: str | None, key_a: str | None) -> tuple[Any, Any]:
-        bvals = explorer.breakdown_values(board, ed, task_id) if task_id else []
-        nms = explorer.near_miss_values(board, ed, task_id, key_a) if task_id and key_a else []
-        return gr.update(choices=[NONE, *bvals], value=NONE), gr.update(choices=[NONE, *nms], value=NONE)
-
-    def compare(ed: str, a: str | None, b: str | None) -> Any:
-        if not (a and b):
-            return df_update(tables.pd.DataFrame(columns=["Level", "Name"]))
-        return df_update(tables.compare_table(board, ed, a, b))
-
-    def edition_changed(ed: str) -> list[Any]:
-        models = tables.model_choices(board, ed)
-        keys = [k for _, k in models]
-        bt = tables.breakdown_tasks(board, ed)
-        tids = board.task_ids(ed)
-        lb_df, lb_fig, lb_csv = leaderboard(ed, "")
-        bd = breakdown(ed, bt[0] if bt else None)
-        out = [status_line(ed), "", lb_df, lb_fig, lb_csv, *block_outputs(ed)]
-        out += [df_update(tables.spreads_table(board, ed)), figures.spreads_figure(board, ed)]
-        out += [gr.update(choices=bt, value=bt[0] if bt else None), *bd]
-        out += [df_update(tables.modal_share_table(board, ed)), figures.span_figure(board, ed)]
-        out += [
-            gr.update(choices=tids, value=tids[0] if tids else None),
-            gr.update(choices=models, value=keys[0] if keys else None),
-            gr.update(choices=[("(none)", NONE), *models], value=NONE),
-        ]
-        out += [
-            gr.update(choices=models, value=keys[0] if keys else None),
-            gr.update(choices=models, value=keys[1] if len(keys) > 1 else (keys[0] if keys else None)),
-        ]
-        out += [df_update(tables.admitted_table(board, ed)), df_update(tables.excluded_table(board))]
-        return out
-
-    # ---------------------------------------------------------------- layout
+    note("building the page")
     with gr.Blocks(title="YOXLA leaderboard") as demo:
         gr.Markdown(texts.INTRO)
-        with gr.Row():
-            edition = gr.Dropdown(EDITION_CHOICES, value=ed0, label="Edition", scale=1)
-            status = gr.Textbox(label="Admission", interactive=False, scale=4)
-        with gr.Tabs():
-            with gr.Tab("Leaderboard", id="leaderboard"):
-                search = gr.Textbox(label="Search models or providers", placeholder="type to filter")
-                lb_table = gr.Dataframe(
-                    label="Leaderboard", interactive=False, wrap=True, elem_id="leaderboard-table"
-                )
-                csv_button = gr.DownloadButton("Download table as CSV")
-                lb_plot = gr.Plot(label="YOXLA score with 95% interval")
-            with gr.Tab("Blocks", id="blocks"):
-                block_comps: list[Any] = []
-                for b in blocks:
-                    gr.Markdown(f"### {tables.block_title(b)} ({suite.block_names.get(b, b)})")
-                    block_comps.append(gr.Dataframe(interactive=False, wrap=True))
-                    block_comps.append(gr.Plot())
-            with gr.Tab("Task spreads", id="spreads"):
-                spreads_table = gr.Dataframe(
-                    label="Spread of task scores across models", interactive=False, wrap=True
-                )
-                spreads_plot = gr.Plot()
-            with gr.Tab("Breakdowns", id="breakdowns"):
-                bd_task = gr.Dropdown(label="Task", choices=[])
-                with gr.Row():
-                    bd_plot = gr.Plot(scale=2)
-                    bd_table = gr.Dataframe(
-                        label="Breakdown (accuracy % and n)", interactive=False, wrap=True, scale=2
-                    )
-                nm_table = gr.Dataframe(
-                    label="Invalid outputs by near-miss kind (this task)", interactive=False
-                )
-                modal_table = gr.Dataframe(
-                    label="Modal answer share per choice task", interactive=False, wrap=True
-                )
-                span_plot = gr.Plot(label="Span recall vs precision")
-            with gr.Tab("Error explorer", id="explorer"):
-                with gr.Row():
-                    ex_task = gr.Dropdown(label="Task", choices=[], elem_id="explorer-task")
-                    ex_a = gr.Dropdown(label="Model A", choices=[], elem_id="explorer-model-a")
-                    ex_b = gr.Dropdown(label="Model B (optional)", choices=[])
-                with gr.Row():
-                    ex_verdict = gr.Radio(list(explorer.VERDICTS), value="all", label="A's verdict")
-                    ex_pair = gr.Radio(list(explorer.PAIRS), value="any", label="A vs B")
-                with gr.Row():
-                    ex_bval = gr.Dropdown(label="Breakdown value", choices=[NONE], value=NONE)
-                    ex_nm = gr.Dropdown(label="Near-miss kind", choices=[NONE], value=NONE)
-                    ex_search = gr.Textbox(label="Text search (answers and inputs)")
-                    ex_page = gr.Number(value=1, precision=0, minimum=1, label="Page")
-                ex_info = gr.Textbox(label="Matches", interactive=False)
-                ex_table = gr.Dataframe(interactive=False, wrap=True, elem_id="explorer-table")
-                ex_id = gr.Dropdown(label="Open example", choices=[], elem_id="explorer-example")
-                with gr.Row():
-                    with gr.Column():
-                        ex_inputs = gr.Textbox(
-                            label="Inputs", lines=6, interactive=False, elem_id="example-inputs"
-                        )
-                        ex_passage = gr.HighlightedText(
-                            label="Passage: gold span and the model's quote",
-                            color_map=HIGHLIGHT_COLORS,
-                            show_legend=True,
-                        )
-                    with gr.Column():
-                        ex_gold = gr.Textbox(label="Gold", interactive=False)
-                        ex_answer = gr.Textbox(
-                            label="A: raw answer", lines=3, interactive=False, elem_id="example-answer"
-                        )
-                        with gr.Accordion("A: reasoning (folded)", open=False):
-                            ex_reasoning = gr.Textbox(show_label=False, lines=6, interactive=False)
-                        ex_parsed = gr.Textbox(label="A: parsed value", interactive=False)
-                        ex_verdict_box = gr.Textbox(label="A: verdict", interactive=False)
-                        ex_b_answer = gr.Textbox(label="B: raw answer", lines=2, interactive=False)
-                        ex_b_verdict = gr.Textbox(label="B: verdict", interactive=False)
-            with gr.Tab("Compare", id="compare"):
-                with gr.Row():
-                    cmp_a = gr.Dropdown(label="Model A", choices=[])
-                    cmp_b = gr.Dropdown(label="Model B", choices=[])
-                cmp_table = gr.Dataframe(interactive=False, wrap=True)
-            with gr.Tab("Methodology", id="methodology"):
-                gr.Markdown(texts.METHODOLOGY)
-                gr.Markdown("### Admitted files of this edition")
-                admitted_table = gr.Dataframe(interactive=False, wrap=True)
-                gr.Markdown("### Excluded and superseded files (all editions)")
-                excluded_table = gr.Dataframe(interactive=False, wrap=True)
-            with gr.Tab("Submit", id="submit"):
-                gr.Markdown(texts.SUBMIT)
-
-        # ------------------------------------------------------------ events
-        ex_filters = [edition, ex_task, ex_a, ex_b, ex_verdict, ex_pair, ex_bval, ex_nm, ex_search, ex_page]
-        ex_out = [ex_table, ex_info, ex_id, ex_page]  # followed by view_out
-        view_out = [
-            ex_inputs,
-            ex_gold,
-            ex_answer,
-            ex_reasoning,
-            ex_parsed,
-            ex_verdict_box,
-            ex_passage,
-            ex_b_answer,
-            ex_b_verdict,
-        ]
-        ex_out = ex_out + view_out
-        all_out = [status, search, lb_table, lb_plot, csv_button, *block_comps, spreads_table, spreads_plot]
-        all_out += [
-            bd_task,
-            bd_table,
-            bd_plot,
-            nm_table,
-            modal_table,
-            span_plot,
-            ex_task,
-            ex_a,
-            ex_b,
-            cmp_a,
-            cmp_b,
-        ]
-        all_out += [admitted_table, excluded_table]
-
-        def refresh_explorer(*args):  # type: ignore[no-untyped-def]
-            """Filter and page, then open the first example of the page."""
-            table, info, ids, page = explore(*args)
-            ed, task_id, key_a, key_b = args[:4]
-            first = ids["value"] if isinstance(ids, dict) else None
-            return (table, info, ids, page, *open_example(ed, task_id, key_a, key_b, first))
-
-        load_evt = demo.load(edition_changed, edition, all_out)
-        load_evt.then(explorer_pickers, [edition, ex_task, ex_a], [ex_bval, ex_nm]).then(
-            refresh_explorer, ex_filters, ex_out
-        )
-        ch = edition.change(edition_changed, edition, all_out)
-        ch.then(explorer_pickers, [edition, ex_task, ex_a], [ex_bval, ex_nm]).then(
-            refresh_explorer, ex_filters, ex_out
-        )
-        search.submit(leaderboard, [edition, search], [lb_table, lb_plot, csv_button])
-        search.change(leaderboard, [edition, search], [lb_table, lb_plot, csv_button])
-        bd_task.change(breakdown, [edition, bd_task], [bd_table, bd_plot, nm_table])
-        for comp in (ex_task, ex_a):
-            comp.input(explorer_pickers, [edition, ex_task, ex_a], [ex_bval, ex_nm]).then(
-                refresh_explorer, ex_filters, ex_out
+        with gr.Row(equal_height=True):
+            ctx.edition = gr.Dropdown(
+                list(EDITIONS),
+                value=ctx.prepared.default_edition(),
+                label="Edition",
+                elem_id="edition",
+                scale=1,
             )
-        for comp in (ex_b, ex_verdict, ex_pair, ex_bval, ex_nm):
-            comp.input(refresh_explorer, ex_filters, ex_out)
-        ex_search.submit(refresh_explorer, ex_filters, ex_out)
-        ex_page.submit(refresh_explorer, ex_filters, ex_out)
-        ex_id.input(open_example, [edition, ex_task, ex_a, ex_b, ex_id], view_out)
+            status = gr.Markdown(elem_id="status")
+        ctx.rendered, ctx.current = gr.State({}), gr.State(views[0].tab_id)
+        with gr.Tabs(elem_id="tabs") as ctx.tabs:
+            for view in views:
+                with gr.Tab(view.title, id=view.tab_id) as tab:
+                    view.build(ctx)
+                    ctx.triggers[view.tab_id] = trigger = gr.State(None)
+                tab.select(None, js=set_param_js("tab", value=view.tab_id))
+                tab.select(  # a tab renders when first opened, and again only when its edition is stale
+                    lambda ed, done, v=view: {
+                        ctx.current: v.tab_id,
+                        **({} if done.get(v.tab_id) == ed else ctx.request(v.tab_id, ed, done)),
+                    },
+                    [ctx.edition, ctx.rendered],
+                    [ctx.current, ctx.rendered, trigger],
+                    show_progress="hidden",
+                )
+                if view.outputs():  # the render itself: only this view's outputs
+                    trigger.change(lambda req, v=view: v.render(ctx, **req["args"]), trigger, view.outputs())
+        for view in views:
+            view.wire(ctx)
+        triggers = list(ctx.triggers.values())
 
-        def pick_row(table, evt):  # type: ignore[no-untyped-def]
-            try:
-                return table.iloc[evt.index[0]]["id"]
-            except Exception:
-                return gr.update()
+        def status_line(edition: str) -> str:
+            return f"**Edition `{edition}`:** {board.admission_line(edition)}. Reasons under *Methodology*."
 
-        pick_row.__annotations__["evt"] = gr.SelectData  # resolved here: gradio injects the event
+        def on_load(request):  # type: ignore[no-untyped-def]
+            route = resolve(ctx.prepared, dict(request.query_params), tuple(ctx.triggers))
+            return {
+                ctx.edition: route.edition,
+                ctx.tabs: gr.Tabs(selected=route.tab),
+                ctx.current: route.tab,
+                status: status_line(route.edition),
+                **ctx.request(route.tab, route.edition, {}, route.params),
+            }
 
-        ex_table.select(pick_row, ex_table, ex_id).then(
-            open_example, [edition, ex_task, ex_a, ex_b, ex_id], view_out
+        on_load.__annotations__ = {"request": gr.Request}  # gradio injects the request
+        top = [ctx.edition, ctx.tabs, ctx.current, status, ctx.rendered, *triggers]
+        demo.load(on_load, None, top, js=SET_PARAM_JS)
+        ctx.edition.input(
+            lambda ed, tab: {status: status_line(ed), **ctx.request(tab, ed, {})},
+            [ctx.edition, ctx.current],
+            [status, ctx.rendered, *triggers],
+        ).then(
+            None,
+            ctx.edition,
+            None,
+            js="(e) => { window.yoxlaSetParam('model', null); "
+            "window.yoxlaSetParam('task', null); window.yoxlaSetParam('edition', e); }",
         )
-        for comp in (cmp_a, cmp_b):
-            comp.change(compare, [edition, cmp_a, cmp_b], cmp_table)
+
+    def prepare_views() -> None:  # every table and figure a view shows, for both editions
+        t0 = time.perf_counter()
+        for edition in EDITIONS:
+            for view in views:
+                view.warm(ctx, edition)
+        note(f"prepared every view's tables and figures ({time.perf_counter() - t0:.1f} s)")
+
+    demo.yoxla_context, demo.yoxla_warm = ctx, prepare_views  # for main(), benches and tests
+    if warm:
+        prepare_views()
     return demo
 
 
-if __name__ == "__main__":
-    build_app().launch(
+def launch(demo: Any, **kwargs: Any) -> Any:
+    """``demo.launch`` with the page's style sheet (Gradio 6 takes it at launch)."""
+    return demo.launch(css=CSS, **kwargs)
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    say("starting the YOXLA leaderboard (importing gradio)")
+    demo = build_app(log=say, warm=False)
+    _, url, _ = launch(
+        demo,
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        prevent_thread_lock=True,
+        quiet=True,
     )
+    say(f"ready at {url} ({time.perf_counter() - t0:.1f} s); preparing every view's tables and figures")
+    # Serving starts at once; a view opened meanwhile computes what it shows, then keeps it.
+    threading.Thread(target=demo.yoxla_warm, name="yoxla-warm", daemon=True).start()
+    demo.block_thread()
+
+
+if __name__ == "__main__":
+    main()

@@ -222,8 +222,9 @@ def aggregate(task: Task, rows: list[dict[str, Any]], results: list[ExampleResul
         m["spearman_valid"] = spearman(vp, vg)
         m["pearson_valid"] = pearson(vp, vg)
         errs = [abs(p - g) for p, g in zip(vp, vg, strict=True)]
-        m["mae"] = _mean(errs)
-        m["rmse"] = math.sqrt(_mean([e * e for e in errs]))
+        if errs:  # no valid answer: no error to report (0.0 would read as a perfect one)
+            m["mae"] = _mean(errs)
+            m["rmse"] = math.sqrt(_mean([e * e for e in errs]))
     if task.breakdown:
         suffix = "accuracy" if ev == "classification" else "score"
         m[f"per_{task.breakdown}_{suffix}"] = _grouped([row.get(task.breakdown) for row in rows], scores)

@@ -1,5 +1,12 @@
-"""The running app in headless Chromium: committed models listed, an example opened, and a
-planted ``<script>`` answer shown as text without running.
+"""The running app in headless Chromium, as a visitor sees it.
+
+Three apps: the committed files (plus a planted hostile answer), 100 synthetic full-size
+models on v1 next to the sample files, and the hostile folder. On each, every view of both
+editions opens with no error toast or "Error" box and every plot has titles and data or an
+explicit empty-state message. Also: the rank explanation is visible at 1440 px without
+scrolling sideways, headers never break inside a word, a deep link opens the model page it
+names, a row click opens a model page, the explorer takes page 0, and planted ``<script>``
+answers are shown as text without running.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` and pip ``selenium`` (no browser download).
 """
@@ -7,151 +14,317 @@ Needs Debian's ``chromium`` and ``chromium-driver`` and pip ``selenium`` (no bro
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-SCRIPT = "<script>window.__pwned=1</script>"
+from yoxla.testing.browser import browser_available
 
 pytestmark = pytest.mark.browser
 
-if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
+if not browser_available():
     # CI installs Chromium (.ci/run), so there a missing browser is a failure, not a skip.
     if os.environ.get("CI"):
         pytest.fail("CI: Chromium or chromedriver is missing", pytrace=False)
     pytest.skip("Chromium is absent: apt-get install chromium chromium-driver", allow_module_level=True)
 selenium = pytest.importorskip("selenium", reason="pip install selenium")
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from yoxla.testing.browser import (  # noqa: E402
+    chrome,
+    click_tab,
+    errors,
+    open_page,
+    plot_problems,
+    plots,
+    serve,
+    wait_idle,
+)
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = "<script>window.__pwned=1</script>"
+PLANTED_NAME = '<img src=x onerror="window.__pwned=4">'
+TABS = (
+    "Leaderboard",
+    "Model",
+    "Tasks",
+    "Blocks",
+    "Breakdowns",
+    "Diagnostics",
+    "Error explorer",
+    "Compare",
+    "Methodology",
+    "Submit",
+)
+MIN_PLOTS = {
+    "Leaderboard": 1,
+    "Model": 1,
+    "Tasks": 3,
+    "Blocks": 4,
+    "Breakdowns": 2,
+    "Diagnostics": 2,
+    "Compare": 1,
+}
+CONTENT = {  # an element each view fills when it renders
+    "Error explorer": "#explorer-table th",
+    "Methodology": "#excluded-table th",
+    "Model": "#model-scores th",
+    "Leaderboard": "#leaderboard-table th",
+}
+REPORTED_KEY = "v1/vllm__model-001.json"  # yoxla.testing.boards names openai/gpt-4o-mini so
 
 
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def committed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from yoxla.leaderboard.synthetic import build_result, planted_answers
     from yoxla.results import write_result
 
-    results = tmp_path_factory.mktemp("results")
-    (results / "sample").mkdir()
+    results = tmp_path_factory.mktemp("committed") / "results"
+    (results / "sample").mkdir(parents=True)
     for p in sorted((REPO / "results" / "sample").glob("*.json")):
-        shutil.copy(p, results / "sample" / p.name)
+        (results / "sample" / p.name).write_bytes(p.read_bytes())
     planted = build_result(
-        planted_answers,
-        provider="planted",
-        model="planted-model",
-        display_name='<img src=x onerror="window.__pwned=4">',
+        planted_answers, provider="planted", model="planted-model", display_name=PLANTED_NAME
     )
     write_result(planted, results / "sample" / "planted.json")
-    port = _free_port()
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "GRADIO_ANALYTICS_ENABLED": "False",
-    }
-    env["GRADIO_SERVER_PORT"] = str(port)
-    code = f"import app; app.build_app({str(results)!r}).launch(server_name='127.0.0.1', server_port={port})"
-    log = open(results / "app.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError("the app exited: " + (results / "app.log").read_text())
-            try:
-                with urllib.request.urlopen(url, timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("the app did not start within 60 s")
+    with serve(results) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+
+
+@pytest.fixture(scope="module")
+def synthetic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    results = tmp_path_factory.mktemp("synthetic") / "results"
+    with serve(results, synthetic=True, timeout=900) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def hostile_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from yoxla.testing.hostile import write_hostile_folder
+
+    root = tmp_path_factory.mktemp("hostile")
+    genuine = sorted((REPO / "results" / "sample").glob("*.json"))
+    _, trusted = write_hostile_folder(root / "results", genuine, root / "keys")
+    with serve(root / "results", trusted_keys=trusted) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="yoxla-chromium-")
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--window-size=1400,2000",
-    ):
-        opts.add_argument(flag)
-    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    try:
+    with chrome(1440, 1000) as d:
         yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _body(d: Any) -> str:
     return str(d.find_element(By.TAG_NAME, "body").text)
 
 
+def _selected_tab(d: Any) -> str:
+    return str(d.find_element(By.CSS_SELECTOR, "button[role=tab][aria-selected=true]").text.strip())
+
+
+RULE_JS = """
+const el = document.getElementById('rank-rule');
+if (!el) return null;
+const r = el.getBoundingClientRect();
+return {left: r.left, right: r.right, width: r.width, height: r.height, text: el.innerText,
+        inner: window.innerWidth, scroll: document.documentElement.scrollWidth};
+"""
+
+BROKEN_WORDS_JS = """
+const out = [];
+for (const th of document.querySelectorAll(arguments[0] + ' th')) {
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const re = /\\S+/g; let m;
+    while ((m = re.exec(node.textContent))) {
+      const range = document.createRange();
+      range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) out.push(m[0]);
+    }
+  }
+}
+return out;
+"""
+
+
+TRACES_JS = """
+return [...document.querySelectorAll('.js-plotly-plot')].filter(el => el.getClientRects().length).map(el => ({
+  title: String((el.layout.title && el.layout.title.text) || ''),
+  traces: (el.data || []).map(t => ({
+    type: t.type || 'scatter', xaxis: t.xaxis || 'x',
+    cells: t.z ? t.z.flat().length : 0,
+    coloured: t.z ? t.z.flat().filter(z => z !== null && isFinite(z)).length : 0,
+    scale: JSON.stringify(t.colorscale || null),
+  })),
+}));
+"""
+
+
+def _check_block_and_breakdown_plots(d: Any, title: str, where: str) -> None:
+    """Blocks: each task in its own panel (never every task on one row); heatmaps coloured."""
+    shown = d.execute_script(TRACES_JS)
+    if title == "Blocks":
+        drawn = [p for p in shown if p["traces"]]
+        assert drawn, where
+        for p in drawn:
+            axes = [t["xaxis"] for t in p["traces"]]
+            assert len(axes) == len(set(axes)) > 1, (where, p["title"], axes)
+    if title == "Breakdowns":
+        maps = [t for p in shown for t in p["traces"] if t["type"] == "heatmap"]
+        assert maps, where
+        for t in maps:
+            assert t["cells"] > 0 and t["coloured"] == t["cells"], (where, "a heatmap has grey cells", t)
+            assert "d0d0d0" not in t["scale"], where
+
+
+def _check_view(d: Any, where: str) -> None:
+    assert errors(d) == [], where
+    assert plot_problems(d) == [], where
+
+
+def _check_leaderboard(d: Any, where: str) -> None:
+    rule = d.execute_script(RULE_JS)
+    assert rule is not None and "Rank" in rule["text"], where
+    assert rule["width"] > 0 and rule["height"] > 0, where
+    assert 0 <= rule["left"] and rule["right"] <= 1440, (where, rule)
+    assert rule["scroll"] <= rule["inner"], (where, "the page scrolls sideways", rule)
+    assert d.execute_script(BROKEN_WORDS_JS, "#leaderboard-table") == [], where
+
+
+def _every_view(d: Any, url: str, app: str) -> None:
+    for edition in ("v1", "sample"):
+        open_page(d, url, edition=edition)
+        assert d.find_element(By.CSS_SELECTOR, "#edition input").get_attribute("value") == edition
+        for title in TABS:
+            click_tab(d, title)
+            where = f"{app}: {edition} / {title}"
+            _check_view(d, where)
+            assert len(plots(d)) >= MIN_PLOTS.get(title, 0), (where, "a plot was not drawn")
+            if title in CONTENT:
+                assert d.find_elements(By.CSS_SELECTOR, CONTENT[title]), (where, "the view did not render")
+            if title == "Submit":
+                assert "Add a model" in _body(d)
+            if edition == "sample" or app == "synthetic":
+                _check_block_and_breakdown_plots(d, title, where)
+            if title == "Leaderboard":
+                _check_leaderboard(d, where)
+
+
+def test_committed_files_every_view(committed_url: str, driver: Any) -> None:
+    _every_view(driver, committed_url, "committed")
+
+
+def test_synthetic_100_every_view(synthetic_url: str, driver: Any) -> None:
+    _every_view(driver, synthetic_url, "synthetic")
+
+
+def test_hostile_folder_every_view(hostile_url: str, driver: Any) -> None:
+    _every_view(driver, hostile_url, "hostile")
+    assert "Error" not in driver.find_element(By.CSS_SELECTOR, "#status").text
+
+
+def test_deep_link_opens_the_model_page_and_reported_results_sit_beside(
+    synthetic_url: str, driver: Any
+) -> None:
+    d = driver
+    open_page(d, synthetic_url, model=REPORTED_KEY)
+    assert _selected_tab(d) == "Model"
+    picker = d.find_element(By.CSS_SELECTOR, "#model-picker input").get_attribute("value")
+    assert picker.startswith("openai/gpt-4o-mini")
+    assert "Rank" in d.find_element(By.CSS_SELECTOR, "#model-summary").text
+    assert REPORTED_KEY in d.find_element(By.CSS_SELECTOR, "#model-facts").text
+    _check_view(d, "deep link")
+    # The reported results on v1, and this admitted file next to its reported numbers.
+    click_tab(d, "Leaderboard")
+    side = d.find_element(By.CSS_SELECTOR, "#reported-vs-admitted").text
+    assert "openai/gpt-4o-mini" in side and REPORTED_KEY in side
+    assert "yoxla 0.1.0 release notes" in _body(d)
+    # A task page deep link shows the real prompt of the sample edition.
+    open_page(d, synthetic_url, task="nli_v1")
+    assert _selected_tab(d) == "Tasks"
+    assert "Müddəa:" in d.find_element(By.CSS_SELECTOR, "#task-user textarea").get_attribute("value")
+    _check_view(d, "task deep link")
+
+
+def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: Any) -> None:
+    d = driver
+    wait = WebDriverWait(d, 60, poll_frequency=0.3)
+    open_page(d, committed_url)
+    # The main dropdown: switch to v1, which has no admitted file.
+    d.find_element(By.CSS_SELECTOR, "#edition input").click()
+    option = wait.until(
+        lambda d: next(
+            (
+                o
+                for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
+                if o.text.strip() == "v1"
+            ),
+            None,
+        )
+    )
+    option.click()
+    wait.until(lambda d: "No re-checked result file on" in d.find_element(By.CSS_SELECTOR, "#lb-count").text)
+    wait_idle(d)
+    _check_view(d, "v1 with no admitted file")
+    assert "Reported results" in _body(d)
+    assert "edition=v1" in d.current_url
+    # A row click opens that model's page, and the URL names it.
+    open_page(d, committed_url, edition="sample")
+    cell = d.find_element(By.CSS_SELECTOR, '#leaderboard-table [data-testid="cell-1-1"]')
+    name = cell.text.strip()
+    cell.click()
+    wait.until(lambda d: _selected_tab(d) == "Model")
+    wait_idle(d)
+    assert d.find_element(By.CSS_SELECTOR, "#model-picker input").get_attribute("value").startswith(name)
+    wait.until(lambda d: "model=" in d.current_url)
+    _check_view(d, "row click")
+    # Its weakest task opens the error explorer on that task, wrong answers only.
+    task = d.find_element(By.CSS_SELECTOR, '#model-weakest [data-testid="cell-0-0"]')
+    task_id = task.text.strip()
+    task.click()
+    wait.until(lambda d: _selected_tab(d) == "Error explorer")
+    wait_idle(d)
+    assert d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value") == task_id
+    checked = d.find_element(By.CSS_SELECTOR, "#explorer-verdict input:checked").get_attribute("value")
+    assert checked == "wrong"
+    _check_view(d, "weakest task link")
+    # Page 0 in the explorer: no error, page 1 shown.
+    click_tab(d, "Error explorer")
+    page = d.find_element(By.CSS_SELECTOR, "#explorer-page input")
+    page.send_keys(Keys.CONTROL, "a")
+    page.send_keys("0", Keys.ENTER)
+    wait_idle(d)
+    assert errors(d) == []
+    assert page.get_attribute("value") == "1"
+    assert "page 1 of" in d.find_element(By.CSS_SELECTOR, "#explorer-info textarea").get_attribute("value")
+
+
 def _answer(d: Any) -> str:
     return str(d.find_element(By.CSS_SELECTOR, "#example-answer textarea").get_attribute("value") or "")
 
 
-def test_leaderboard_explorer_and_planted_script(app_url: str, driver: Any) -> None:
+def test_planted_script_is_shown_as_text(committed_url: str, driver: Any) -> None:
     d = driver
-    wait = WebDriverWait(d, 30, poll_frequency=0.3)
-    d.get(app_url)
-    committed = ["overlap", "most_linked", "majority", "random", "longest", "first"]
-    wait.until(lambda d: all(name in _body(d) for name in committed))
-    assert 'onerror="window.__pwned=4"' in _body(d)  # the planted display name, as text
-
-    tab = next(
-        b for b in d.find_elements(By.CSS_SELECTOR, "button[role=tab]") if b.text.strip() == "Error explorer"
-    )
-    tab.click()
+    wait = WebDriverWait(d, 60, poll_frequency=0.3)
+    open_page(d, committed_url, edition="sample")
+    assert PLANTED_NAME in _body(d)  # the planted display name, as text
+    click_tab(d, "Error explorer")
     d.find_element(By.CSS_SELECTOR, "#explorer-model-a input").click()
     option = wait.until(
         lambda d: next(
             (
                 o
                 for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
-                if "planted" in (o.get_attribute("aria-label") or "")
+                if "planted" in (o.get_attribute("aria-label") or o.text or "")
             ),
             None,
         )
@@ -159,12 +332,11 @@ def test_leaderboard_explorer_and_planted_script(app_url: str, driver: Any) -> N
     option.click()
     wait.until(lambda d: _answer(d) == SCRIPT)  # the first example opens with the planted answer
     wait.until(lambda d: SCRIPT in _body(d))  # and the table shows it as visible text
-
-    # Open another example by clicking its row.
     d.find_element(By.CSS_SELECTOR, '#explorer-table [data-testid="cell-1-0"]').click()
     wait.until(lambda d: _answer(d) == '<img src=x onerror="window.__pwned=2">')
     time.sleep(0.5)
     assert d.execute_script("return typeof window.__pwned") == "undefined"
     assert not d.find_elements(By.CSS_SELECTOR, "img[src=x]")
+    _check_view(d, "planted")
     if os.environ.get("YOXLA_SCREENSHOT"):
         d.save_screenshot(os.environ["YOXLA_SCREENSHOT"])

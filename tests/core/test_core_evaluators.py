@@ -138,6 +138,14 @@ def test_sts_errors_are_measured_on_valid_rows():
     assert m["n_valid"] == 4
 
 
+def test_sts_errors_are_absent_when_no_answer_is_valid():
+    """0.0 would read as a perfect error for a model that never answered."""
+    task = SUITE.task("sts_v1")
+    _, m, _ = evaluate_task(task, _sts_rows([0.0, 2.0, 4.0]), ["?", "", "bilmirəm"])
+    assert m["n_valid"] == 0
+    assert "mae" not in m and "rmse" not in m
+
+
 @pytest.mark.parametrize(
     "raws",
     [pytest.param(["3"] * 5, id="constant_valid"), pytest.param(["?"] * 5, id="all_invalid")],

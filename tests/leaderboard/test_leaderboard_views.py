@@ -1,36 +1,67 @@
-"""Tables, bootstrap, explorer and the app's layout, without a browser."""
+"""Tables, figures, explorer, routing and the app's views, without a browser."""
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from leaderboard_helpers import REPO, write
+from leaderboard_helpers import COMMITTED, REPO, write
 
+from yoxla.editions import load_edition, load_rows
 from yoxla.evaluators import spearman
 from yoxla.leaderboard import explorer, figures, tables
 from yoxla.leaderboard.board import Board, load_board, model_key
 from yoxla.leaderboard.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
-from yoxla.leaderboard.synthetic import PLANTED, build_result, planted_answers
+from yoxla.leaderboard.data import DataSource
+from yoxla.leaderboard.prepared import Prepared, prepare, rank_ranges
+from yoxla.leaderboard.published import publications
+from yoxla.leaderboard.routing import resolve
+from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
+
+EVIL = "<script>x</script>"
+REPORTED = "openai/gpt-4o-mini"
 
 
 @pytest.fixture(scope="module")
-def board(tmp_path_factory: pytest.TempPathFactory) -> Board:
-    from leaderboard_helpers import COMMITTED
-
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
+    """The committed files, a planted one with metadata, and a v1 file whose rows are not here."""
     root = tmp_path_factory.mktemp("results")
+    (root / "sample").mkdir()
     for p in COMMITTED:
-        (root / "sample").mkdir(exist_ok=True)
         shutil.copy(p, root / "sample" / p.name)
     write(
         root / "sample" / "planted.json",
-        build_result(planted_answers, provider="evil", model="<script>x</script>"),
+        build_result(
+            planted_answers,
+            provider="evil",
+            model=EVIL,
+            metadata={"parameters": 7_000_000_000, "open_weights": True, "licence": "<b>mit</b>"},
+        ),
     )
-    return load_board(root, allow_hub=False, B=300)
+    # A v1 file built on small rows; admitted without them ("not re-checked").
+    sample = load_edition("sample")
+    rows = {tid: load_rows(sample, tid) for tid in sample.tasks}
+    v1 = edition_for_rows("v1", rows)
+    write(
+        root / "v1" / "openrouter__gpt-4o-mini.json",
+        build_result("overlap", edition=v1, rows=rows, provider="openrouter", model=REPORTED),
+    )
+    board = load_board(root, data=DataSource(allow_hub=False), B=300, editions={"v1": v1, "sample": sample})
+    return prepare(board)
+
+
+@pytest.fixture(scope="module")
+def board(prepared: Prepared) -> Board:
+    return prepared.board
 
 
 def test_bootstrap_helpers_agree_with_references() -> None:
@@ -48,53 +79,214 @@ def test_bootstrap_helpers_agree_with_references() -> None:
     assert mcnemar(np.array([1, 0]), np.array([1, 0]))[2] == 1.0
 
 
-def test_leaderboard_table(board: Board) -> None:
-    df = tables.leaderboard_table(board, "sample")
-    assert len(df) == len(board.shown("sample")) >= 9
-    assert {"Rank", "Model", "Trust", "YOXLA", "YOXLA 95% CI", "Understanding", "RAG 95% CI"} <= set(
-        df.columns
+def test_rank_ranges_explain_ties() -> None:
+    best, worst = rank_ranges(np.array([50.0, 40.0, 10.0, 45.0]), np.array([60.0, 55.0, 20.0, 70.0]))
+    assert list(best) == [1, 1, 4, 1]  # nobody lies wholly above the first three; the last is below all
+    assert list(worst) == [3, 3, 4, 3]
+
+
+def test_leaderboard_is_compact_with_floor_row_and_rank_ranges(prepared: Prepared) -> None:
+    ed = prepared.edition("sample")
+    frame = tables.leaderboard_frame(ed)
+    view = tables.leaderboard_view(frame, ed)
+    assert list(view.table.columns) == [
+        "Rank",
+        "Model",
+        "Trust",
+        "YOXLA",
+        "Understanding",
+        "Language",
+        "Knowledge",
+        "RAG",
+    ]
+    assert len(view.table) == len(ed.standard.models) + 1 == len(COMMITTED) + 2
+    floor = view.floor_row
+    assert floor is not None and view.keys[floor] is None
+    assert view.table.iloc[floor]["Model"] == tables.FLOOR_NAME
+    floor_score = float(view.table.iloc[floor]["YOXLA"])
+    above = [float(s.split(" ±")[0]) for s in view.table["YOXLA"][:floor]]
+    below = [float(s.split(" ±")[0]) for s in view.table["YOXLA"][floor + 1 :]]
+    assert all(s >= floor_score for s in above) and all(s < floor_score for s in below)
+    # "72.5 ±2.1" in the cell, both ends of the interval in the CSV frame.
+    row = frame[frame["Model"] == "overlap"].iloc[0]
+    assert row["YOXLA low"] <= row["YOXLA"] <= row["YOXLA high"]
+    shown = view.table[view.table["Model"] == "overlap"].iloc[0]
+    assert shown["YOXLA"] == f"{row['YOXLA']:.1f} ±{(row['YOXLA high'] - row['YOXLA low']) / 2:.1f}"
+    assert "–" in str(frame["Rank"].iloc[0]) or frame["Rank best"].iloc[0] == frame["Rank worst"].iloc[0]
+    assert EVIL in set(view.table["Model"])  # stored as text, shown as text
+
+
+def test_columns_and_filters_hide_rows_but_keep_ranks(prepared: Prepared) -> None:
+    ed = prepared.edition("sample")
+    frame = tables.leaderboard_frame(ed)
+    wide = tables.leaderboard_view(frame, ed, columns=tables.COLUMN_SETS)
+    assert {"NLI", "RAG select", "YOXLA 95% interval", "Provider", "Invalid %", "Size"} <= set(
+        wide.table.columns
     )
-    assert df["Rank"].min() == 1 and (df["Rank"].diff().dropna() >= 0).all()
-    row = df[df["Model"] == "overlap"].iloc[0]
-    lo, hi = (float(x) for x in row["YOXLA 95% CI"].split(" – "))
-    assert lo <= row["YOXLA"] <= hi
-    assert "<script>x</script>" in set(df["Model"])  # stored as text, shown as text
-    assert len(tables.leaderboard_table(board, "sample", search="over")) == 1
-    assert tables.leaderboard_table(board, "v1").empty
+    assert "±" in wide.table["Understanding"].iloc[1]
+    evil = tables.leaderboard_view(frame, ed, filters=tables.Filters(weights="open"))
+    models = [m for m in evil.table["Model"] if m != tables.FLOOR_NAME]
+    assert models == [EVIL]
+    rank = frame.loc[frame["Model"] == EVIL, "Rank"].iloc[0]
+    assert evil.table.loc[evil.table["Model"] == EVIL, "Rank"].iloc[0] == rank
+    assert frame.loc[frame["Model"] == EVIL, "Size band"].iloc[0] == "4–15B"
+    for f, n in [
+        (tables.Filters(size="4–15B"), 1),
+        (tables.Filters(weights="unknown"), len(COMMITTED)),
+        (tables.Filters(providers=("baseline",)), len(COMMITTED)),
+        (tables.Filters(trust="verified"), 0),
+        (tables.Filters(search="OVER"), 1),
+    ]:
+        assert tables.leaderboard_view(frame, ed, filters=f).shown == n, f
 
 
-def test_other_tabs(board: Board) -> None:
-    assert set(tables.block_table(board, "sample", "rag").columns) >= {"Model", "rag_selection_v1"}
-    spreads = tables.spreads_table(board, "sample")
-    assert len(spreads) == 11 and spreads["Range"].is_monotonic_decreasing
-    bt = tables.breakdown_tasks(board, "sample")
-    assert "az_tr_interference_v1" in bt
-    acc, cnt = tables.breakdown_table(board, "sample", "az_tr_interference_v1", min_n=1)
-    assert acc.shape == cnt.shape and acc.notna().all().all()
-    shown = tables.breakdown_display(board, "sample", "minimal_pairs_v1", min_n=10)
+def test_unchecked_and_reported_stay_apart(prepared: Prepared) -> None:
+    v1 = prepared.edition("v1")
+    assert v1.standard.empty and len(v1.unchecked) == 1
+    assert tables.leaderboard_frame(v1).empty  # never ranked
+    un = tables.unchecked_table(v1)
+    assert list(un["File"]) == ["v1/openrouter__gpt-4o-mini.json"] and "Why not re-checked" in un
+    (pub,) = publications()
+    assert pub.edition == "v1" and len(pub.models) == 9 and pub.date == "2026-09-13"
+    for m in pub.models:  # the reported YOXLA is the mean of the reported blocks
+        assert abs(sum(m.blocks.values()) / 4 - m.yoxla) < 0.006
+    assert len(tables.reported_table(v1)) == 9
+    side = tables.reported_vs_admitted(v1)
+    assert set(side["Model (as reported)"]) == {REPORTED}
+    yoxla = side[side["Level"] == "YOXLA"].iloc[0]
+    assert float(yoxla["Admitted − reported"]) == pytest.approx(float(yoxla["Admitted"]) - 67.96, abs=0.01)
+    assert tables.reported_table(prepared.edition("sample")).empty
+
+
+def test_floors_and_chance(prepared: Prepared) -> None:
+    ed = prepared.edition("sample")
+    assert ed.reference.available
+    for tid in ed.standard.task_ids:  # the committed files are the cue-only strategies themselves
+        best_file = max(v.tasks[tid].score for v in ed.standard.models if v.provider == "baseline")
+        assert ed.reference.best(tid) == pytest.approx(best_file)
+    assert ed.reference.chance["nli_v1"] == pytest.approx(100 / 3)
+    assert ed.reference.chance["knowledge_choice_v1"] == pytest.approx(5.0)
+    assert ed.reference.chance["sts_v1"] == 0.0 and ed.reference.chance["extractive_qa_v1"] is None
+    assert not prepared.edition("v1").reference.available  # no v1 rows here: no floors, still chance
+    assert prepared.edition("v1").reference.chance["nli_v1"] == pytest.approx(100 / 3)
+
+
+def test_diagnostics_show_every_metric_and_na(prepared: Prepared) -> None:
+    models = prepared.edition("sample").standard.models
+    evil = next(v for v in models if v.provider == "evil")
+    assert "mae" not in evil.tasks["sts_v1"].metrics  # no valid STS answer: no error to report
+    diag = tables.diagnostics_table(models, "sts_v1")
+    assert diag.loc[diag["Model"] == EVIL, "MAE (valid only)"].iloc[0] == "n/a"
+    assert diag.loc[diag["Model"] == "overlap", "MAE (valid only)"].iloc[0] != "n/a"
+    span = tables.diagnostics_table(models, "extractive_qa_v1")
+    for label in ("span precision", "exact-span rate", "unsupported rate", "over-sentence rate", "token F1"):
+        assert label in span
+    assert {"normalised EM", "strict EM"} <= set(span.columns)
+    cls = tables.diagnostics_table(models, "nli_v1")
+    assert {"macro-F1", "modal answer share", "invalid-output rate"} <= set(cls.columns)
+    long = tables.model_diagnostics(evil)
+    assert set(long["Task"]) == set(evil.tasks)
+    bd = tables.model_breakdowns(evil)
+    assert {"class", "phenomenon", "claim_type"} <= set(bd["By"])
+    nm = tables.model_near_miss(evil)
+    assert len(nm) > 0 and (nm["Outputs"] > 0).all()
+    why = tables.span_table(models, prepared.edition("sample").standard.task_ids)
     assert (
-        shown.drop(columns="Model")
-        .apply(lambda c: c.str.contains(r"^\d+\.\d \(n=2, below 10\)$"))
-        .all()
-        .all()
+        set(why["Task"]) == {"extractive_qa_v1", "qa_abstention_v1"}
+        and why["Why they differ"].str.len().min() > 0
     )
-    assert not tables.modal_share_table(board, "sample").empty
-    assert not tables.span_table(board, "sample").empty
-    nm = tables.near_miss_table(board, "sample")
-    assert nm.loc[nm["Model"] == "<script>x</script>", "Invalid outputs"].iloc[0] > 0
-    keys = [model_key(v) for v in board.shown("sample")]
-    cmp = tables.compare_table(board, "sample", keys[0], keys[-1])
-    assert cmp.iloc[0]["Name"] == "YOXLA" and "McNemar p" in cmp
-    for fig in (
-        figures.leaderboard_figure(tables.leaderboard_table(board, "sample")),
-        figures.block_figure(board, "sample", "understanding"),
-        figures.spreads_figure(board, "sample"),
-        figures.breakdown_heatmap(board, "sample", "rag_verification_v1"),
-        figures.span_figure(board, "sample"),
-        figures.near_miss_figure(board, "sample", None),
-    ):
-        assert fig.to_dict()["data"]
-    assert "<script>" not in figures.leaderboard_figure(tables.leaderboard_table(board, "sample")).to_json()
+
+
+def test_model_page_tables(prepared: Prepared) -> None:
+    ed = prepared.edition("sample")
+    r = ed.standard
+    v = r.models[r.index("sample/baseline__overlap.json")]
+    scores = tables.model_scores(v, r, ed)
+    assert list(scores["Level"]).count("task") == 11 and scores.iloc[0]["Name"] == "YOXLA"
+    assert scores.iloc[0]["Rank"].endswith(f"of {len(r.models)}")
+    assert (scores[scores["Level"] == "task"]["Best floor"] != "n/a").all()
+    facts = dict(zip(*tables.model_facts(v, ed).T.values, strict=True))
+    assert facts["File"] == "sample/baseline__overlap.json" and facts["Content digest"].startswith("sha256:")
+    assert facts["Parameters"] == "not stated"
+    evil = next(m for m in r.models if m.provider == "evil")
+    efacts = dict(zip(*tables.model_facts(evil, ed).T.values, strict=True))
+    assert efacts["Parameters"] == "7B" and efacts["Weights"] == "open" and efacts["Licence"] == "<b>mit</b>"
+    weak = tables.weakest_tasks(v, ed)
+    assert len(weak) == 3 and list(weak["Margin"]) == sorted(weak["Margin"])
+    v1 = prepared.edition("v1")
+    unchecked = v1.unchecked[0]
+    s = tables.model_scores(unchecked, None, v1)
+    assert (s["95% interval"] == "n/a").all()
+
+
+def _figure_ok(fig: dict[str, Any]) -> None:
+    lay = fig["layout"]
+    assert lay["title"]["text"].strip()
+    if fig["data"]:
+        for key, axis in lay.items():
+            if key.startswith(("xaxis", "yaxis")) and axis.get("visible", True):
+                assert axis["title"]["text"].strip(), key
+    else:
+        assert lay["annotations"][0]["text"].strip()
+    json.loads(figures.to_json(fig))  # strict JSON: no NaN
+
+
+def test_figures_have_titles_data_or_a_message(prepared: Prepared) -> None:
+    ed, v1 = prepared.edition("sample"), prepared.edition("v1")
+    models = ed.standard.models
+    v = models[0]
+    made = [
+        figures.leaderboard_figure(ed),
+        figures.spreads_figure(ed),
+        figures.task_figure(ed, "nli_v1"),
+        figures.breakdown_heatmap(models, "rag_verification_v1", "sample"),
+        figures.breakdown_heatmap(models, "nli_v1", "sample", "per_class_accuracy"),
+        figures.near_miss_figure(models, None, "sample"),
+        figures.span_figure(models, ed.standard.task_ids, "sample"),
+        figures.model_figure(v, ed.standard, ed),
+        figures.model_figure(v1.unchecked[0], None, v1),
+        figures.compare_figure(tables.compare_table(ed.standard, models[0].key, models[1].key), "sample"),
+    ]
+    made += [figures.block_figure(ed, b) for b in ed.standard.blocks]
+    for fig in made:
+        _figure_ok(fig)
+        assert fig["data"]
+    empty = [
+        figures.leaderboard_figure(v1),
+        figures.spreads_figure(v1),
+        figures.block_figure(v1, "rag"),
+        figures.breakdown_heatmap([], "nli_v1", "v1"),
+        figures.compare_figure(tables.pd.DataFrame(), "v1"),
+    ]
+    for fig in empty:
+        _figure_ok(fig)
+        assert not fig["data"]
+        assert "v1" in fig["layout"]["annotations"][0]["text"] or fig is empty[-1]
+    assert EVIL not in json.dumps(made) and "&lt;script&gt;" in json.dumps(made)
+
+
+def test_block_plot_gives_each_task_its_own_panel(prepared: Prepared) -> None:
+    fig = figures.block_figure(prepared.edition("sample"), "understanding")
+    axes = [t["xaxis"] for t in fig["data"]]
+    assert len(axes) == len(set(axes)) == 7  # the block and its six tasks, never on one row together
+    domains = [fig["layout"]["xaxis" if a == "x" else f"xaxis{a[1:]}"]["domain"] for a in axes]
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(domains))  # side by side, apart
+
+
+def test_breakdown_heatmap_colours_few_item_cells(prepared: Prepared) -> None:
+    fig = figures.breakdown_heatmap(prepared.edition("sample").standard.models, "minimal_pairs_v1", "sample")
+    z = np.array(fig["data"][0]["z"], dtype=float)
+    assert np.isfinite(z).all()  # every cell coloured by its score, none painted grey
+    assert all(t.endswith("*") for row in fig["data"][0]["text"] for t in row)  # n=2: marked, not hidden
+    assert "fewer than 10" in fig["layout"]["title"]["text"]
+
+
+def test_spreads_mark_floor_and_chance(prepared: Prepared) -> None:
+    fig = figures.spreads_figure(prepared.edition("sample"))
+    names = [t["name"] for t in fig["data"]]
+    assert names == ["a model", "best cue-only floor", "chance level"]
+    table = tables.spreads_table(prepared.edition("sample"))
+    assert list(fig["layout"]["yaxis"]["ticktext"]) == [tables.task_short(t) for t in table["Task"]]
 
 
 def test_explorer_filters_pages_and_views(board: Board) -> None:
@@ -102,6 +294,9 @@ def test_explorer_filters_pages_and_views(board: Board) -> None:
     df = explorer.filter_examples(board, "sample", "extractive_qa_v1", a)
     part, page, info = explorer.page_of(df, 1, size=5)
     assert len(part) == 5 and page == 1 and "page 1 of" in info
+    for wanted in (0, -3):
+        assert explorer.page_of(df, wanted, size=5)[1] == 1  # page 0 is page 1, no error
+    assert explorer.page_of(df, 10**6, size=5)[1] == -(-len(df) // 5)
     right_wrong = explorer.filter_examples(board, "sample", "extractive_qa_v1", a, b, pair="A right, B wrong")
     assert len(right_wrong) > 0 and (right_wrong["A verdict"] == "correct").all()
     assert (right_wrong["B verdict"] != "correct").all()
@@ -111,15 +306,12 @@ def test_explorer_filters_pages_and_views(board: Board) -> None:
     view = explorer.example_view(board, "sample", "extractive_qa_v1", a, ex_id)
     assert view is not None and view.gold and view.highlight
     assert {lab for _, lab in view.highlight} & {"gold", "both"}
-    assert "".join(t for t, _ in view.highlight).startswith(view.inputs.split("\n")[1][:20])
-    # Hostile answers come back verbatim, as text.
     evil = model_key(next(v for v in board.shown("sample") if v.provider == "evil"))
     inv = explorer.filter_examples(board, "sample", "nli_v1", evil, verdict="invalid")
     assert len(inv) == 12
     v = explorer.example_view(board, "sample", "nli_v1", evil, inv["id"][0])
     assert v is not None and v.answer == PLANTED[0] and v.verdict.startswith("invalid")
-    found = explorer.filter_examples(board, "sample", "nli_v1", evil, search="onerror")
-    assert 0 < len(found) < 12
+    assert 0 < len(explorer.filter_examples(board, "sample", "nli_v1", evil, search="onerror")) < 12
     kinds = explorer.near_miss_values(board, "sample", "nli_v1", evil)
     assert kinds and len(explorer.filter_examples(board, "sample", "nli_v1", evil, near_miss=kinds[0])) > 0
     assert explorer.breakdown_values(board, "sample", "az_tr_interference_v1")
@@ -130,19 +322,123 @@ def test_reasoning_is_folded_apart() -> None:
     assert explorer.split_reasoning("<think>never closed") == ("", "never closed")
 
 
-def test_app_import_is_light_and_builds(board: Board) -> None:
+def test_deep_links_resolve(prepared: Prepared) -> None:
+    r = resolve(prepared, {"model": "v1/openrouter__gpt-4o-mini.json"})
+    assert (r.tab, r.edition) == ("model", "v1")
+    r = resolve(prepared, {"model": "sample/baseline__overlap.json", "tab": "explorer", "edition": "v1"})
+    assert (r.tab, r.edition) == ("explorer", "sample")  # the model's own edition wins
+    assert resolve(prepared, {"task": "nli_v1"}).tab == "tasks"
+    r = resolve(prepared, {"tab": "<script>", "edition": "v9", "model": "../../etc/passwd"})
+    assert (r.tab, r.edition) == ("leaderboard", prepared.default_edition())
+
+
+def test_app_import_is_light() -> None:
     code = "import sys, app; bad = [m for m in ('gradio', 'pandas', 'datasets', 'torch') if m in sys.modules]; print(bad)"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_every_view_renders_both_editions_by_name(prepared: Prepared) -> None:
+    """Each view's render and deep-link updates are dicts over its own declared outputs."""
     sys.path.insert(0, str(REPO))
     import app
 
-    demo = app.build_app(board=board)
-    assert demo is not None and len(demo.fns) > 5
+    demo = app.build_app(board=prepared.board)
+    assert demo is not None and len(demo.fns) > 20
+    import gradio as gr
+
+    from yoxla.leaderboard.views import VIEWS, Context, Downloads
+    from yoxla.leaderboard.views.explorer import Query
+
+    ctx = Context(prepared, Downloads())
+    views = [cls() for cls in VIEWS]
+    ctx.views = {v.tab_id: v for v in views}
+    with gr.Blocks():
+        ctx.edition, ctx.rendered, ctx.current = gr.Dropdown(["v1", "sample"]), gr.State({}), gr.State("")
+        with gr.Tabs() as ctx.tabs:
+            for v in views:
+                with gr.Tab(v.title, id=v.tab_id):
+                    v.build(ctx)
+    params = [
+        {},
+        {"model": "sample/baseline__overlap.json", "task": "nli_v1", "verdict": "wrong"},
+        {"model": "v1/openrouter__gpt-4o-mini.json"},
+        {"model": "nope", "task": "nope"},
+    ]
+    for v in views:
+        allowed = set(map(id, v.outputs()))
+        for edition in ("sample", "v1"):
+            for p in params:
+                out = v.render(ctx, edition, p)
+                assert set(map(id, out)) <= allowed, (v.tab_id, edition, p)
+    model = ctx.views["model"]
+    page = model.show(ctx, "v1", "v1/openrouter__gpt-4o-mini.json")
+    assert page[model.picker]["value"] == "v1/openrouter__gpt-4o-mini.json"
+    assert "not re-checked" in page[model.summary].lower()
+    assert (
+        Path(page[model.download]["value"]).read_bytes()
+        == (Path(prepared.board.results_dir) / "v1" / "openrouter__gpt-4o-mini.json").read_bytes()
+    )
+    exp = ctx.views["explorer"]
+    opened = exp.open(ctx, "sample", "nli_v1", "sample/baseline__overlap.json", "wrong")
+    assert opened[exp.verdict] == "wrong" and opened[exp.page] == 1
+    zero = exp.results(ctx, "sample", Query("nli_v1", "sample/baseline__overlap.json", page=0))
+    assert zero[exp.page] == 1
 
 
-def test_empty_results_folder(tmp_path: Path) -> None:
-    b = load_board(tmp_path, allow_hub=False)
-    assert b.default_edition() == "sample"
-    assert tables.leaderboard_table(b, "sample").empty
-    assert tables.spreads_table(b, "sample").empty
+def test_csv_downloads_are_formula_safe(tmp_path: Path) -> None:
+    from yoxla.leaderboard.views.base import Downloads
+
+    d = Downloads(tmp_path)
+    frame = tables.pd.DataFrame({"Model": ["=HYPERLINK(1)", "@x", "ok"], "Diff": ["+1.5", "-2.0", "0"]})
+    text = Path(d.csv("t", frame)).read_text(encoding="utf-8")
+    assert "'=HYPERLINK(1)" in text and "'@x" in text and "+1.5" in text and "'+1.5" not in text
+    assert d.csv("t", frame) == d.csv("t", frame)
+
+
+def test_app_prints_what_it_does_at_start_up(tmp_path: Path) -> None:
+    results = tmp_path / "results" / "sample"
+    results.mkdir(parents=True)
+    for p in COMMITTED[:3]:
+        shutil.copy(p, results / p.name)
+    (results / "broken.json").write_text("{", encoding="utf-8")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "YOXLA_RESULTS_DIR": str(tmp_path / "results"),
+        "GRADIO_SERVER_PORT": str(port),
+        "HF_HUB_OFFLINE": "1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "PYTHONUNBUFFERED": "1",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "app.py"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 240
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip())
+            if "ready at" in line:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    text = "\n".join(lines)
+    assert "found 4 result file(s)" in text, text
+    assert "3 admitted (3 re-checked, 0 not re-checked), 1 excluded" in text, text
+    assert f"ready at http://127.0.0.1:{port}" in text, text
+    assert text.index("found") < text.index("admitted") < text.index("ready at")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +102,18 @@ class Board:
     def excluded(self) -> list[Verdict]:
         return [v for v in self.verdicts if not v.shown]
 
+    def admission_line(self, edition: str | None = None) -> str:
+        """One line: how many files are admitted (re-checked or not), excluded and superseded."""
+        vs = [v for v in self.verdicts if edition is None or v.edition in (edition, None)]
+        shown = [v for v in vs if v.shown]
+        rechecked = sum(v.rechecked for v in shown)
+        excluded = sum(v.status == "excluded" for v in vs)
+        superseded = sum(v.status == "superseded" for v in vs)
+        return (
+            f"{len(shown)} admitted ({rechecked} re-checked, {len(shown) - rechecked} not re-checked), "
+            f"{excluded} excluded, {superseded} superseded"
+        )
+
     def default_edition(self) -> str:
         """The first edition with re-checked, ranked files."""
         for ed in EDITIONS:
@@ -145,14 +159,16 @@ class Board:
         return [models[e["_i"]] for e in rank(entries, self.ranking(edition))]
 
     # Bootstrap ------------------------------------------------------------------------
-    def boot(self, edition: str) -> Boot:
-        if edition not in self._boot:
-            self._boot[edition] = self._run_boot(edition)
-        return self._boot[edition]
+    def boot(self, edition: str, group: str = "standard") -> Boot:
+        """Bootstrap replicates of one board (edition and run conditions), computed once."""
+        key = f"{edition}/{group}"
+        if key not in self._boot:
+            self._boot[key] = self._run_boot(edition, group)
+        return self._boot[key]
 
-    def _run_boot(self, edition: str) -> Boot:
+    def _run_boot(self, edition: str, group: str = "standard") -> Boot:
         suite = load_suite()
-        models = self.shown(edition)
+        models = self.shown(edition, group)
         rows = self.rows(edition)
         inputs: list[TaskInput] = []
         for tid in self.task_ids(edition):
@@ -317,14 +333,22 @@ def load_board(
     data: DataSource | None = None,
     B: int = B_DEFAULT,
     editions: dict[str, Edition] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Board:
+    """Admit every result file under ``results_dir``; ``log`` hears what is being done."""
+    say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
     data = data or DataSource(data_dir=data_dir, allow_hub=allow_hub)
+    files = find_result_files(folder)
+    say(f"found {len(files)} result file(s) under {folder}; checking them (cached by digest)")
+    t0 = time.perf_counter()
     verdicts = admit(
-        find_result_files(folder),
+        files,
         trusted=load_trusted_keys(trusted_keys),
         data=data,
         editions=editions,
         root=folder,
     )
-    return Board(verdicts=verdicts, data=data, results_dir=str(folder), B=B, editions=dict(editions or {}))
+    board = Board(verdicts=verdicts, data=data, results_dir=str(folder), B=B, editions=dict(editions or {}))
+    say(board.admission_line() + f" ({time.perf_counter() - t0:.1f} s)")
+    return board

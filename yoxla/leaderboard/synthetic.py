@@ -17,6 +17,7 @@ from yoxla.editions import Edition, load_edition, load_rows
 from yoxla.record import (
     DatasetInfo,
     ModelInfo,
+    ModelMetadata,
     RunConditions,
     RunInfo,
     TaskResult,
@@ -54,12 +55,14 @@ def build_result(
     sign_key: str | Path | None = None,
     thinking: bool = False,
     distributions: Mapping[str, list[dict[str, Any] | None]] | None = None,
+    metadata: ModelMetadata | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A result document written by the same writer as the runner's (:mod:`yoxla.record`).
 
     ``distributions`` gives a task's stored answer distributions in dataset order
     (``LabelDistribution.to_dict()`` or None); the edition's declarations (its own, or the
-    bundled file) decide groups and controls, as for a run.
+    bundled file) decide groups and controls, as for a run. ``metadata`` is the optional
+    model metadata (parameters, open weights, licence, …).
     """
     from yoxla.declarations import edition_declarations
 
@@ -93,6 +96,7 @@ def build_result(
             reported_model=model,
             base_url=None,
             display_name=display_name or model,
+            **({} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}),
         ),
         run=RunInfo(
             run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",

@@ -1,11 +1,15 @@
-"""pandas tables for every tab. Plain functions of a Board; no Gradio here.
+"""pandas tables for every view: plain functions of the prepared data; no Gradio here.
 
 Cells hold plain values (text and numbers); the app shows them in ``gr.Dataframe``, which
-renders text, never HTML.
+renders text, never HTML. Scores are 0-100; a score with its interval reads ``72.5 ±2.1``
+(half the width of the 95% bootstrap interval; the CSV download has both ends).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,179 +18,524 @@ import pandas as pd
 
 from yoxla.leaderboard.admission import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.board import Board, model_key
-from yoxla.leaderboard.bootstrap import Boot, arena_ranks, mcnemar, paired_interval
+from yoxla.leaderboard.bootstrap import mcnemar, paired_interval
+from yoxla.leaderboard.prepared import (
+    GROUP_TITLES,
+    UNKNOWN,
+    EditionData,
+    Ranked,
+    block_title,
+    rank_board,
+    size_band,
+    size_text,
+    weights,
+)
+from yoxla.leaderboard.published import BLOCKS, same_model
+from yoxla.record import RunConditions
 from yoxla.suite import load_suite
 
-BLOCK_TITLES = {
-    "understanding": "Understanding",
-    "language": "Language",
-    "knowledge": "Knowledge",
-    "rag": "RAG",
-}
 BREAKDOWN_MIN_N = 10
 NO_SEPARATION_RATIO = 1.0  # a task whose range is below this many median CI widths no longer separates
+NA = "n/a"
+FLOOR_NAME = "Best cue-only floor (reference, not a model)"
+
+TASK_SHORT = {
+    "extractive_qa_v1": "Extractive QA",
+    "qa_abstention_v1": "QA + abstain",
+    "nli_v1": "NLI",
+    "sts_v1": "STS",
+    "sentiment_v1": "Sentiment",
+    "intent_v1": "Intent",
+    "minimal_pairs_v1": "Minimal pairs",
+    "az_tr_interference_v1": "AZ/TR words",
+    "knowledge_choice_v1": "Facts",
+    "rag_verification_v1": "RAG verify",
+    "rag_selection_v1": "RAG select",
+}
+
+# Every scalar metric the evaluators compute: (key, label, kind). kind: rate (0-1, shown in %),
+# corr (a correlation), count, error (STS mean errors on the 0-5 scale), label (text).
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("accuracy", "accuracy", "rate"),
+    ("macro_f1", "macro-F1", "rate"),
+    ("modal_answer_share", "modal answer share", "rate"),
+    ("modal_answer", "modal answer", "label"),
+    ("overall_score", "overall score", "rate"),
+    ("answerability_accuracy", "answerability accuracy", "rate"),
+    ("unanswerable_accuracy", "unanswerable accuracy", "rate"),
+    ("abstention_rate", "abstention rate", "rate"),
+    ("span_recall", "span recall", "rate"),
+    ("span_precision", "span precision", "rate"),
+    ("exact_span_rate", "exact-span rate", "rate"),
+    ("unsupported_rate", "unsupported rate", "rate"),
+    ("over_sentence_rate", "over-sentence rate", "rate"),
+    ("token_f1", "token F1", "rate"),
+    ("normalized_em", "normalised EM", "rate"),
+    ("strict_em", "strict EM", "rate"),
+    ("spearman", "Spearman", "corr"),
+    ("pearson", "Pearson", "corr"),
+    ("spearman_valid", "Spearman (valid only)", "corr"),
+    ("pearson_valid", "Pearson (valid only)", "corr"),
+    ("mae", "MAE (valid only)", "error"),
+    ("rmse", "RMSE (valid only)", "error"),
+    ("invalid_output_rate", "invalid-output rate", "rate"),
+    ("n", "items", "count"),
+    ("n_valid", "valid answers", "count"),
+    ("n_answerable", "answerable items", "count"),
+    ("generation_errors", "generation errors", "count"),
+    ("truncated", "truncated answers", "count"),
+)
+SPAN_METRICS = (
+    "span_recall",
+    "span_precision",
+    "exact_span_rate",
+    "unsupported_rate",
+    "over_sentence_rate",
+    "token_f1",
+    "normalized_em",
+    "strict_em",
+)
+EVALUATOR_METRICS = {
+    "classification": ("accuracy", "macro_f1", "modal_answer_share", "modal_answer"),
+    "span": SPAN_METRICS,
+    "abstention": (
+        "overall_score",
+        "answerability_accuracy",
+        "unanswerable_accuracy",
+        "abstention_rate",
+        *SPAN_METRICS,
+        "n_answerable",
+    ),
+    "correlation": ("spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse"),
+}
+COMMON_METRICS = ("invalid_output_rate", "n", "n_valid", "generation_errors", "truncated")
+METRIC_LABEL = {k: label for k, label, _ in METRICS}
+METRIC_KIND = {k: kind for k, _, kind in METRICS}
 
 
-def block_title(block: str) -> str:
-    return BLOCK_TITLES.get(block, block)
+def task_short(task_id: str) -> str:
+    return TASK_SHORT.get(task_id, task_id)
 
 
-def _ci(lo: float, hi: float) -> str:
-    return f"{lo:.1f} – {hi:.1f}"
+def metric_keys(task_id: str) -> list[str]:
+    return [*EVALUATOR_METRICS[load_suite().task(task_id).evaluator], *COMMON_METRICS]
 
 
-def leaderboard_table(board: Board, edition: str, search: str = "") -> pd.DataFrame:
-    """Headline table: rank by interval overlap, scores with 95% bootstrap intervals."""
-    models = board.shown(edition)
-    suite = load_suite()
-    blocks = [b for b in suite.blocks if any(suite.task(t).block == b for t in board.task_ids(edition))]
-    cols = ["Rank", "Model", "Provider", "Trust", "YOXLA", "YOXLA 95% CI"]
-    for b in blocks:
-        cols += [block_title(b), f"{block_title(b)} 95% CI"]
-    cols += ["Generation errors", "Notes", "File"]
-    if not models:
-        return pd.DataFrame(columns=cols)
-    boot = board.boot(edition)
-    lo, hi = Boot.interval(boot.yoxla_reps)
-    ranks = arena_ranks(lo, hi)
-    rank_counts = pd.Series(ranks).value_counts()
-    blo, bhi = Boot.interval(boot.block_reps)
+def metric_text(key: str, value: Any) -> str:
+    """A metric as shown: rates in %, correlations and errors with three decimals, absent as n/a."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return NA
+    kind = METRIC_KIND.get(key, "corr")
+    if kind == "label":
+        return str(value)
+    if kind == "count":
+        return str(int(value))
+    if kind == "rate":
+        return f"{100 * float(value):.1f}%"
+    return f"{float(value):.3f}"
+
+
+def _r(x: float, nd: int = 1) -> str:
+    return NA if x is None or not np.isfinite(x) else f"{x:.{nd}f}"
+
+
+def pm(score: float, lo: float, hi: float) -> str:
+    """``72.5 ±2.1``: the score and half the width of its interval."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return _r(score)
+    return f"{score:.1f} ±{(hi - lo) / 2:.1f}"
+
+
+def interval_text(lo: float, hi: float) -> str:
+    return f"{lo:.1f}–{hi:.1f}"
+
+
+def trust_badge(v: Verdict) -> str:
+    return "✔ verified" if v.trust == "verified" else "community"
+
+
+# Leaderboard ------------------------------------------------------------------------------------
+
+
+def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
+    """The full leaderboard of one board, numbers unrounded: what the CSV download holds."""
+    r = ed.boards[group]
+    cols = ["Rank", "Rank best", "Rank worst", "Model", "Provider", "Model id", "Trust"]
+    cols += ["Parameters", "Size band", "Weights", "Board", "YOXLA", "YOXLA low", "YOXLA high"]
+    for b in r.blocks:
+        cols += [block_title(b), f"{block_title(b)} low", f"{block_title(b)} high"]
+    for t in r.task_ids:
+        cols += [t, f"{t} low", f"{t} high"]
+    cols += ["Invalid-output rate %", "Generation errors", "Notes", "File"]
     records: list[dict[str, Any]] = []
-    for i, v in enumerate(models):
-        notes = []
-        if rank_counts[ranks[i]] > 1:
-            notes.append(f"tied with {rank_counts[ranks[i]] - 1} other(s)")
-        if v.generation_errors:
-            notes.append(f"⚠ {v.generation_errors} generation error(s)")
-        if not v.rechecked:
-            notes.append(NOT_RECHECKED)
+    for i, v in enumerate(r.models):
         rec: dict[str, Any] = {
-            "Rank": int(ranks[i]),
+            "Rank": r.rank(i),
+            "Rank best": int(r.rank_best[i]),
+            "Rank worst": int(r.rank_worst[i]),
             "Model": v.name,
             "Provider": v.provider,
+            "Model id": v.model,
             "Trust": v.trust,
-            "YOXLA": round(float(v.scores["yoxla"]), 2),
-            "YOXLA 95% CI": _ci(lo[i], hi[i]),
+            "Parameters": _params(v),
+            "Size band": size_band(v),
+            "Weights": weights(v),
+            "Board": GROUP_TITLES.get(group, group),
+            "YOXLA": float(v.scores["yoxla"]),
+            "YOXLA low": float(r.yoxla_lo[i]),
+            "YOXLA high": float(r.yoxla_hi[i]),
         }
-        for b in blocks:
-            bi = boot.blocks.index(b)
-            rec[block_title(b)] = round(float(v.scores["blocks"].get(b, np.nan)), 2)
-            rec[f"{block_title(b)} 95% CI"] = _ci(blo[i, bi], bhi[i, bi])
+        for b in r.blocks:
+            lo, hi = r.block_interval(i, b)
+            rec[block_title(b)] = float(v.scores["blocks"].get(b, np.nan))
+            rec[f"{block_title(b)} low"], rec[f"{block_title(b)} high"] = lo, hi
+        for t in r.task_ids:
+            lo, hi = r.task_interval(i, t)
+            rec[t] = float(v.tasks[t].score)
+            rec[f"{t} low"], rec[f"{t} high"] = lo, hi
+        rec["Invalid-output rate %"] = 100 * invalid_rate(v)
         rec["Generation errors"] = int(v.generation_errors)
-        rec["Notes"] = "; ".join(notes)
+        rec["Notes"] = "; ".join(_notes(v))
         rec["File"] = model_key(v)
         records.append(rec)
-    df = pd.DataFrame.from_records(records, columns=cols).sort_values(
-        ["Rank", "YOXLA"], ascending=[True, False]
+    return pd.DataFrame.from_records(records, columns=cols)
+
+
+def _params(v: Verdict) -> Any:
+    md = v.model_info.metadata if v.model_info is not None else None
+    return md.parameters if md is not None and md.parameters is not None else None
+
+
+def _notes(v: Verdict) -> list[str]:
+    notes = []
+    if v.generation_errors:
+        notes.append(f"⚠ {v.generation_errors} generation error(s)")
+    if not v.rechecked:
+        notes.append(NOT_RECHECKED)
+    return notes
+
+
+def invalid_rate(v: Verdict) -> float:
+    n = sum(len(t.ids) for t in v.tasks.values())
+    bad = sum(int(t.metrics.get("n", 0)) - int(t.metrics.get("n_valid", 0)) for t in v.tasks.values())
+    return bad / n if n else 0.0
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a visitor narrows the leaderboard to. Ranks stay those of the whole board."""
+
+    search: str = ""
+    providers: tuple[str, ...] = ()
+    weights: str = "any"  # any | open | closed | unknown
+    size: str = "any"  # any | a size band | unknown
+    trust: str = "any"  # any | verified | community
+
+    def mask(self, frame: pd.DataFrame) -> pd.Series:
+        keep = pd.Series(True, index=frame.index)
+        if self.search.strip():
+            q = self.search.strip().casefold()
+            hay = (frame["Model"] + " " + frame["Provider"] + " " + frame["Model id"]).str.casefold()
+            keep &= hay.str.contains(q, regex=False)
+        if self.providers:
+            keep &= frame["Provider"].isin(self.providers)
+        if self.weights != "any":
+            keep &= frame["Weights"] == self.weights
+        if self.size != "any":
+            keep &= frame["Size band"] == self.size
+        if self.trust != "any":
+            keep &= frame["Trust"] == self.trust
+        return keep
+
+
+COLUMN_SETS = ("task scores", "intervals", "diagnostics")
+
+
+@dataclass
+class LeaderboardView:
+    table: pd.DataFrame  # what is shown
+    keys: list[str | None]  # the board key of each shown row (None: the floor row)
+    floor_row: int | None  # index of the greyed reference row
+    shown: int  # models shown after the filters
+    total: int
+
+
+def leaderboard_view(
+    frame: pd.DataFrame,
+    ed: EditionData,
+    group: str = "standard",
+    filters: Filters | None = None,
+    columns: Iterable[str] = (),
+) -> LeaderboardView:
+    """The compact table: rank, model, trust, YOXLA ±, the four blocks; more on request."""
+    filters = filters or Filters()
+    columns = set(columns)
+    r = ed.boards[group]
+    part = frame[filters.mask(frame)] if len(frame) else frame
+    with_iv, with_tasks, with_diag = (
+        "intervals" in columns,
+        "task scores" in columns,
+        "diagnostics" in columns,
     )
-    if search.strip():
-        q = search.strip().lower()
-        mask = df["Model"].str.lower().str.contains(q, regex=False) | df["Provider"].str.lower().str.contains(
-            q, regex=False
-        )
-        df = df[mask]
-    return df.reset_index(drop=True)
+    rows: list[dict[str, Any]] = []
+    keys: list[str | None] = []
+    for _, row in part.iterrows():
+        rec: dict[str, Any] = {
+            "Rank": row["Rank"],
+            "Model": row["Model"],
+            "Trust": "✔ verified" if row["Trust"] == "verified" else "community",
+            "YOXLA": pm(row["YOXLA"], row["YOXLA low"], row["YOXLA high"]),
+        }
+        if with_iv:
+            rec["YOXLA 95% interval"] = interval_text(row["YOXLA low"], row["YOXLA high"])
+        for b in r.blocks:
+            t = block_title(b)
+            rec[t] = pm(row[t], row[f"{t} low"], row[f"{t} high"]) if with_iv else _r(row[t])
+        if with_tasks:
+            for tid in r.task_ids:
+                rec[task_short(tid)] = (
+                    pm(row[tid], row[f"{tid} low"], row[f"{tid} high"]) if with_iv else _r(row[tid])
+                )
+        if with_diag:
+            rec["Provider"] = row["Provider"]
+            rec["Size"] = "" if pd.isna(row["Parameters"]) else f"{row['Parameters'] / 1e9:.3g}B"
+            rec["Weights"] = row["Weights"]
+            rec["Invalid %"] = f"{row['Invalid-output rate %']:.1f}"
+            rec["Gen. errors"] = str(int(row["Generation errors"]))
+            rec["Notes"] = row["Notes"]
+        rows.append(rec)
+        keys.append(str(row["File"]))
+    floor_row = None
+    summary = ed.reference.summary(ed.block_tasks())
+    if summary is not None and len(rows):
+        rec = {k: "" for k in rows[0]}
+        rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference", YOXLA=_r(summary["yoxla"]))
+        for b in r.blocks:
+            rec[block_title(b)] = _r(summary["blocks"].get(b, float("nan")))
+        if with_tasks:
+            for tid in r.task_ids:
+                rec[task_short(tid)] = _r(ed.reference.best(tid) or float("nan"))
+        scores = [float(x) for x in part["YOXLA"]]
+        floor_row = sum(s >= summary["yoxla"] for s in scores)
+        rows.insert(floor_row, rec)
+        keys.insert(floor_row, None)
+    cols = list(rows[0]) if rows else ["Rank", "Model", "Trust", "YOXLA", *map(block_title, r.blocks)]
+    return LeaderboardView(pd.DataFrame(rows, columns=cols), keys, floor_row, len(part), len(frame))
 
 
-def block_table(board: Board, edition: str, block: str) -> pd.DataFrame:
-    """Per block: each model's task scores and the primary metric's raw value."""
-    suite = load_suite()
-    tids = [t for t in board.task_ids(edition) if suite.task(t).block == block]
-    records = []
-    for v in board.shown(edition):
+def unchecked_table(ed: EditionData) -> pd.DataFrame:
+    """Admitted files whose scores could not be re-checked here: listed apart, never ranked."""
+    cols = ["Model", "Provider", "Trust", "YOXLA (as stored)"]
+    cols += [block_title(b) for b in BLOCKS] + ["Why not re-checked", "File"]
+    out = []
+    for v in ed.unchecked:
         rec: dict[str, Any] = {
             "Model": v.name,
-            block_title(block): round(float(v.scores["blocks"].get(block, np.nan)), 2),
+            "Provider": v.provider,
+            "Trust": trust_badge(v),
+            "YOXLA (as stored)": _r(float(v.scores.get("yoxla", np.nan))),
+        }
+        for b in BLOCKS:
+            rec[block_title(b)] = _r(float(v.scores.get("blocks", {}).get(b, np.nan)))
+        rec["Why not re-checked"] = ed.rows_problem or NOT_RECHECKED
+        rec["File"] = v.key
+        out.append(rec)
+    return pd.DataFrame(out, columns=cols)
+
+
+def reported_table(ed: EditionData) -> pd.DataFrame:
+    cols = ["Model (as reported)", *[block_title(b) for b in BLOCKS], "YOXLA", "Source"]
+    out = []
+    for pub in ed.publications:
+        for m in pub.models:
+            rec: dict[str, Any] = {"Model (as reported)": m.model}
+            for b in BLOCKS:
+                rec[block_title(b)] = _r(m.blocks.get(b, float("nan")), 2)
+            rec["YOXLA"] = _r(m.yoxla, 2)
+            rec["Source"] = f"{pub.source} ({pub.date})"
+            out.append(rec)
+    return pd.DataFrame(out, columns=cols)
+
+
+def reported_vs_admitted(ed: EditionData) -> pd.DataFrame:
+    """Each reported model that also has an admitted file: both scores and the difference."""
+    cols = [
+        "Model (as reported)",
+        "Admitted file",
+        "Board",
+        "Level",
+        "Reported",
+        "Admitted",
+        "Admitted − reported",
+    ]
+    out = []
+    for pub in ed.publications:
+        for m in pub.models:
+            for v in ed.all_models():
+                info = v.model_info
+                ids = [v.model] + ([info.reported_model] if info is not None else [])
+                if info is not None and info.metadata is not None:
+                    ids.append(info.metadata.hub_repo)
+                if not same_model(m.model, ids):
+                    continue
+                board = GROUP_TITLES.get(v.group, v.group) if v.rechecked else NOT_RECHECKED
+                levels = [("YOXLA", m.yoxla, float(v.scores["yoxla"]))]
+                levels += [
+                    (block_title(b), m.blocks[b], float(v.scores["blocks"][b]))
+                    for b in BLOCKS
+                    if b in m.blocks and b in v.scores.get("blocks", {})
+                ]
+                for level, rep, adm in levels:
+                    out.append(
+                        {
+                            "Model (as reported)": m.model,
+                            "Admitted file": v.key,
+                            "Board": board,
+                            "Level": level,
+                            "Reported": _r(rep, 2),
+                            "Admitted": _r(adm, 2),
+                            "Admitted − reported": f"{adm - rep:+.2f}",
+                        }
+                    )
+    return pd.DataFrame(out, columns=cols)
+
+
+# Blocks -----------------------------------------------------------------------------------------
+
+
+def block_table(r: Ranked, block: str) -> pd.DataFrame:
+    """Per block: each model's block score and task scores with intervals, and primary metrics."""
+    suite = load_suite()
+    tids = [t for t in r.task_ids if suite.task(t).block == block]
+    out = []
+    for i, v in enumerate(r.models):
+        lo, hi = r.block_interval(i, block)
+        rec: dict[str, Any] = {
+            "Rank": r.rank(i),
+            "Model": v.name,
+            block_title(block): pm(v.scores["blocks"][block], lo, hi),
         }
         for tid in tids:
-            t = v.tasks[tid]
-            rec[tid] = round(t.score, 2)
-            rec[f"{tid} · {suite.task(tid).primary}"] = round(t.primary_raw, 4)
-        records.append(rec)
-    return pd.DataFrame.from_records(records)
-
-
-def block_long(board: Board, edition: str, block: str) -> pd.DataFrame:
-    """Long form of the block table for figures: model, task, score, interval."""
-    suite = load_suite()
-    models = board.shown(edition)
-    if not models:
-        return pd.DataFrame(columns=["Model", "Task", "Score", "Low", "High"])
-    boot = board.boot(edition)
-    lo, hi = Boot.interval(boot.task_reps)
-    out = []
-    for i, v in enumerate(models):
-        for ti, tid in enumerate(boot.task_ids):
-            if suite.task(tid).block == block:
-                out.append(
-                    {
-                        "Model": v.name,
-                        "Task": tid,
-                        "Score": v.tasks[tid].score,
-                        "Low": lo[i, ti],
-                        "High": hi[i, ti],
-                    }
-                )
+            tlo, thi = r.task_interval(i, tid)
+            rec[task_short(tid)] = pm(v.tasks[tid].score, tlo, thi)
+            rec[f"{task_short(tid)}: {suite.task(tid).primary}"] = round(v.tasks[tid].primary_raw, 4)
+        out.append(rec)
     return pd.DataFrame(out)
 
 
-def spreads_table(board: Board, edition: str) -> pd.DataFrame:
-    """Per task: lowest, highest and range across shown models; small range = no longer separates."""
-    models = board.shown(edition)
+def block_long(r: Ranked, block: str) -> pd.DataFrame:
+    """Long form for the block figure: model, task, score, interval (plus the block itself)."""
+    suite = load_suite()
+    out = []
+    for i, v in enumerate(r.models):
+        lo, hi = r.block_interval(i, block)
+        out.append(
+            {
+                "Model": v.name,
+                "Task": block_title(block),
+                "Score": v.scores["blocks"][block],
+                "Low": lo,
+                "High": hi,
+            }
+        )
+        for tid in r.task_ids:
+            if suite.task(tid).block == block:
+                tlo, thi = r.task_interval(i, tid)
+                out.append(
+                    {"Model": v.name, "Task": tid, "Score": v.tasks[tid].score, "Low": tlo, "High": thi}
+                )
+    return pd.DataFrame(out, columns=["Model", "Task", "Score", "Low", "High"])
+
+
+# Tasks ------------------------------------------------------------------------------------------
+
+
+def spreads_table(ed: EditionData) -> pd.DataFrame:
+    """Per task: lowest, highest and range across models; floor and chance; does it separate?"""
+    r = ed.standard
     cols = [
         "Task",
         "Block",
         "Lowest",
-        "Lowest model",
         "Highest",
-        "Highest model",
         "Range",
-        "Median 95% CI width",
+        "Median 95% interval width",
+        "Best floor",
+        "Chance",
         "Separates models",
     ]
-    if not models:
+    if r.empty:
         return pd.DataFrame(columns=cols)
-    boot = board.boot(edition)
-    lo, hi = Boot.interval(boot.task_reps)
     suite = load_suite()
     out = []
-    for ti, tid in enumerate(boot.task_ids):
-        s = np.array([v.tasks[tid].score for v in models])
-        width = float(np.median(hi[:, ti] - lo[:, ti]))
+    for ti, tid in enumerate(r.task_ids):
+        s = np.array([v.tasks[tid].score for v in r.models])
+        width = float(np.median(r.task_hi[:, ti] - r.task_lo[:, ti]))
         rng = float(s.max() - s.min())
-        separates = len(models) > 1 and rng > NO_SEPARATION_RATIO * width
+        separates = len(r.models) > 1 and rng > NO_SEPARATION_RATIO * width
+        chance = ed.reference.chance.get(tid)
         out.append(
             {
                 "Task": tid,
                 "Block": block_title(suite.task(tid).block),
-                "Lowest": round(float(s.min()), 2),
-                "Lowest model": models[int(s.argmin())].name,
-                "Highest": round(float(s.max()), 2),
-                "Highest model": models[int(s.argmax())].name,
-                "Range": round(rng, 2),
-                "Median 95% CI width": round(width, 2),
-                "Separates models": "yes" if separates else "no: range within the noise",
+                "Lowest": round(float(s.min()), 1),
+                "Highest": round(float(s.max()), 1),
+                "Range": round(rng, 1),
+                "Median 95% interval width": round(width, 1),
+                "Best floor": _r(ed.reference.best(tid) or float("nan")),
+                "Chance": NA if chance is None else _r(chance),
+                "Separates models": "yes"
+                if separates
+                else ("one model only" if len(r.models) < 2 else "no: range within the noise"),
             }
         )
     return pd.DataFrame(out, columns=cols).sort_values("Range", ascending=False).reset_index(drop=True)
 
 
-def task_scores_long(board: Board, edition: str) -> pd.DataFrame:
+def task_models_table(r: Ranked, task_id: str) -> pd.DataFrame:
+    """Every model's score on one task, best first, with interval, rank range and primary metric."""
+    cols = ["Rank on task", "Model", "Score", "95% interval", "Primary metric (raw)", "Invalid %"]
+    if r.empty:
+        return pd.DataFrame(columns=cols)
+    ti = r.task_ids.index(task_id)
+    order = sorted(range(len(r.models)), key=lambda i: (-r.models[i].tasks[task_id].score, r.models[i].name))
+    out = []
+    for i in order:
+        t = r.models[i].tasks[task_id]
+        out.append(
+            {
+                "Rank on task": r.task_rank(i, task_id),
+                "Model": r.models[i].name,
+                "Score": round(t.score, 1),
+                "95% interval": interval_text(r.task_lo[i, ti], r.task_hi[i, ti]),
+                "Primary metric (raw)": round(t.primary_raw, 4),
+                "Invalid %": f"{100 * float(t.metrics.get('invalid_output_rate', 0.0)):.1f}",
+            }
+        )
+    return pd.DataFrame(out, columns=cols)
+
+
+def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
+    cols = ["Strategy", "Score", "Best"]
+    f = ed.reference.floors.get(task_id)
+    if f is None:
+        return pd.DataFrame(columns=cols)
+    rows = sorted(f.strategies.items(), key=lambda kv: -kv[1])
     return pd.DataFrame(
         [
-            {"Task": tid, "Model": v.name, "Score": t.score}
-            for v in board.shown(edition)
-            for tid, t in v.tasks.items()
-        ]
+            {"Strategy": s, "Score": round(x, 1), "Best": "◀ best" if s == f.best_strategy else ""}
+            for s, x in rows
+        ],
+        columns=cols,
     )
 
 
-# Breakdowns ------------------------------------------------------------------------------
+# Breakdowns -------------------------------------------------------------------------------------
 
 
-def breakdown_tasks(board: Board, edition: str) -> list[str]:
+def breakdown_tasks(task_ids: Iterable[str]) -> list[str]:
     suite = load_suite()
-    return [t for t in board.task_ids(edition) if suite.task(t).breakdown]
+    return [t for t in task_ids if suite.task(t).breakdown]
 
 
 def breakdown_key(task_id: str) -> str:
@@ -196,71 +545,55 @@ def breakdown_key(task_id: str) -> str:
 
 
 def breakdown_table(
-    board: Board, edition: str, task_id: str, min_n: int = BREAKDOWN_MIN_N
+    models: list[Verdict], task_id: str, key: str | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(scores, counts): models x breakdown values, accuracy in % and n. Cells below ``min_n``
-    keep their value; the heatmap and the table grey them out rather than hide them."""
-    key = breakdown_key(task_id)
+    """(scores %, counts): models x breakdown values. ``key`` defaults to the task's breakdown."""
+    key = key or breakdown_key(task_id)
     acc: dict[str, dict[str, float]] = {}
     cnt: dict[str, dict[str, float]] = {}
-    for v in board.shown(edition):
+    for v in models:
         per = v.tasks[task_id].metrics.get(key) or {}
         acc[v.name] = {k: 100 * c["accuracy"] for k, c in per.items()}
         cnt[v.name] = {k: c["n"] for k, c in per.items()}
     return pd.DataFrame(acc).T, pd.DataFrame(cnt).T
 
 
-def breakdown_display(board: Board, edition: str, task_id: str, min_n: int = BREAKDOWN_MIN_N) -> pd.DataFrame:
-    """Text cells ``"72.5 (n=40)"``; cells below the minimum n are marked ``"50.0 (n=2, below 10)"``."""
-    key = breakdown_key(task_id)
+def breakdown_display(
+    models: list[Verdict], task_id: str, min_n: int = BREAKDOWN_MIN_N, key: str | None = None
+) -> pd.DataFrame:
+    """Text cells ``"72.5 (n=40)"``; cells below the minimum n end with ``"*"``."""
+    key = key or breakdown_key(task_id)
     out = []
-    for v in board.shown(edition):
+    for v in models:
         per = v.tasks[task_id].metrics.get(key) or {}
         rec: dict[str, Any] = {"Model": v.name}
         for k, c in per.items():
-            low = f", below {min_n}" if c["n"] < min_n else ""
-            rec[k] = f"{100 * c['accuracy']:.1f} (n={c['n']}{low})"
+            rec[str(k)] = f"{100 * c['accuracy']:.1f} (n={c['n']}){'*' if c['n'] < min_n else ''}"
         out.append(rec)
     return pd.DataFrame(out)
 
 
-def modal_share_table(board: Board, edition: str) -> pd.DataFrame:
+def modal_share_table(r: Ranked) -> pd.DataFrame:
     """Share of a model's valid answers that are its most frequent answer, per choice task."""
     suite = load_suite()
-    tids = [t for t in board.task_ids(edition) if suite.task(t).evaluator == "classification"]
+    tids = [t for t in r.task_ids if suite.task(t).evaluator == "classification"]
     out = []
-    for v in board.shown(edition):
+    for v in r.models:
         rec: dict[str, Any] = {"Model": v.name}
         for tid in tids:
             m = v.tasks[tid].metrics
             share = m.get("modal_answer_share")
-            rec[tid] = "" if share is None else f"{100 * share:.0f}% {m.get('modal_answer') or ''}".strip()
+            rec[task_short(tid)] = (
+                "" if share is None else f"{100 * share:.0f}% {m.get('modal_answer') or ''}".strip()
+            )
         out.append(rec)
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=["Model", *[task_short(t) for t in tids]])
 
 
-def span_table(board: Board, edition: str) -> pd.DataFrame:
-    suite = load_suite()
-    tids = [t for t in board.task_ids(edition) if suite.task(t).evaluator in ("span", "abstention")]
-    return pd.DataFrame(
-        [
-            {
-                "Model": v.name,
-                "Task": tid,
-                "Span recall": round(100 * float(v.tasks[tid].metrics.get("span_recall", 0.0)), 2),
-                "Span precision": round(100 * float(v.tasks[tid].metrics.get("span_precision", 0.0)), 2),
-            }
-            for v in board.shown(edition)
-            for tid in tids
-        ],
-        columns=["Model", "Task", "Span recall", "Span precision"],
-    )
-
-
-def near_miss_table(board: Board, edition: str, task_id: str | None = None) -> pd.DataFrame:
+def near_miss_table(models: list[Verdict], task_id: str | None = None) -> pd.DataFrame:
     """Invalid outputs by near-miss kind, per model (one task, or all tasks)."""
     out = []
-    for v in board.shown(edition):
+    for v in models:
         rec: dict[str, Any] = {"Model": v.name}
         total = 0
         for tid, t in v.tasks.items():
@@ -268,38 +601,326 @@ def near_miss_table(board: Board, edition: str, task_id: str | None = None) -> p
                 continue
             for kind, c in (t.metrics.get("near_miss") or {}).items():
                 rec[kind] = rec.get(kind, 0) + int(c)
-            total += int((t.metrics.get("outcomes") or {}).get("invalid", 0)) + int(
-                (t.metrics.get("outcomes") or {}).get("truncated", 0)
-            )
+            total += int(t.metrics.get("n", 0)) - int(t.metrics.get("n_valid", 0))
         rec["Invalid outputs"] = total
         out.append(rec)
-    return pd.DataFrame(out).fillna(0)
+    df = pd.DataFrame(out)
+    if df.empty:
+        return pd.DataFrame(columns=["Model", "Invalid outputs"])
+    kinds = [c for c in df.columns if c not in ("Model", "Invalid outputs")]
+    df[kinds] = df[kinds].fillna(0).astype(int)
+    return df[["Model", "Invalid outputs", *kinds]]
 
 
-# Compare ---------------------------------------------------------------------------------
+# Diagnostics ------------------------------------------------------------------------------------
 
 
-def compare_table(board: Board, edition: str, key_a: str, key_b: str) -> pd.DataFrame:
+def diagnostics_table(models: list[Verdict], task_id: str) -> pd.DataFrame:
+    """Models x every scalar metric the task's evaluator computes (absent ones read n/a)."""
+    keys = metric_keys(task_id)
+    out = []
+    for v in models:
+        m = v.tasks[task_id].metrics
+        rec: dict[str, Any] = {"Model": v.name}
+        for k in keys:
+            rec[METRIC_LABEL[k]] = metric_text(k, m.get(k))
+        out.append(rec)
+    return pd.DataFrame(out, columns=["Model", *[METRIC_LABEL[k] for k in keys]])
+
+
+def outcomes_table(models: list[Verdict], task_id: str) -> pd.DataFrame:
+    out = []
+    for v in models:
+        rec: dict[str, Any] = {"Model": v.name}
+        rec.update({k: int(c) for k, c in (v.tasks[task_id].metrics.get("outcomes") or {}).items()})
+        out.append(rec)
+    df = pd.DataFrame(out)
+    if df.empty:
+        return pd.DataFrame(columns=["Model"])
+    kinds = [c for c in df.columns if c != "Model"]
+    df[kinds] = df[kinds].fillna(0).astype(int)
+    return df
+
+
+def span_tasks(task_ids: Iterable[str]) -> list[str]:
+    suite = load_suite()
+    return [t for t in task_ids if suite.task(t).evaluator in ("span", "abstention")]
+
+
+def span_why(v: Verdict, task_id: str) -> str:
+    """Why span recall and token F1 disagree for one model, from its own numbers (our words)."""
+    m = v.tasks[task_id].metrics
+    rec, f1 = float(m.get("span_recall", 0.0)), float(m.get("token_f1", 0.0))
+    prec, over = float(m.get("span_precision", 0.0)), float(m.get("over_sentence_rate", 0.0))
+    uns, inv = float(m.get("unsupported_rate", 0.0)), float(m.get("invalid_output_rate", 0.0))
+    bits = []
+    if over >= 0.1:
+        bits.append(
+            f"{100 * over:.0f}% of quotes reach outside the gold's sentence (recall 0, F1 keeps the overlap)"
+        )
+    if uns >= 0.1:
+        bits.append(f"{100 * uns:.0f}% of quotes are not in the passage (rewritten or invented)")
+    if prec < 0.6 and rec >= 0.5:
+        bits.append(f"quotes are long: precision {100 * prec:.0f}% lowers F1, not recall")
+    if inv >= 0.1:
+        bits.append(f"{100 * inv:.0f}% invalid outputs score 0 on both")
+    if not bits:
+        bits.append(
+            "recall and F1 move together"
+            if abs(rec - f1) < 0.1
+            else "partial quotes: F1 credits shared words"
+        )
+    return "; ".join(bits)
+
+
+def span_table(models: list[Verdict], task_ids: Iterable[str]) -> pd.DataFrame:
+    """Span recall (the score) against token F1 and what moves them apart, per model and span task."""
+    cols = [
+        "Model",
+        "Task",
+        "Span recall",
+        "Token F1",
+        "F1 − recall",
+        "Span precision",
+        "Exact span",
+        "Over sentence",
+        "Unsupported",
+        "Why they differ",
+    ]
+    out = []
+    for tid in span_tasks(task_ids):
+        for v in models:
+            m = v.tasks[tid].metrics
+            rec = 100 * float(m.get("span_recall", 0.0))
+            f1 = 100 * float(m.get("token_f1", 0.0))
+            out.append(
+                {
+                    "Model": v.name,
+                    "Task": tid,
+                    "Span recall": round(rec, 1),
+                    "Token F1": round(f1, 1),
+                    "F1 − recall": round(f1 - rec, 1),
+                    "Span precision": round(100 * float(m.get("span_precision", 0.0)), 1),
+                    "Exact span": round(100 * float(m.get("exact_span_rate", 0.0)), 1),
+                    "Over sentence": round(100 * float(m.get("over_sentence_rate", 0.0)), 1),
+                    "Unsupported": round(100 * float(m.get("unsupported_rate", 0.0)), 1),
+                    "Why they differ": span_why(v, tid),
+                }
+            )
+    return pd.DataFrame(out, columns=cols)
+
+
+# Model page -------------------------------------------------------------------------------------
+
+
+def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
+    """What the file says about the model and the run, and what admission found; all text."""
+    info = v.model_info
+    md = info.metadata if info is not None else None
+    cond = v.conditions if isinstance(v.conditions, RunConditions) else None  # suites: their own view
+    rows: list[tuple[str, Any]] = [
+        ("Name on the board", v.name),
+        ("Provider", v.provider),
+        ("Model id (as asked)", v.model),
+        ("Model id (as the provider reported it)", info.reported_model if info else None),
+        ("Parameters", size_text(v) or None),
+        ("Weights", None if weights(v) == UNKNOWN else weights(v)),
+        ("Licence", md.licence if md else None),
+        ("Model card", md.card_url if md else None),
+        ("Hub repository", md.hub_repo if md else None),
+        ("Hub revision (commit)", md.hub_revision if md else None),
+        ("Board", GROUP_TITLES.get(v.group, v.group) if v.rechecked else f"none: {NOT_RECHECKED}"),
+        ("Reasoning (thinking)", None if cond is None else ("on" if cond.thinking else "off")),
+        (
+            "Temperature",
+            None
+            if cond is None
+            else ("each task's own (0)" if cond.temperature is None else cond.temperature),
+        ),
+        ("System prompt", None if cond is None else cond.system_prompt),
+        ("Run id", v.run_id),
+        ("Created", v.created_at),
+        ("Trust", v.trust),
+        ("Signing key", v.key_id),
+        ("Content digest", v.content_sha256),
+        ("Scores re-checked", "yes" if v.rechecked else f"no: {ed.rows_problem or NOT_RECHECKED}"),
+        ("Generation errors", v.generation_errors),
+        ("Notes", " | ".join(v.notes)),
+        ("File", v.key),
+    ]
+    return pd.DataFrame(
+        [{"Field": k, "Value": "not stated" if val is None or val == "" else str(val)} for k, val in rows],
+        columns=["Field", "Value"],
+    )
+
+
+def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
+    """YOXLA, blocks and tasks with interval, rank range on the board, floor and chance."""
+    cols = [
+        "Level",
+        "Name",
+        "Score",
+        "95% interval",
+        "Rank",
+        "Best floor",
+        "Chance",
+        "Above floor",
+        "Primary metric",
+    ]
+    i = r.index(v.key) if r is not None else None
+    blocks = ed.block_tasks()
+    ref = ed.reference.summary(blocks)
+    out: list[dict[str, Any]] = []
+
+    def add(
+        level: str,
+        name: str,
+        score: float,
+        iv: tuple[float, float] | None,
+        rank: str,
+        floor: float | None,
+        chance: float | None,
+        primary: str,
+    ) -> None:
+        out.append(
+            {
+                "Level": level,
+                "Name": name,
+                "Score": round(score, 1),
+                "95% interval": interval_text(*iv) if iv else NA,
+                "Rank": rank,
+                "Best floor": NA if floor is None else _r(floor),
+                "Chance": NA if chance is None else _r(chance),
+                "Above floor": NA if floor is None else f"{score - floor:+.1f}",
+                "Primary metric": primary,
+            }
+        )
+
+    placed = (r, i) if r is not None and i is not None else None
+    n = len(r.models) if r is not None else 0
+    add(
+        "overall",
+        "YOXLA",
+        float(v.scores["yoxla"]),
+        placed[0].yoxla_interval(placed[1]) if placed else None,
+        f"{placed[0].rank(placed[1])} of {n}" if placed else NA,
+        ref["yoxla"] if ref else None,
+        None,
+        "mean of the blocks",
+    )
+    suite = load_suite()
+    for b, tids in blocks.items():
+        add(
+            "block",
+            block_title(b),
+            float(v.scores["blocks"].get(b, np.nan)),
+            placed[0].block_interval(placed[1], b) if placed else None,
+            NA,
+            ref["blocks"].get(b) if ref else None,
+            None,
+            "mean of its tasks",
+        )
+        for tid in tids:
+            t = v.tasks[tid]
+            add(
+                "task",
+                tid,
+                t.score,
+                placed[0].task_interval(placed[1], tid) if placed else None,
+                f"{placed[0].task_rank(placed[1], tid)} of {n}" if placed else NA,
+                ed.reference.best(tid),
+                ed.reference.chance.get(tid),
+                f"{suite.task(tid).primary} = {t.primary_raw:.4f}",
+            )
+    return pd.DataFrame(out, columns=cols)
+
+
+def model_diagnostics(v: Verdict) -> pd.DataFrame:
+    """Long form: every scalar metric of every task (absent ones read n/a)."""
+    out = []
+    for tid, t in v.tasks.items():
+        for k in metric_keys(tid):
+            out.append({"Task": tid, "Metric": METRIC_LABEL[k], "Value": metric_text(k, t.metrics.get(k))})
+    return pd.DataFrame(out, columns=["Task", "Metric", "Value"])
+
+
+def model_breakdowns(v: Verdict, min_n: int = BREAKDOWN_MIN_N) -> pd.DataFrame:
+    """Per-class accuracy and every breakdown field, per task: value, score %, n."""
+    out = []
+    for tid, t in v.tasks.items():
+        m = t.metrics
+        groups = {"class": m.get("per_class_accuracy") or {}}
+        task = load_suite().task(tid)
+        if task.breakdown:
+            groups[task.breakdown] = m.get(breakdown_key(tid)) or {}
+        for field_name, cells in groups.items():
+            for value, c in cells.items():
+                out.append(
+                    {
+                        "Task": tid,
+                        "By": field_name,
+                        "Value": str(value),
+                        "Score %": round(100 * c["accuracy"], 1),
+                        "n": int(c["n"]),
+                        "Few items": "yes" if c["n"] < min_n else "",
+                    }
+                )
+    return pd.DataFrame(out, columns=["Task", "By", "Value", "Score %", "n", "Few items"])
+
+
+def model_near_miss(v: Verdict) -> pd.DataFrame:
+    out = []
+    for tid, t in v.tasks.items():
+        invalid = int(t.metrics.get("n", 0)) - int(t.metrics.get("n_valid", 0))
+        for kind, c in sorted((t.metrics.get("near_miss") or {}).items(), key=lambda kv: -kv[1]):
+            out.append({"Task": tid, "Near-miss kind": kind, "Outputs": int(c), "Of invalid": invalid})
+    return pd.DataFrame(out, columns=["Task", "Near-miss kind", "Outputs", "Of invalid"])
+
+
+def weakest_tasks(v: Verdict, ed: EditionData, k: int = 3) -> pd.DataFrame:
+    """The tasks with the smallest margin over their floor (or the lowest scores without floors)."""
+    cols = ["Task", "Score", "Best floor", "Margin", "Wrong", "Invalid"]
+    out = []
+    for tid, t in v.tasks.items():
+        floor = ed.reference.best(tid)
+        oc = t.metrics.get("outcomes") or {}
+        out.append(
+            {
+                "Task": tid,
+                "Score": round(t.score, 1),
+                "Best floor": NA if floor is None else _r(floor),
+                "Margin": round(t.score - (floor or 0.0), 1),
+                "Wrong": int(oc.get("wrong", 0)),
+                "Invalid": int(t.metrics.get("n", 0)) - int(t.metrics.get("n_valid", 0)),
+            }
+        )
+    df = pd.DataFrame(out, columns=cols)
+    return df.sort_values(["Margin", "Task"]).head(k).reset_index(drop=True)
+
+
+# Compare ----------------------------------------------------------------------------------------
+
+
+def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     """A minus B per task, block and overall, with paired bootstrap intervals and McNemar's test."""
-    models = board.shown(edition)
-    keys = [model_key(v) for v in models]
     cols = [
         "Level",
         "Name",
         "A",
         "B",
         "A − B",
-        "95% CI of A − B",
+        "95% interval of A − B",
         "Real difference?",
         "A right, B wrong",
         "A wrong, B right",
         "McNemar p",
+        "A − B low",
+        "A − B high",
     ]
-    if key_a not in keys or key_b not in keys:
+    ia, ib = r.index(key_a), r.index(key_b)
+    if ia is None or ib is None or r.boot is None:
         return pd.DataFrame(columns=cols)
-    ia, ib = keys.index(key_a), keys.index(key_b)
-    a, b = models[ia], models[ib]
-    boot = board.boot(edition)
+    a, b, boot = r.models[ia], r.models[ib], r.boot
     suite = load_suite()
     out: list[dict[str, Any]] = []
 
@@ -312,12 +933,16 @@ def compare_table(board: Board, edition: str, key_a: str, key_b: str) -> pd.Data
             {
                 "Level": level,
                 "Name": name,
-                "A": round(sa, 2),
-                "B": round(sb, 2),
-                "A − B": round(sa - sb, 2),
-                "95% CI of A − B": _ci(lo, hi),
+                "A": round(sa, 1),
+                "B": round(sb, 1),
+                "A − B": round(sa - sb, 1),
+                "95% interval of A − B": f"{lo:+.1f} to {hi:+.1f}",
                 "Real difference?": real,
-                **extra,
+                "A right, B wrong": extra.get("n10", ""),
+                "A wrong, B right": extra.get("n01", ""),
+                "McNemar p": extra.get("p", ""),
+                "A − B low": lo,
+                "A − B high": hi,
             }
         )
 
@@ -346,22 +971,19 @@ def compare_table(board: Board, edition: str, key_a: str, key_b: str) -> pd.Data
         extra: dict[str, Any] = {}
         if suite.task(tid).evaluator == "classification" and ta.ids == tb.ids:
             n10, n01, p = mcnemar(ta.scores >= 1.0, tb.scores >= 1.0)
-            extra = {"A right, B wrong": n10, "A wrong, B right": n01, "McNemar p": round(p, 4)}
+            extra = {"n10": str(n10), "n01": str(n01), "p": f"{p:.4g}"}
         row("task", tid, ta.score, tb.score, boot.task_reps[ia, ti], boot.task_reps[ib, ti], extra)
-    df = pd.DataFrame(out, columns=cols)
-    for c in ("A right, B wrong", "A wrong, B right", "McNemar p"):
-        df[c] = [("" if pd.isna(x) else (f"{x:.4g}" if c == "McNemar p" else str(int(x)))) for x in df[c]]
-    return df
+    return pd.DataFrame(out, columns=cols)
 
 
-# Methodology -------------------------------------------------------------------------------
+# Methodology ------------------------------------------------------------------------------------
 
 
 def excluded_table(board: Board) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "File": Path(v.path).name,
+                "File": v.key or Path(v.path).name,
                 "Edition": v.edition or "",
                 "Status": v.status,
                 "Reasons": " | ".join(v.reasons),
@@ -372,7 +994,7 @@ def excluded_table(board: Board) -> pd.DataFrame:
     )
 
 
-def admitted_table(board: Board, edition: str) -> pd.DataFrame:
+def admitted_table(ed: EditionData) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
@@ -380,19 +1002,46 @@ def admitted_table(board: Board, edition: str) -> pd.DataFrame:
                 "Model": v.name,
                 "Provider": v.provider,
                 "Trust": v.trust,
-                "Key": v.key_id or "",
+                "Board": GROUP_TITLES.get(v.group, v.group) if v.rechecked else NOT_RECHECKED,
+                "Signing key": v.key_id or "",
                 "Notes": " | ".join(v.notes),
             }
-            for v in board.shown(edition)
+            for v in ed.all_models()
         ],
-        columns=["File", "Model", "Provider", "Trust", "Key", "Notes"],
+        columns=["File", "Model", "Provider", "Trust", "Board", "Signing key", "Notes"],
     )
 
 
-def model_choices(board: Board, edition: str) -> list[tuple[str, str]]:
-    """(label, value) pairs for model pickers: label is the name, value the file name."""
-    return [(f"{v.name} · {v.provider}", model_key(v)) for v in board.shown(edition)]
+def model_choices(ed: EditionData) -> list[tuple[str, str]]:
+    """(label, key) for the model page's picker: every shown file of the edition."""
+    out = []
+    for v in ed.all_models():
+        where = (
+            ""
+            if v.rechecked and v.group == "standard"
+            else (f" [{v.group}]" if v.rechecked else " [not re-checked]")
+        )
+        out.append((f"{v.name} · {v.provider}{where}", v.key))
+    return out
 
 
-def verdict_line(v: Verdict) -> str:
-    return f"{Path(v.path).name}: {v.summary()}"
+def ranked_choices(r: Ranked) -> list[tuple[str, str]]:
+    return [(f"{v.name} · {v.provider}", v.key) for v in r.models]
+
+
+# Compatibility: the whole standard board of an edition, straight from a Board --------------------
+
+
+def leaderboard_table(board: Board, edition: str, search: str = "") -> pd.DataFrame:
+    """One row per ranked model of the edition's standard board (numbers unrounded)."""
+    from yoxla.leaderboard.floors import Reference
+
+    r = rank_board(board, edition, "standard")
+    empty = Ranked(edition, "x", [], r.task_ids, r.blocks)
+    ed = EditionData(
+        edition, {"standard": r, "thinking": empty, "non-standard": empty}, [], Reference(edition), [], None
+    )
+    frame = leaderboard_frame(ed)
+    if search.strip():
+        frame = frame[Filters(search=search).mask(frame)]
+    return frame.reset_index(drop=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from yoxla.leaderboard.admission import MAX_BYTES, TOLERANCE
 
 INTRO = """# YOXLA leaderboard
-Large language models in Azerbaijani, scored on eleven frozen tasks in four blocks. Every
-number here is recomputed from the answers stored in each result file; nothing is judged by
-a model. Pick an edition: **v1** is the published benchmark, **sample** a small bundled
-edition whose rows ship with the code (its baseline results are the floors a model must beat).
+Large language models in Azerbaijani on eleven frozen tasks in four blocks. Every number is
+recomputed from the answers stored in each result file; nothing is judged by a model.
+**v1** is the published benchmark; **sample** a small edition bundled with the code.
 """
 
 METHODOLOGY = f"""## How scores are computed
@@ -22,11 +21,20 @@ METHODOLOGY = f"""## How scores are computed
   resampled within each task (Spearman is recomputed per resample), and block and YOXLA
   averages are recomputed per resample. All models share the same resamples, so the
   difference of two models has a paired interval.
-* **Rank** (as LMArena does it): one plus the number of models whose interval lies wholly
-  above this model's. Models whose intervals overlap share a rank; the table says "tied".
+* **Rank range**: from one plus the number of models whose interval lies wholly above this
+  model's (LMArena's rule), to the number of models minus those whose interval lies wholly
+  below it. `1–3` means the intervals cannot order the model more finely than that. Rows are
+  sorted by YOXLA; filters hide rows but never re-rank.
+* **Boards**: runs with reasoning on, or with a changed temperature or system prompt, are
+  ranked only among runs under the same conditions. Files whose scores could not be
+  re-checked, and results reported elsewhere (release notes), are listed apart, never ranked.
+* **Floors and chance**: the best cue-only floor of a task is the best score of strategies
+  that read nothing or only a surface cue (`yoxla floors`); the chance level is the expected
+  score of a uniform guess over the answer space. The leaderboard shows the floors, averaged
+  like a model's scores, as a grey reference row.
 * **Compare**: paired bootstrap interval of A − B per task, block and overall; for choice
   tasks McNemar's exact test on the items one model got right and the other wrong.
-* **Task spreads**: a task whose range across models is smaller than the median width of
+* **Task spreads** (Tasks tab): a task whose range across models is smaller than the median width of
   its models' intervals no longer separates models.
 
 ## Admission: one rule, shared with `yoxla verify`

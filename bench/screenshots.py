@@ -1,0 +1,111 @@
+"""Screenshots of every view at 1440×1000, so anyone can look at the app without starting it.
+
+    python bench/screenshots.py [--synthetic] [--out bench/out/screens] [--full-page] [--docs]
+
+Starts the app on the committed results (or, with ``--synthetic``, on 100 full-size synthetic
+v1 models next to the committed sample files), opens every tab on both editions in headless
+Chromium and writes ``<edition>-<tab>.png`` under ``--out`` (not committed). ``--docs`` also
+writes the small PNGs the README shows, one per main view, under ``docs/screens/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from yoxla.testing.browser import chrome, click_tab, errors, open_page, serve, wait_idle
+
+TABS = (
+    ("leaderboard", "Leaderboard"),
+    ("model", "Model"),
+    ("tasks", "Tasks"),
+    ("blocks", "Blocks"),
+    ("breakdowns", "Breakdowns"),
+    ("diagnostics", "Diagnostics"),
+    ("explorer", "Error explorer"),
+    ("compare", "Compare"),
+    ("methodology", "Methodology"),
+    ("submit", "Submit"),
+)
+DOCS = {  # README pictures: (edition, tab) -> file name
+    ("v1", "leaderboard"): "leaderboard.png",
+    ("v1", "model"): "model.png",
+    ("v1", "tasks"): "task.png",
+    ("v1", "diagnostics"): "diagnostics.png",
+    ("sample", "explorer"): "explorer.png",
+}
+
+
+def shoot(d: object, path: Path, full_page: bool, width: int = 1440, height: int = 1000) -> None:
+    if full_page:
+        h = int(d.execute_script("return document.documentElement.scrollHeight"))  # type: ignore[attr-defined]
+        d.execute_cdp_cmd(  # type: ignore[attr-defined]
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": min(h, 12000), "deviceScaleFactor": 1, "mobile": False},
+        )
+        time.sleep(0.5)
+    shot = d.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})  # type: ignore[attr-defined]
+    path.write_bytes(base64.b64decode(shot["data"]))
+    d.execute_cdp_cmd(  # type: ignore[attr-defined]
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+
+
+def small_png(src: Path, dst: Path, width: int = 960) -> None:
+    """A smaller copy for the README (Pillow when installed, else the full-size file)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        dst.write_bytes(src.read_bytes())
+        return
+    with Image.open(src) as im:
+        h = round(im.height * width / im.width)
+        im.convert("RGB").resize((width, h), Image.LANCZOS).quantize(colors=128).save(dst, optimize=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--synthetic", action="store_true", help="100 synthetic full-size v1 models")
+    ap.add_argument("--out", default="bench/out/screens")
+    ap.add_argument("--full-page", action="store_true", help="the whole page, not just the first 1000 px")
+    ap.add_argument("--docs", action="store_true", help="also write the README's small PNGs to docs/screens/")
+    ap.add_argument("--editions", nargs="+", default=["v1", "sample"])
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = Path("results")
+    if args.synthetic:
+        results = Path(tempfile.mkdtemp(prefix="yoxla-screens-")) / "results"
+    with serve(results, synthetic=args.synthetic) as url, chrome() as d:
+        d.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1440, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+        )
+        for edition in args.editions:
+            open_page(d, url, edition=edition)
+            for tab_id, title in TABS:
+                click_tab(d, title)
+                wait_idle(d)
+                problems = errors(d)
+                path = out / f"{edition}-{tab_id}.png"
+                shoot(d, path, args.full_page)
+                print(f"{path}{'  PROBLEMS: ' + '; '.join(problems) if problems else ''}", flush=True)
+                if args.docs and (edition, tab_id) in DOCS:
+                    docs = Path("docs/screens")
+                    docs.mkdir(parents=True, exist_ok=True)
+                    if args.full_page:
+                        shoot(d, out / "_docs.png", False)
+                        small_png(out / "_docs.png", docs / DOCS[(edition, tab_id)])
+                    else:
+                        small_png(path, docs / DOCS[(edition, tab_id)])
+
+
+if __name__ == "__main__":
+    main()

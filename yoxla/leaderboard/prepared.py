@@ -1,0 +1,279 @@
+"""Everything the app's views read, computed once at start-up from the admitted board.
+
+Per edition: each ranked board (the models run under the same conditions, with their
+bootstrap intervals and rank ranges), the files whose scores could not be re-checked (kept
+apart, never ranked), the cue-only floors and chance levels, and the reported results of
+that edition. Views only slice these; nothing here changes after :func:`prepare`, so one
+instance is shared, read-only, by every visitor.
+
+Rank ranges: a model's best rank is one plus the number of models whose 95% interval lies
+wholly above its own (LMArena's rule); its worst rank is the number of models minus those
+whose interval lies wholly below its own. ``1–3`` means the intervals cannot order it more
+finely than that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from yoxla.editions import EDITIONS
+from yoxla.leaderboard.admission import Verdict
+from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.bootstrap import Boot
+from yoxla.leaderboard.floors import Reference, reference
+from yoxla.leaderboard.published import Publication, for_edition
+from yoxla.suite import load_suite
+
+GROUPS = ("standard", "thinking", "non-standard")
+GROUP_TITLES = {
+    "standard": "Standard: reasoning off",
+    "thinking": "Reasoning on (thinking)",
+    "non-standard": "Changed temperature or system prompt",
+}
+BLOCK_TITLES = {
+    "understanding": "Understanding",
+    "language": "Language",
+    "knowledge": "Knowledge",
+    "rag": "RAG",
+}
+SIZE_BANDS = (
+    ("under 4B", 0, 4e9),
+    ("4–15B", 4e9, 15e9),
+    ("15–40B", 15e9, 40e9),
+    ("40–100B", 40e9, 100e9),
+    ("over 100B", 100e9, float("inf")),
+)
+UNKNOWN = "unknown"
+RANK_RULE = (
+    "Rank: rows are sorted by YOXLA; a range such as 1–3 means the 95% intervals cannot order the "
+    "model more finely (from 1 + the models whose interval lies wholly above it, to the number of "
+    "models minus those wholly below it)."
+)
+
+
+def block_title(block: str) -> str:
+    return BLOCK_TITLES.get(block, block)
+
+
+def rank_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(best, worst) rank of every model from its interval and the others'."""
+    m = len(lo)
+    best = np.array([1 + int(np.sum(lo > hi[i])) for i in range(m)], dtype=int)
+    worst = np.array([m - int(np.sum(hi < lo[i])) for i in range(m)], dtype=int)
+    return best, worst
+
+
+def rank_text(best: int, worst: int) -> str:
+    return str(best) if best == worst else f"{best}–{worst}"
+
+
+# Model metadata, as the file states it ------------------------------------------------------
+
+
+def parameters(v: Verdict) -> int | None:
+    md = v.model_info.metadata if v.model_info is not None else None
+    return md.parameters if md is not None else None
+
+
+def size_band(v: Verdict) -> str:
+    n = parameters(v)
+    if n is None:
+        return UNKNOWN
+    return next((name for name, lo, hi in SIZE_BANDS if lo <= n < hi), UNKNOWN)
+
+
+def weights(v: Verdict) -> str:
+    md = v.model_info.metadata if v.model_info is not None else None
+    if md is None or md.open_weights is None:
+        return UNKNOWN
+    return "open" if md.open_weights else "closed"
+
+
+def size_text(v: Verdict) -> str:
+    n = parameters(v)
+    if n is None:
+        return ""
+    if n >= 1e9:
+        return f"{n / 1e9:.3g}B"
+    return f"{n / 1e6:.3g}M"
+
+
+# Ranked boards ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Ranked:
+    """One ranked board: the re-checked models of an edition run under the same conditions."""
+
+    edition: str
+    group: str
+    models: list[Verdict]
+    task_ids: list[str]
+    blocks: list[str]  # blocks with at least one task, in suite order
+    boot: Boot | None = None
+    yoxla_lo: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    yoxla_hi: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    block_lo: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (m, len(boot.blocks))
+    block_hi: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    task_lo: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (m, t)
+    task_hi: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    rank_best: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    rank_worst: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    task_rank_best: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=int))
+    task_rank_worst: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=int))
+    by_key: dict[str, int] = field(default_factory=dict)
+    by_name: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.models
+
+    def index(self, key: str) -> int | None:
+        return self.by_key.get(key)
+
+    def rank(self, i: int) -> str:
+        return rank_text(int(self.rank_best[i]), int(self.rank_worst[i]))
+
+    def yoxla_interval(self, i: int) -> tuple[float, float]:
+        return float(self.yoxla_lo[i]), float(self.yoxla_hi[i])
+
+    def task_rank(self, i: int, task_id: str) -> str:
+        ti = self.task_ids.index(task_id)
+        return rank_text(int(self.task_rank_best[i, ti]), int(self.task_rank_worst[i, ti]))
+
+    def block_interval(self, i: int, block: str) -> tuple[float, float]:
+        assert self.boot is not None
+        bi = self.boot.blocks.index(block)
+        return float(self.block_lo[i, bi]), float(self.block_hi[i, bi])
+
+    def task_interval(self, i: int, task_id: str) -> tuple[float, float]:
+        ti = self.task_ids.index(task_id)
+        return float(self.task_lo[i, ti]), float(self.task_hi[i, ti])
+
+
+def rank_board(board: Board, edition: str, group: str) -> Ranked:
+    suite = load_suite()
+    tids = board.task_ids(edition)
+    blocks = [b for b in suite.blocks if any(suite.task(t).block == b for t in tids)]
+    models = board.shown(edition, group)
+    r = Ranked(edition, group, models, tids, blocks)
+    r.by_key = {v.key: i for i, v in enumerate(models)}
+    r.by_name = {v.name: i for i, v in enumerate(models)}
+    if not models:
+        return r
+    boot = board.boot(edition, group)
+    r.boot = boot
+    r.yoxla_lo, r.yoxla_hi = Boot.interval(boot.yoxla_reps)
+    r.block_lo, r.block_hi = Boot.interval(boot.block_reps)
+    r.task_lo, r.task_hi = Boot.interval(boot.task_reps)
+    r.rank_best, r.rank_worst = rank_ranges(r.yoxla_lo, r.yoxla_hi)
+    tb = np.zeros((len(models), len(tids)), dtype=int)
+    tw = np.zeros_like(tb)
+    for ti in range(len(tids)):
+        tb[:, ti], tw[:, ti] = rank_ranges(r.task_lo[:, ti], r.task_hi[:, ti])
+    r.task_rank_best, r.task_rank_worst = tb, tw
+    return r
+
+
+@dataclass
+class EditionData:
+    name: str
+    boards: dict[str, Ranked]  # every group; empty boards included
+    unchecked: list[Verdict]
+    reference: Reference
+    publications: list[Publication]
+    rows_problem: str | None  # why the edition's rows are not here (None: they are)
+
+    @property
+    def standard(self) -> Ranked:
+        return self.boards["standard"]
+
+    def groups(self) -> list[str]:
+        """Boards with ranked models, standard first (standard always, even when empty)."""
+        return [g for g in GROUPS if g == "standard" or not self.boards[g].empty]
+
+    def all_models(self) -> list[Verdict]:
+        """Every shown file of the edition: ranked ones board by board, then the unchecked."""
+        out = [v for g in GROUPS for v in self.boards[g].models]
+        return out + list(self.unchecked)
+
+    def find(self, key: str) -> tuple[Ranked | None, Verdict] | None:
+        for g in GROUPS:
+            i = self.boards[g].index(key)
+            if i is not None:
+                return self.boards[g], self.boards[g].models[i]
+        v = next((u for u in self.unchecked if u.key == key), None)
+        return (None, v) if v is not None else None
+
+    def block_tasks(self) -> dict[str, list[str]]:
+        suite = load_suite()
+        tids = self.standard.task_ids
+        return {b: [t for t in tids if suite.task(t).block == b] for b in self.standard.blocks}
+
+
+@dataclass
+class Prepared:
+    """The board and everything derived from it, shared read-only by all views."""
+
+    board: Board
+    editions: dict[str, EditionData]
+    seconds: float = 0.0
+    _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+
+    def edition(self, name: str | None) -> EditionData:
+        return self.editions.get(name or "") or self.editions[self.default_edition()]
+
+    def default_edition(self) -> str:
+        return self.board.default_edition()
+
+    def locate(self, key: str) -> tuple[str, Ranked | None, Verdict] | None:
+        """The edition, board and verdict of a board key (a file's path under the results folder)."""
+        for name, ed in self.editions.items():
+            hit = ed.find(key)
+            if hit is not None:
+                return name, hit[0], hit[1]
+        return None
+
+    def memo(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """A value derived once from the read-only data (figures, frames) and kept."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+
+def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: bool = True) -> Prepared:
+    """Intervals, ranks, floors and reported results of every edition (the start-up work).
+
+    ``floors=False`` leaves the cue-only floors out (chance levels stay): for benches that
+    time the tables alone."""
+    say = log or (lambda _m: None)
+    t0 = time.perf_counter()
+    editions: dict[str, EditionData] = {}
+    for name in EDITIONS:
+        boards = {g: rank_board(board, name, g) for g in GROUPS}
+        got, token, problem = None, "", None
+        try:
+            edition = board.edition(name)
+            got = board.data.rows(edition)
+            token = board.data.token(edition)
+            problem = got.problem
+        except Exception as exc:  # a broken data source leaves the floors out, never the app
+            problem = f"{type(exc).__name__}: {exc}"
+        rows = got.rows if got is not None and floors else None
+        ref = reference(name, rows, token=token, problem=problem if floors else "floors left out")
+        editions[name] = EditionData(
+            name=name,
+            boards=boards,
+            unchecked=board.unchecked(name),
+            reference=ref,
+            publications=for_edition(name),
+            rows_problem=problem,
+        )
+        n = sum(len(b.models) for b in boards.values())
+        say(f"edition {name}: {n} ranked model(s), {len(editions[name].unchecked)} not re-checked")
+    return Prepared(board=board, editions=editions, seconds=time.perf_counter() - t0)

@@ -1,0 +1,54 @@
+"""Deep links: which tab, edition, model and task a page's URL query asks for.
+
+``?model=<key>`` opens that model's page on its own edition; ``?task=<id>`` a task page;
+``?tab=<id>`` any tab; ``?edition=v1|sample`` an edition. Unknown or malformed values fall
+back to the defaults; the values are only ever used to look things up, never shown as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from yoxla.editions import EDITIONS
+from yoxla.leaderboard.prepared import Prepared
+
+TABS = (
+    "leaderboard",
+    "model",
+    "tasks",
+    "blocks",
+    "breakdowns",
+    "diagnostics",
+    "explorer",
+    "compare",
+    "methodology",
+    "submit",
+)
+MAX_PARAM = 1_000
+
+
+@dataclass(frozen=True)
+class Route:
+    tab: str
+    edition: str
+    params: dict[str, str] = field(default_factory=dict)  # the (bounded) query, for the views
+
+
+def resolve(prepared: Prepared, query: Mapping[str, str], tabs: tuple[str, ...] = TABS) -> Route:
+    params = {str(k): str(v)[:MAX_PARAM] for k, v in query.items() if isinstance(v, str)}
+    edition = params.get("edition", "")
+    tab = params.get("tab", "")
+    model = params.get("model")
+    if model:
+        hit = prepared.locate(model)
+        if hit is not None:
+            edition = hit[0]
+            tab = tab or "model"
+    if params.get("task") and not tab:
+        tab = "tasks"
+    if edition not in EDITIONS:
+        edition = prepared.default_edition()
+    if tab not in tabs:
+        tab = tabs[0]
+    return Route(tab=tab, edition=edition, params=params)

@@ -1,0 +1,284 @@
+"""What every view shares: the read-only context, the view interface, tables with a CSV download.
+
+A view is one tab. It builds its own components (:meth:`View.build`), wires its own events
+(:meth:`View.wire`), renders an edition, with a deep link's query when there is one
+(:meth:`View.render`), and prepares at start-up what that needs (:meth:`View.warm`). Every
+update is a dict keyed by component, never a positional tuple, so a view can add a component
+without touching anyone else's output list. The page renders a tab when it is opened, through
+the tab's trigger (:meth:`Context.request`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import tempfile
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+from gradio.components.plot import PlotData
+
+from yoxla.leaderboard.figures import Figure, to_json
+from yoxla.leaderboard.prepared import Prepared
+
+Update = dict[Any, Any]
+NOTHING = "Nothing to show"
+SET_PARAM_JS = """
+() => {
+  window.yoxlaSetParam = (name, value) => {
+    const url = new URL(window.location.href);
+    if (value === null || value === undefined || value === "") url.searchParams.delete(name);
+    else url.searchParams.set(name, String(value));
+    window.history.replaceState(null, "", url);
+  };
+}
+"""
+
+
+def set_param_js(name: str, *, value: str | None = None) -> str:
+    """A front-end-only event: put one component's value (or a constant) in the page's URL."""
+    if value is not None:
+        return f"() => {{ window.yoxlaSetParam && window.yoxlaSetParam({name!r}, {value!r}); }}"
+    return f"(v) => {{ window.yoxlaSetParam && window.yoxlaSetParam({name!r}, v); return v; }}"
+
+
+class Downloads:
+    """CSV files of shown tables, written once per content into one temporary folder."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or Path(tempfile.mkdtemp(prefix="yoxla-csv-"))
+        self._written: dict[str, Path] = {}
+        self._frames: dict[int, tuple[weakref.ref[pd.DataFrame], str, str]] = {}
+
+    def csv(self, stem: str, frame: pd.DataFrame) -> str:
+        """The CSV of ``frame`` (the same frame object, e.g. a memoised one, is written once)."""
+        seen = self._frames.get(id(frame))
+        if seen is not None and seen[0]() is frame and seen[1] == stem:
+            return seen[2]
+        path = self._write(stem, frame)
+        self._frames[id(frame)] = (weakref.ref(frame), stem, path)
+        return path
+
+    def _write(self, stem: str, frame: pd.DataFrame) -> str:
+        text = _csv_safe(frame).to_csv(index=False)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+        safe_stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem)[:80]
+        key = f"{safe_stem}-{digest}"
+        if key not in self._written:
+            path = self.folder / f"yoxla-{key}.csv"
+            path.write_text(text, encoding="utf-8")
+            self._written[key] = path
+        return str(self._written[key])
+
+    def copy(self, stem: str, data: bytes, suffix: str) -> str:
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        safe_stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem)[:80]
+        path = self.folder / f"{safe_stem}-{digest}{suffix}"
+        if not path.exists():
+            path.write_bytes(data)
+        return str(path)
+
+
+_FORMULA = re.compile(r"^[=+\-@\t\r]")
+
+
+def _csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula get a leading apostrophe."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = [
+                "'" + x if isinstance(x, str) and _FORMULA.match(x) and not _number_like(x) else x
+                for x in out[col]
+            ]
+    return out
+
+
+def _number_like(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").split()[0])
+    except (ValueError, IndexError):
+        return False
+    return True
+
+
+def datatypes(frame: pd.DataFrame) -> list[str]:
+    return ["number" if pd.api.types.is_numeric_dtype(t) else "str" for t in frame.dtypes]
+
+
+class Table:
+    """A read-only Dataframe and its CSV download button, updated together."""
+
+    def __init__(
+        self,
+        label: str,
+        stem: str,
+        *,
+        elem_id: str | None = None,
+        max_height: int = 480,
+        column_widths: list[str | int] | None = None,
+        pinned_columns: int | None = None,
+        wrap: bool = True,
+    ) -> None:
+        self.stem = stem
+        self.df = gr.Dataframe(
+            label=label,
+            interactive=False,
+            wrap=wrap,
+            elem_id=elem_id,
+            elem_classes=["yoxla-table"],
+            max_height=max_height,
+            column_widths=column_widths,
+            pinned_columns=pinned_columns,
+            buttons=["fullscreen", "copy"],
+        )
+        self.csv = gr.DownloadButton(
+            "Download CSV",
+            size="sm",
+            variant="secondary",
+            elem_classes=["yoxla-csv"],
+            elem_id=f"{elem_id}-csv" if elem_id else None,
+        )
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.df, self.csv]
+
+    def update(
+        self,
+        downloads: Downloads,
+        frame: pd.DataFrame,
+        *,
+        csv: pd.DataFrame | None = None,
+        styler: Any = None,
+        empty: str = NOTHING,
+        stem: str | None = None,
+    ) -> Update:
+        """The table's value (a Styler when given) and its CSV (``csv``, default the frame itself)."""
+        if frame.empty:
+            shown = pd.DataFrame({NOTHING: [empty]})
+            return {self.df: gr.update(value=shown, datatype=["str"]), self.csv: None}
+        path = downloads.csv(stem or self.stem, csv if csv is not None else frame)
+        value = styler if styler is not None else frame
+        return {self.df: gr.update(value=value, datatype=datatypes(frame)), self.csv: path}
+
+
+def plot_data(fig: Figure) -> PlotData:
+    """A figure (see :mod:`yoxla.leaderboard.figures`) serialised once, sent without re-encoding."""
+    return PlotData(type="plotly", plot=to_json(fig))
+
+
+@dataclass
+class Context:
+    """What views share: the prepared data (read-only), the page-level controls, the other views."""
+
+    prepared: Prepared
+    downloads: Downloads
+    edition: Any = None  # the edition Dropdown
+    tabs: Any = None  # the gr.Tabs
+    rendered: Any = None  # gr.State: {tab id: the edition it shows}; a tab renders when first opened
+    current: Any = None  # gr.State: the selected tab's id
+    triggers: dict[str, Any] = field(default_factory=dict)  # per tab, a gr.State whose change renders it
+    views: dict[str, View] = field(default_factory=dict)
+    _count: Iterator[int] = field(default_factory=itertools.count, repr=False)
+
+    def request(
+        self, tab_id: str, edition: str, rendered: dict[str, str] | None, params: dict[str, str] | None = None
+    ) -> Update:
+        """Ask a tab's view to render ``edition`` (through its trigger), and mark it rendered.
+
+        The render runs as its own event whose outputs are only that view's components, so
+        a page-wide event (loading the page, switching edition) never carries every view's
+        outputs.
+        """
+        args = {"edition": edition, "params": dict(params or {})}
+        return {
+            self.rendered: {**(rendered or {}), tab_id: edition},
+            self.triggers[tab_id]: {"args": args, "n": next(self._count)},
+        }
+
+    def goto(self, tab_id: str, edition: str, rendered: dict[str, str] | None, page: Update) -> Update:
+        """Select a tab whose view ``page`` has just rendered for ``edition`` (a link between views)."""
+        return {
+            self.tabs: gr.Tabs(selected=tab_id),
+            self.rendered: {**(rendered or {}), tab_id: edition},
+            self.current: tab_id,
+            **page,
+        }
+
+    def goto_outputs(self, tab_id: str) -> list[Any]:
+        return [self.tabs, self.rendered, self.current, *self.views[tab_id].outputs()]
+
+    def memo(self, *key: Any, make: Any) -> Any:
+        return self.prepared.memo(key, make)
+
+    def plot(self, *key: Any, make: Any) -> PlotData:
+        """A figure built once per key, kept serialised."""
+        return self.prepared.memo(("plot", *key), lambda: plot_data(make()))
+
+
+class View:
+    """One tab of the app. Subclasses set ``tab_id`` and ``title`` and override what they need."""
+
+    tab_id = ""
+    title = ""
+
+    def build(self, ctx: Context) -> None:
+        """Lay out this view's components (called inside its ``gr.Tab``)."""
+
+    def wire(self, ctx: Context) -> None:
+        """Register this view's events (called once every view is built)."""
+
+    def outputs(self) -> list[Any]:
+        """Every component :meth:`render` and :meth:`route` may update."""
+        return []
+
+    def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
+        """The whole view for one edition; ``params`` are the page's URL query (a deep link)."""
+        return {}
+
+    def warm(self, ctx: Context, edition: str) -> None:
+        """Compute at start-up what :meth:`render` will need (the default renders once)."""
+        self.render(ctx, edition)
+
+
+class TaskPickerView(View):
+    """A view with a task picker whose choice re-renders part of the view (its page)."""
+
+    picker: Any
+    url_param: str | None = None  # put the picked task in the URL under this name
+
+    def page(self, ctx: Context, edition: str, task_id: str | None) -> Update:
+        raise NotImplementedError
+
+    def page_outputs(self) -> list[Any]:
+        raise NotImplementedError
+
+    def task_ids(self, ctx: Context, edition: str) -> list[str]:
+        return list(ctx.prepared.edition(edition).standard.task_ids)
+
+    def warm(self, ctx: Context, edition: str) -> None:
+        self.render(ctx, edition)
+        for tid in self.task_ids(ctx, edition):
+            self.page(ctx, edition, tid)
+
+    def wire(self, ctx: Context) -> None:
+        event = self.picker.input(
+            lambda ed, t: self.page(ctx, ed, t), [ctx.edition, self.picker], self.page_outputs()
+        )
+        if self.url_param:
+            event.then(None, self.picker, None, js=set_param_js(self.url_param))
+
+
+def keep_or_first(value: Any, choices: list[Any]) -> Any:
+    """``value`` if it is still a choice, else the first choice (None when there is none)."""
+    values = [c[1] if isinstance(c, tuple) else c for c in choices]
+    if value in values:
+        return value
+    return values[0] if values else None

@@ -1,0 +1,251 @@
+"""The leaderboard: a compact ranked table, filters, the floor as a reference row, files apart.
+
+Ranked models of one board (run conditions) with rank ranges, trust, YOXLA ± and the four
+blocks; task columns, intervals and diagnostics on request. Filters hide rows but never
+re-rank. Files whose scores could not be re-checked, and results reported elsewhere, get
+their own labelled sections below, never ranked with admitted files. A click on a row opens
+that model's page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from yoxla.leaderboard import figures, tables
+from yoxla.leaderboard.prepared import GROUP_TITLES, RANK_RULE, SIZE_BANDS, UNKNOWN
+from yoxla.leaderboard.views.base import Context, Table, Update, View, set_param_js
+
+ANY = "any"
+FLOOR_STYLE = "color: #6b6b6b; background-color: #eeeeee; font-style: italic"
+
+
+class LeaderboardView(View):
+    tab_id = "leaderboard"
+    title = "Leaderboard"
+
+    def build(self, ctx: Context) -> None:
+        with gr.Row(equal_height=True):
+            self.search = gr.Textbox(
+                label="Search",
+                placeholder="model, provider or model id",
+                scale=3,
+                elem_id="lb-search",
+                max_lines=1,
+            )
+            self.group = gr.Dropdown(
+                [(GROUP_TITLES["standard"], "standard")],
+                value="standard",
+                label="Board (ranked only among equal run conditions)",
+                elem_id="lb-group",
+                scale=3,
+            )
+            self.providers = gr.Dropdown(
+                [], value=[], multiselect=True, label="Provider", scale=3, elem_id="lb-providers"
+            )
+            self.weights = gr.Dropdown(
+                [ANY, "open", "closed", UNKNOWN], value=ANY, label="Weights", scale=1, min_width=110
+            )
+            self.size = gr.Dropdown(
+                [ANY, *[name for name, _, _ in SIZE_BANDS], UNKNOWN],
+                value=ANY,
+                label="Size",
+                scale=1,
+                min_width=120,
+            )
+            self.trust = gr.Dropdown(
+                [ANY, "verified", "community"], value=ANY, label="Trust", scale=1, min_width=120
+            )
+        self.columns = gr.CheckboxGroup(
+            list(tables.COLUMN_SETS), value=[], label="Show also", elem_id="lb-columns", container=False
+        )
+        self.count = gr.Markdown(elem_id="lb-count")
+        self.table = Table(
+            "Leaderboard (click a row to open the model's page)",
+            "leaderboard",
+            elem_id="leaderboard-table",
+            max_height=640,
+        )
+        gr.Markdown(
+            f"{RANK_RULE} Ranks are those of the whole board; filters only hide rows. The grey row is the best "
+            "cue-only floor: what reading only a surface cue scores.",
+            elem_id="rank-rule",
+        )
+        self.keys = gr.State([])
+        self.plot = gr.Plot(label="YOXLA with 95% interval", elem_classes=["yoxla-plot"])
+        with gr.Column(visible=False, elem_id="lb-unchecked") as self.unchecked_box:
+            gr.Markdown(
+                "### Admitted, scores not re-checked (listed apart, never ranked)\n"
+                "These files passed every check that needs no dataset rows (digest, signature, contract, "
+                "coverage, every stored count), but their scores could not be recomputed here because the "
+                "edition's rows are not available. They are shown as stored."
+            )
+            self.unchecked = Table("Not re-checked", "not-rechecked", elem_id="unchecked-table")
+        with gr.Column(visible=False, elem_id="lb-reported") as self.reported_box:
+            self.reported_note = gr.Markdown()
+            self.reported = Table("Reported results (not ranked)", "reported", elem_id="reported-table")
+            gr.Markdown(
+                "#### Reported and admitted, side by side\n"
+                "When an admitted result file is for a reported model, both are listed here with the "
+                "difference (admitted − reported)."
+            )
+            self.side = Table("Reported vs admitted", "reported-vs-admitted", elem_id="reported-vs-admitted")
+
+    def filter_inputs(self) -> list[Any]:
+        return [self.group, self.search, self.providers, self.weights, self.size, self.trust, self.columns]
+
+    def table_outputs(self) -> list[Any]:
+        return [*self.table.outputs, self.count, self.keys, self.plot]
+
+    def outputs(self) -> list[Any]:
+        return [
+            *self.filter_inputs(),
+            *self.table_outputs(),
+            self.unchecked_box,
+            *self.unchecked.outputs,
+            self.reported_box,
+            self.reported_note,
+            *self.reported.outputs,
+            *self.side.outputs,
+        ]
+
+    # Data --------------------------------------------------------------------------------------
+    def refresh(
+        self,
+        ctx: Context,
+        edition: str,
+        group: str | None,
+        search: str = "",
+        providers: list[str] | None = None,
+        weights: str = ANY,
+        size: str = ANY,
+        trust: str = ANY,
+        columns: list[str] | None = None,
+    ) -> Update:
+        ed = ctx.prepared.edition(edition)
+        group = group if group in ed.boards else "standard"
+        frame = ctx.memo("lb-frame", ed.name, group, make=lambda: tables.leaderboard_frame(ed, group))
+        filters = tables.Filters(
+            search=search or "",
+            providers=tuple(providers or ()),
+            weights=weights or ANY,
+            size=size or ANY,
+            trust=trust or ANY,
+        )
+        view = tables.leaderboard_view(frame, ed, group, filters, columns or ())
+        styler = None
+        if view.floor_row is not None:  # the reference row in grey (one styles frame, not per row)
+            styles = tables.pd.DataFrame("", index=view.table.index, columns=view.table.columns)
+            styles.iloc[view.floor_row] = FLOOR_STYLE
+            styler = view.table.style.apply(lambda _: styles, axis=None)
+        board = ed.boards[group]
+        if board.empty:
+            count = (
+                f"**No re-checked result file on `{ed.name}` yet.** "
+                + ("See the sections below. " if ed.unchecked or ed.publications else "")
+                + "To add a model, see the Submit tab."
+            )
+        else:
+            count = (
+                f"Showing **{view.shown} of {view.total}** model(s) on the "
+                f"*{GROUP_TITLES.get(group, group).lower()}* board of edition `{ed.name}`."
+            )
+        empty = (
+            "No model matches the filters." if view.total else f"No re-checked result file on {ed.name} yet."
+        )
+        return {
+            **self.table.update(
+                ctx.downloads,
+                view.table,
+                csv=frame,
+                styler=styler,
+                empty=empty,
+                stem=f"leaderboard-{ed.name}-{group}",
+            ),
+            self.count: count,
+            self.keys: view.keys,
+            self.plot: ctx.plot("lb-fig", ed.name, group, make=lambda: figures.leaderboard_figure(ed, group)),
+        }
+
+    def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
+        ed = ctx.prepared.edition(edition)
+        groups = ed.groups()
+        providers = sorted({v.provider for g in groups for v in ed.boards[g].models})
+        out: Update = {
+            self.group: gr.update(choices=[(GROUP_TITLES[g], g) for g in groups], value="standard"),
+            self.search: "",
+            self.providers: gr.update(choices=providers, value=[]),
+            self.weights: ANY,
+            self.size: ANY,
+            self.trust: ANY,
+            self.columns: [],
+            **self.refresh(ctx, ed.name, "standard"),
+        }
+        out[self.unchecked_box] = gr.update(visible=bool(ed.unchecked))
+        out.update(
+            self.unchecked.update(ctx.downloads, tables.unchecked_table(ed), stem=f"not-rechecked-{ed.name}")
+        )
+        out[self.reported_box] = gr.update(visible=bool(ed.publications))
+        note = "\n\n".join(
+            f"### Reported results (not admitted files)\n**Source:** {p.source}, {p.date}. **Conditions:** "
+            f"{p.conditions}. These numbers come without predictions: nothing in them can be re-checked, they "
+            "have no intervals, and they are never ranked together with admitted files."
+            for p in ed.publications
+        )
+        out[self.reported_note] = note
+        out.update(self.reported.update(ctx.downloads, tables.reported_table(ed), stem=f"reported-{ed.name}"))
+        out.update(
+            self.side.update(
+                ctx.downloads,
+                tables.reported_vs_admitted(ed),
+                empty="No admitted result file is for a reported model yet.",
+                stem=f"reported-vs-admitted-{ed.name}",
+            )
+        )
+        return out
+
+    def warm(self, ctx: Context, edition: str) -> None:
+        ed = ctx.prepared.edition(edition)
+        for g in ed.groups():
+            self.refresh(ctx, edition, g)
+        self.render(ctx, edition)
+
+    # Events ------------------------------------------------------------------------------------
+    def wire(self, ctx: Context) -> None:
+        def on_filter(edition: str, *args: Any) -> Update:
+            return self.refresh(ctx, edition, *args)
+
+        inputs = [ctx.edition, *self.filter_inputs()]
+        for comp in (self.group, self.providers, self.weights, self.size, self.trust, self.columns):
+            comp.input(on_filter, inputs, self.table_outputs(), show_progress="hidden")
+        self.search.input(
+            on_filter, inputs, self.table_outputs(), show_progress="hidden", trigger_mode="always_last"
+        )
+
+        from yoxla.leaderboard.views.model import ModelView
+
+        model_view = ctx.views["model"]
+        assert isinstance(model_view, ModelView)
+
+        def open_row(
+            edition: str, group: str, keys: list[Any], rendered: dict[str, str], evt: gr.SelectData
+        ) -> Update:
+            key = None
+            ed = ctx.prepared.edition(edition)
+            board = ed.boards.get(group or "standard", ed.standard)
+            row = evt.row_value if isinstance(evt.row_value, list) else None
+            if row and len(row) > 1 and row[1] in board.by_name:
+                key = board.models[board.by_name[row[1]]].key
+            elif isinstance(evt.index, list | tuple) and evt.index and 0 <= int(evt.index[0]) < len(keys):
+                key = keys[int(evt.index[0])]
+            if not key:
+                return {}
+            return ctx.goto("model", ed.name, rendered, model_view.show(ctx, ed.name, key))
+
+        open_row.__annotations__["evt"] = gr.SelectData  # resolved here: gradio injects the event
+        self.table.df.select(
+            open_row, [ctx.edition, self.group, self.keys, ctx.rendered], ctx.goto_outputs("model")
+        ).then(None, model_view.picker, None, js=set_param_js("model")).then(
+            None, js=set_param_js("tab", value="model")
+        )
