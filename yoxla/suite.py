@@ -58,13 +58,17 @@ class AnswerSpace:
 
     def values_for(self, row: dict[str, Any] | None) -> tuple[str, ...]:
         """All valid answers for one row (numbered options depend on the row's list length)."""
-        values: list[str] = []
-        if self.options_field:
-            options = row.get(self.options_field) if row is not None else None
-            n = len(options) if isinstance(options, list) else 0
-            values.extend(str(i) for i in range(1, n + 1))
-        values.extend(self.label_values)
-        return tuple(values)
+        if not self.options_field:
+            return self.label_values
+        options = row.get(self.options_field) if row is not None else None
+        n = len(options) if isinstance(options, list) else 0
+        return _numbers(n) + self.label_values
+
+
+@cache
+def _numbers(n: int) -> tuple[str, ...]:
+    """``("1", …, "n")``: the valid answers of n numbered options."""
+    return tuple(str(i) for i in range(1, n + 1))
 
 
 @dataclass(frozen=True)

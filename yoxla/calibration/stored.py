@@ -63,8 +63,8 @@ def run_distribution(task: Task, row: Mapping[str, Any], record: Mapping[str, An
     """
     from yoxla.calibration.logprobs import LogprobsError, distribution_from_logprobs, parse_logprobs
 
-    if record.get("error"):
-        return None
+    if record.get("error") or (record.get(DISTRIBUTION_KEY) is None and not record.get(LOGPROBS_KEY)):
+        return None  # nothing stored to derive from (most providers): answer at once
     space = _space(task, row)
     if space is None:
         return None

@@ -150,3 +150,15 @@ class PredictionWriter:
 def rewrite_predictions(path: Path, records: list[dict[str, Any]]) -> None:
     """Replace the whole file atomically (--retry-errors merging answers, duplicates dropped)."""
     _replace_atomically(path, lambda fh: fh.writelines(dumps_line(r) for r in records))
+
+
+SUITE_KIND = "suite"  # run.json "kind" of a suite run (python runner.py --suite)
+
+
+def is_suite_run(run_dir: Path) -> bool:
+    """Is the run folder a suite run? Read from run.json alone, so a benchmark command never
+    imports the suite machinery."""
+    try:
+        return bool(read_json(run_dir / RUN_JSON).get("kind") == SUITE_KIND)
+    except CorruptRun:
+        return False

@@ -528,11 +528,12 @@ def cmd_run_all(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from yoxla.run.finalize import rescore_run
-    from yoxla.run.suite_engine import is_suite_run
-    from yoxla.run.suite_finalize import rescore_suite_run
+    from yoxla.run.artifacts import is_suite_run
 
-    rescore = rescore_suite_run if is_suite_run(Path(args.run_dir)) else rescore_run
+    if is_suite_run(Path(args.run_dir)):
+        from yoxla.run.suite_finalize import rescore_suite_run as rescore
+    else:
+        from yoxla.run.finalize import rescore_run as rescore
     report = rescore(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
     print_summary(report)
     return 0

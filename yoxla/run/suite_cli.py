@@ -39,7 +39,7 @@ def check_suite_args(args: argparse.Namespace) -> None:
 
 def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
     """Is this ``run`` command about a suite: --suite, or a resumed/retried suite run folder?"""
-    from yoxla.run.suite_engine import is_suite_run
+    from yoxla.run.artifacts import is_suite_run
 
     if args.suite:
         return True

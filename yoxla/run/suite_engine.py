@@ -22,7 +22,7 @@ from typing import Any
 from yoxla.providers.base import Provider
 from yoxla.providers.registry import get_spec, public_url, with_overrides
 from yoxla.results import model_slug
-from yoxla.run.artifacts import RUN_JSON, CorruptRun, read_json
+from yoxla.run.artifacts import RUN_JSON, SUITE_KIND, read_json
 from yoxla.run.engine import (
     _clean_predictions,
     _refuse_existing,
@@ -49,16 +49,8 @@ from yoxla.run.suite_job import SuiteJob
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
 
-KIND = "suite"
+KIND = SUITE_KIND
 NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read built-in tasks only
-
-
-def is_suite_run(run_dir: Path) -> bool:
-    """Is the run folder a suite run (run.json ``kind``)?"""
-    try:
-        return read_json(run_dir / RUN_JSON).get("kind") == KIND
-    except CorruptRun:
-        return False
 
 
 @dataclass
