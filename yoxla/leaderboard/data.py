@@ -37,7 +37,8 @@ class DataSource:
     allow_hub: bool = True
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
-    score_cache: ScoreCache = field(default_factory=ScoreCache)  # verdicts shared across files
+    score_cache: ScoreCache = field(default_factory=ScoreCache)
+    _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)  # verdicts shared across files
     suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
 
     def rows(self, edition: Edition) -> EditionRows:
@@ -46,12 +47,19 @@ class DataSource:
         return self._cache[edition.name]
 
     def token(self, edition: Edition) -> str:
-        """What re-scoring an edition's files rests on: its rows' fingerprints, or why there are none."""
+        """What re-scoring an edition's files rests on: its rows' fingerprints, or why there are none.
+
+        Computed once per edition: the rows a DataSource holds never change.
+        """
         got = self.rows(edition)
-        if got.rows is None:
-            return f"none:{edition.name}:{got.problem}"
-        fps = ",".join(f"{tid}={fingerprint(r)}" for tid, r in sorted(got.rows.items()))
-        return f"rows:{edition.name}:{fps}"
+        key = (edition.name, id(got))
+        if key not in self._tokens:
+            if got.rows is None:
+                self._tokens[key] = f"none:{edition.name}:{got.problem}"
+            else:
+                fps = ",".join(f"{tid}={fingerprint(r)}" for tid, r in sorted(got.rows.items()))
+                self._tokens[key] = f"rows:{edition.name}:{fps}"
+        return self._tokens[key]
 
     def _load(self, edition: Edition) -> EditionRows:
         explicit = self.data_dir or (None if edition.bundled else os.environ.get(DATA_DIR_ENV))
