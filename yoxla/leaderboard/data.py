@@ -38,7 +38,9 @@ class DataSource:
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
     score_cache: ScoreCache = field(default_factory=ScoreCache)
-    _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)  # verdicts shared across files
+    _tokens: dict[tuple[str, int], str] = field(
+        default_factory=dict, repr=False
+    )  # verdicts shared across files
     suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
 
     def rows(self, edition: Edition) -> EditionRows:
