@@ -4,8 +4,9 @@
 bundled inside the package in exactly the Hub layout. Rows always come from a folder in that
 layout, read by :func:`yoxla.datafiles.read_config`: the bundled folder, a local copy
 (``--data-dir`` or ``$YOXLA_DATA_DIR``), or a snapshot of the Hub repository at a pinned
-revision that ``huggingface_hub.snapshot_download`` puts in the Hugging Face cache (only the
-edition's config folders). Nothing here sets a process-wide switch such as an offline mode.
+revision that :func:`yoxla.hub.snapshot` puts in the Hugging Face cache (only the files of the
+edition's configs' split), the same path a suite's Hugging Face datasets take. Nothing here
+sets a process-wide switch such as an offline mode.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from yoxla.datafiles import DataUnavailable, download_patterns, folder_patterns, read_config
+from yoxla.datafiles import DataUnavailable, read_config
+from yoxla.hub import snapshot
 from yoxla.suite import Suite, canonical_json, load_suite, sha256_text
 
 DATA_DIR_ENV = "YOXLA_DATA_DIR"
@@ -111,106 +113,19 @@ OFFLINE_HINT = (
     f". Offline? Point --data-dir (or ${DATA_DIR_ENV}) at a local copy in the Hub layout, "
     "or make one where the Hub is reachable with `yoxla download --out DIR`."
 )
-HUB_TIMEOUT_S = 3.0
-_TRUE = {"1", "true", "yes", "on"}
-
-
-def hub_offline() -> bool:
-    return any(os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-
-
-def hub_reachable(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_S) -> tuple[bool, str]:
-    """A quick look at the Hub before anything slow: offline mode, then one request with a short timeout."""
-    if hub_offline():
-        return False, "offline mode (HF_HUB_OFFLINE) is set"
-    try:
-        _hub_commit(repo, revision, timeout)
-    except Exception as exc:  # any failure means "not now"
-        return False, f"the Hub did not answer ({type(exc).__name__})"
-    return True, ""
-
-
-def _hub_commit(repo: str, revision: str | None, timeout: float = HUB_TIMEOUT_S) -> str:
-    """The commit a revision (branch, tag or hash; ``None`` is the default branch) points at."""
-    from huggingface_hub import HfApi
-
-    sha = HfApi().dataset_info(repo, revision=revision, timeout=timeout).sha
-    return sha or revision or "main"
 
 
 def _is_local(source: str) -> bool:
     return Path(source).is_dir()
 
 
-_SNAPSHOTS: dict[tuple[str, str | None, str, tuple[str, ...]], Path] = {}
-
-
-def _snapshot(
-    repo: str,
-    revision: str | None,
-    configs: list[str],
-    split: str,
-    local_dir: str | os.PathLike[str] | None = None,
-    offline: bool = False,
-) -> Path:
-    """Download the configs' files of a Hub dataset at ``revision`` (a commit hash where known).
-
-    The first request fetches ``README.md`` and the conventional config folders; when the card
-    declares other paths for a config, a second request at the same revision fetches those.
-    """
-    from huggingface_hub import snapshot_download
-
-    def fetch(patterns: list[str]) -> Path:
-        path = snapshot_download(
-            repo_id=repo,
-            repo_type="dataset",
-            revision=revision,
-            allow_patterns=patterns,
-            local_dir=str(local_dir) if local_dir else None,
-            local_files_only=offline,
-        )
-        return Path(path)
-
-    first = ["README.md", *(p for c in configs for p in folder_patterns(c))]
-    path = fetch(first)
-    folders = tuple(p.removesuffix("**") for p in first if p.endswith("/**"))
-    missing = [p for c in configs for p in download_patterns(path, c, split) if not p.startswith(folders)]
-    if missing:
-        path = fetch(["README.md", *dict.fromkeys(missing)])
-    return path
-
-
 def _hub_folder(edition: Edition, repo: str, revision: str | None, split: str) -> Path:
-    """The local snapshot of an edition's configs, downloaded once per process and revision."""
-    configs = tuple(sorted({e.config for e in edition.tasks.values()}))
-    key = (repo, revision, split, configs)
-    if key in _SNAPSHOTS:
-        return _SNAPSHOTS[key]
-    offline = hub_offline()
-    rev = revision
-    if not offline:
-        try:  # fail in seconds, not after the Hub client's minute of retries; pin what we read
-            rev = _hub_commit(repo, revision)
-        except Exception as exc:
-            raise DataUnavailable(
-                f"could not load {edition.name} from Hub dataset {repo}: "
-                f"the Hub did not answer ({type(exc).__name__}){OFFLINE_HINT}"
-            ) from None
+    """The local snapshot of an edition's configs (downloaded once per process and revision)."""
+    configs = sorted({e.config for e in edition.tasks.values()})
     try:
-        path = _snapshot(repo, rev, list(configs), split, offline=offline)
+        return snapshot(repo, revision, [(c, split) for c in configs]).folder
     except DataUnavailable as exc:
-        raise DataUnavailable(f"{exc}{OFFLINE_HINT}") from None
-    except Exception as exc:  # huggingface_hub raises many types; all mean "not available here"
-        why = (
-            "not in the local Hugging Face cache (offline mode)"
-            if offline
-            else f"{type(exc).__name__}: {exc}"
-        )
-        raise DataUnavailable(
-            f"could not download {edition.name} from Hub dataset {repo}: {why}{OFFLINE_HINT}"
-        ) from None
-    _SNAPSHOTS[key] = path
-    return path
+        raise DataUnavailable(f"could not load {edition.name} from {exc}{OFFLINE_HINT}") from None
 
 
 def load_rows(
@@ -246,13 +161,11 @@ def download(out: str | os.PathLike[str], revision: str | None = None, edition: 
     ed = load_edition(edition)
     if ed.bundled:
         raise DataUnavailable(f"edition {edition!r} is bundled with the package; nothing to download")
+    split = load_suite().split
     configs = sorted({e.config for e in ed.tasks.values()})
     try:
-        rev = revision or ed.revision
-        if not hub_offline():
-            rev = _hub_commit(ed.source, rev)
-        return _snapshot(ed.source, rev, configs, load_suite().split, local_dir=out, offline=hub_offline())
-    except DataUnavailable:
-        raise
-    except Exception as exc:
-        raise DataUnavailable(f"could not download {ed.source}: {type(exc).__name__}: {exc}") from None
+        return snapshot(
+            ed.source, revision or ed.revision, [(c, split) for c in configs], local_dir=out
+        ).folder
+    except DataUnavailable as exc:
+        raise DataUnavailable(f"could not download {exc}") from None

@@ -903,10 +903,24 @@ class SuiteTaskResult(Record):
     predictions: Annotated[list[SuitePrediction], Field(max_length=MAX_PREDICTIONS)]
 
 
+HubRepoId = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$", max_length=200)
+]
+HubRevision = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-/]{1,100}$")]
+
+
 class SuiteTaskHashes(Record):
     hash: Hash = Field(description="the task hash: definition and data fingerprints")
     definition: Hash
     data: dict[DataRole, Hash] = Field(description="fingerprints of the datasets the task read")
+    commits: Annotated[
+        dict[DataRole, Annotated[dict[HubRepoId, HubRevision], Field(min_length=1, max_length=100)]],
+        Field(max_length=2),
+    ] = Field(
+        default_factory=dict,
+        description="the Hugging Face commit each Hub dataset was read at (role -> repo -> commit); "
+        "absent when the task read only local files. Provenance: the data's identity is its fingerprint",
+    )
 
 
 class SuiteInfo(Record):
@@ -1147,7 +1161,7 @@ def build_suite_document(
     body = {
         "format": SUITE_FORMAT,
         "format_version": SUITE_FORMAT_VERSION,
-        "suite": suite.model_dump(mode="json"),
+        "suite": suite.model_dump(mode="json", exclude_unset=True),  # commits only where read
         "model": model.model_dump(mode="json", exclude_unset=True),
         "run": run.model_dump(mode="json", exclude_unset=True),
         "tasks": {tid: t.model_dump(mode="json") for tid, t in tasks.items()},

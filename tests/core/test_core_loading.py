@@ -3,7 +3,6 @@ such a folder, and clear errors offline."""
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import shutil
@@ -11,16 +10,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from yoxla import editions
+from yoxla import hub as hub_module
 from yoxla.cli import run
 from yoxla.editions import DataUnavailable, bundled_path, download, fingerprint, load_edition, load_rows
+from yoxla.testing.fakehub import COMMIT, FakeHub
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMIT = "c0ffee" * 6 + "c0de"
 CONFIGS = list(load_edition("v1").tasks)
 
 
@@ -32,7 +30,7 @@ def _copy_sample(dest: Path) -> Path:
 def test_v1_offline_without_a_copy_names_both_remedies_quickly(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("YOXLA_DATA_DIR", raising=False)
-    monkeypatch.setattr(editions, "_SNAPSHOTS", {})
+    monkeypatch.setattr(hub_module, "_SNAPSHOTS", {})
     start = time.perf_counter()
     with pytest.raises(DataUnavailable) as info:
         load_rows(load_edition("v1"), "nli_v1", revision="0" * 40)
@@ -134,52 +132,16 @@ def test_loading_imports_neither_datasets_nor_the_hub_client_nor_pyarrow():
 # --- the Hub: a pinned snapshot of the same layout, read by the same reader ---------------
 
 
-class FakeHub:
-    """Stands in for ``huggingface_hub.snapshot_download`` over a folder playing the repository."""
-
-    def __init__(self, remote: Path, cache: Path) -> None:
-        self.remote = remote
-        self.cache = cache
-        self.calls: list[dict[str, Any]] = []
-        self.commit_calls: list[tuple[str, str | None]] = []
-
-    def commit(self, repo: str, revision: str | None, timeout: float = 3.0) -> str:
-        self.commit_calls.append((repo, revision))
-        return COMMIT
-
-    def snapshot_download(self, repo_id: str, **kwargs: Any) -> str:
-        self.calls.append({"repo_id": repo_id, **kwargs})
-        local_dir = kwargs.get("local_dir")
-        dest = Path(local_dir) if local_dir else self.cache / "snapshots" / kwargs["revision"]
-        for path in self.remote.rglob("*"):
-            rel = path.relative_to(self.remote).as_posix()
-            if path.is_file() and any(fnmatch.fnmatch(rel, p) for p in kwargs["allow_patterns"]):
-                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(path, dest / rel)
-        return str(dest)
-
-    def fetched(self) -> set[str]:
-        folder = self.cache / "snapshots" / COMMIT
-        return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-
-
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
-    import huggingface_hub
-
     remote = _copy_sample(tmp_path / "remote")
     (remote / "not_a_yoxla_config").mkdir()
     (remote / "not_a_yoxla_config" / "test.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
+    (remote / "nli_v1" / "train.jsonl").write_text('{"id": "t"}\n', encoding="utf-8")
     (remote / "raw").mkdir()
     (remote / "raw" / "big.bin").write_bytes(b"\0" * 1024)
-    fake = FakeHub(remote, tmp_path / "hf-cache")
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake.snapshot_download)
-    monkeypatch.setattr(editions, "_hub_commit", fake.commit)
-    monkeypatch.setattr(editions, "_SNAPSHOTS", {})
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)  # .ci/run exports both
     monkeypatch.delenv("YOXLA_DATA_DIR", raising=False)
-    return fake
+    return FakeHub(remote, tmp_path / "hf-cache").install(monkeypatch)
 
 
 def test_the_hub_path_downloads_only_the_edition_configs_at_a_pinned_commit(hub):
@@ -190,8 +152,8 @@ def test_the_hub_path_downloads_only_the_edition_configs_at_a_pinned_commit(hub)
     assert call["repo_id"] == "LocalDoc/YOXLA-Benchmark"
     assert call["repo_type"] == "dataset" and call["revision"] == COMMIT
     assert call["allow_patterns"][0] == "README.md"
-    assert {p.split("/**")[0].removeprefix("data/") for p in call["allow_patterns"][1:]} == set(CONFIGS)
-    assert "raw/big.bin" not in hub.fetched() and "not_a_yoxla_config/test.jsonl" not in hub.fetched()
+    # only the card and the configs' test split: no other config, no train split, no raw files
+    assert hub.fetched() == {"README.md", *(f"{c}/test.jsonl" for c in CONFIGS)}
     # the same reader as for a local folder: the sample's rows, byte for byte
     sample = load_edition("sample")
     assert {tid: fingerprint(r) for tid, r in rows.items()} == {
@@ -221,7 +183,7 @@ def test_an_unreachable_hub_fails_in_seconds_naming_both_remedies(hub, monkeypat
     def unreachable(repo: str, revision: str | None, timeout: float = 3.0) -> str:
         raise ConnectionError("no route to host")
 
-    monkeypatch.setattr(editions, "_hub_commit", unreachable)
+    monkeypatch.setattr(hub_module, "hub_commit", unreachable)
     with pytest.raises(DataUnavailable) as info:
         load_rows(load_edition("v1"), "nli_v1")
     message = str(info.value)
@@ -231,10 +193,14 @@ def test_an_unreachable_hub_fails_in_seconds_naming_both_remedies(hub, monkeypat
 
 
 def test_offline_mode_reads_only_the_local_hugging_face_cache(hub, monkeypatch):
+    online = load_rows(load_edition("v1"), "nli_v1", revision=COMMIT)  # fills the cache
+    monkeypatch.setattr(hub_module, "_SNAPSHOTS", {})  # a new process
+    hub.calls.clear()
+    hub.commit_calls.clear()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    load_rows(load_edition("v1"), "nli_v1", revision=COMMIT)
+    assert load_rows(load_edition("v1"), "nli_v1", revision=COMMIT) == online
     assert hub.commit_calls == []
-    assert hub.calls[0]["local_files_only"] is True
+    assert hub.calls and all(c["local_files_only"] is True for c in hub.calls)
 
 
 def test_download_makes_a_local_copy_of_the_configs_that_loads_like_the_hub(hub, tmp_path):

@@ -267,3 +267,43 @@ def test_suite_baseline_runs_offline_and_is_admitted(runner, suite, tmp_path) ->
     doc = runner.result("suite-baseline__echo.json")
     verdict = admit(doc, tmp_path)
     assert verdict.status == "admitted", verdict.reasons
+
+
+def test_a_hugging_face_dataset_s_commit_is_stored_with_its_fingerprint(
+    runner, tmp_path, monkeypatch
+) -> None:
+    """A task that reads a Hub dataset: run.json and the result file name the commit it was read at."""
+    from yoxla.testing.fakehub import COMMIT, FakeHub
+
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    (remote / "test.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), encoding="utf-8"
+    )
+    fake = FakeHub(remote, tmp_path / "hf-cache").install(monkeypatch)
+    spec = {"source": "huggingface", "path": "acme/toplama", "revision": "v1.0"}
+    suite = make_suite(tmp_path, manifest(dataset=spec))
+    rc, _, err = runner("run", "--suite", str(suite), "--provider", "suite-baseline", "--model", "echo")
+    assert rc == 0, err
+    assert fake.calls and {c["revision"] for c in fake.calls} == {COMMIT}
+    doc = runner.result("suite-baseline__echo.json")
+    stored = doc["suite"]["tasks"]["toplama_v1"]
+    assert stored["commits"] == {"dataset": {"acme/toplama": COMMIT}}
+    assert (
+        stored["data"]["dataset"]
+        == prepare_task(load_manifest(suite).tasks["toplama_v1"]).fingerprints["dataset"]
+    )
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    record, problems = parse_record(doc)
+    assert isinstance(record, SuiteResultFile), problems
+    assert record.suite.tasks["toplama_v1"].commits == {"dataset": {"acme/toplama": COMMIT}}
+    run_dir = next(runner.runs.iterdir())
+    facts = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["tasks"]["toplama_v1"]
+    assert facts["commits"] == {"dataset": {"acme/toplama": COMMIT}}
+    assert admit(doc, tmp_path).status == "admitted"
+
+
+def test_a_suite_of_local_files_stores_no_commits(runner, suite) -> None:
+    rc, _, err = runner("run", "--suite", str(suite), "--provider", "suite-baseline", "--model", "echo")
+    assert rc == 0, err
+    assert "commits" not in runner.result("suite-baseline__echo.json")["suite"]["tasks"]["toplama_v1"]

@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, hub_reachable, load_rows
+from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, load_rows
+from yoxla.hub import hub_reachable
 from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.rescoring import ScoreCache
 
@@ -38,9 +39,8 @@ class DataSource:
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
     score_cache: ScoreCache = field(default_factory=ScoreCache)
-    _tokens: dict[tuple[str, int], str] = field(
-        default_factory=dict, repr=False
-    )  # verdicts shared across files
+    # verdicts shared across files
+    _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
     suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
 
     def rows(self, edition: Edition) -> EditionRows:

@@ -110,9 +110,6 @@ def _is_oom(exc: BaseException) -> bool:
     )
 
 
-HUB_TIMEOUT_S = 3.0
-
-
 def resolve_hub_model(repo: str, revision: str | None) -> tuple[str, str | None]:
     """(local folder, commit) of a Hub model: from the local cache, else after one quick look.
 
@@ -124,7 +121,7 @@ def resolve_hub_model(repo: str, revision: str | None) -> tuple[str, str | None]
     """
     from huggingface_hub import HfApi, snapshot_download
 
-    from yoxla.editions import hub_offline
+    from yoxla.hub import HUB_TIMEOUT_S, hub_offline
 
     try:
         folder = snapshot_download(repo, revision=revision, local_files_only=True)

@@ -91,15 +91,18 @@ class SuitePlan:
         return out, total
 
     def hashes(self) -> dict[str, dict[str, Any]]:
-        """Per task: its hash, definition hash and data fingerprints (the result file's ``suite.tasks``)."""
-        return {
-            tid: {
+        """Per task: its hash, definition hash and data fingerprints, and the commits its Hugging
+        Face datasets were read at where it has any (the result file's ``suite.tasks``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for tid, t in self.tasks.items():
+            out[tid] = {
                 "hash": t.prepared.task_hash,
                 "definition": t.task.definition_hash,
                 "data": dict(sorted(t.prepared.fingerprints.items())),
             }
-            for tid, t in self.tasks.items()
-        }
+            if t.prepared.commits:
+                out[tid]["commits"] = dict(sorted(t.prepared.commits.items()))
+        return out
 
     @property
     def suite_hash(self) -> str:

@@ -78,6 +78,11 @@ class PreparedTask:
     def fingerprints(self) -> dict[str, str]:
         return {role: ds.fingerprint for role, ds in self.datasets.items()}
 
+    @property
+    def commits(self) -> dict[str, dict[str, str]]:
+        """The Hugging Face commit each Hub dataset was read at (role -> repo -> commit)."""
+        return {role: dict(ds.commits) for role, ds in self.datasets.items() if ds.commits}
+
     @cached_property
     def task_hash(self) -> str:
         """The task's definition and the fingerprints of the data it read."""
