@@ -40,7 +40,6 @@ def build_app(
     """The page on an admitted board; ``warm=False`` leaves the views' preparation to ``demo.yoxla_warm()``."""
     import gradio as gr
 
-    from yoxla.editions import EDITIONS
     from yoxla.leaderboard import texts
     from yoxla.leaderboard.board import load_board
     from yoxla.leaderboard.prepared import prepare
@@ -64,10 +63,10 @@ def build_app(
     with gr.Blocks(title="YOXLA leaderboard") as demo:
         gr.Markdown(texts.INTRO)
         with gr.Row(equal_height=True):
-            ctx.edition = gr.Dropdown(
-                list(EDITIONS),
+            ctx.edition = gr.Dropdown(  # the board: an edition of the benchmark, or an eval suite
+                ctx.prepared.board_choices(),
                 value=ctx.prepared.default_edition(),
-                label="Edition",
+                label="Board (edition or eval suite)",
                 elem_id="edition",
                 scale=1,
             )
@@ -94,8 +93,12 @@ def build_app(
             view.wire(ctx)
         triggers = list(ctx.triggers.values())
 
-        def status_line(edition: str) -> str:
-            return f"**Edition `{edition}`:** {board.admission_line(edition)}. Reasons under *Methodology*."
+        def status_line(board_id: str) -> str:
+            ed = ctx.prepared.edition(board_id)
+            if ed.suite_id is not None:
+                line = board.admission_line(suite=ed.suite_id)
+                return f"**Suite {texts.code(ed.suite_id)}:** {line}. Reasons under *Methodology*."
+            return f"**Edition `{ed.name}`:** {board.admission_line(ed.name)}. Reasons under *Methodology*."
 
         def on_load(request):  # type: ignore[no-untyped-def]
             route = resolve(ctx.prepared, dict(request.query_params), tuple(ctx.triggers))
@@ -118,15 +121,16 @@ def build_app(
             None,
             ctx.edition,
             None,
-            js="(e) => { window.yoxlaSetParam('model', null); "
-            "window.yoxlaSetParam('task', null); window.yoxlaSetParam('edition', e); }",
+            js="(e) => { const set = window.yoxlaSetParam; set('model', null); set('task', null); "
+            "const suite = String(e).startsWith('suite:'); set('suite', suite ? String(e).slice(6) : null); "
+            "set('edition', suite ? null : e); }",
         )
 
-    def prepare_views() -> None:  # every table and figure a view shows, for both editions
+    def prepare_views() -> None:  # every table and figure a view shows, for every board
         t0 = time.perf_counter()
-        for edition in EDITIONS:
+        for board_id in ctx.prepared.editions:
             for view in views:
-                view.warm(ctx, edition)
+                view.warm(ctx, board_id)
         note(f"prepared every view's tables and figures ({time.perf_counter() - t0:.1f} s)")
 
     demo.yoxla_context, demo.yoxla_warm = ctx, prepare_views  # for main(), benches and tests

@@ -2,9 +2,10 @@
 
     python bench/bench_interactions.py [--models 100] [--repeat 5]
 
-Writes N synthetic result files of full v1 size (1,443 predictions each; see
-``yoxla.testing.boards``) next to the committed sample files, admits them against the
-synthetic rows, builds the app (which prepares every view of both editions), then runs each
+Writes N synthetic result files of full v1 size (1,443 predictions each, half of them with
+answer distributions; see ``yoxla.testing.boards``) next to the committed sample and suite
+files, admits them against the synthetic rows, builds the app (which prepares every view of
+every board: both editions and each suite), then runs each
 event the way the server does, through ``Blocks.process_api``: preprocessing of the inputs,
 the handler, and postprocessing of every output (tables and figures serialised, download
 files registered). Network and browser rendering are not included. Prints, per interaction,
@@ -45,6 +46,7 @@ def main() -> None:
     from gradio.state_holder import SessionState
 
     import app
+    from yoxla.leaderboard import calibration as calib
     from yoxla.testing.boards import synthetic_board, synthetic_v1, write_synthetic_folder
 
     t0 = time.perf_counter()
@@ -93,11 +95,18 @@ def main() -> None:
             run(label, component, event, inputs)
 
     lb, model, explorer = views["leaderboard"], views["model"], views["explorer"]
+    suites = [b for b in ctx.prepared.editions if b.startswith("suite:")]
     for tab_id in views:  # switching edition re-renders the tab being looked at
         looking_at(tab_id)
         each(
             f"switch edition ({tab_id} tab open)",
             lambda i: (ctx.edition, "input", ["v1" if i % 2 == 0 else "sample", None]),
+        )
+    for tab_id in views:  # and so does switching to a suite's board
+        looking_at(tab_id)
+        each(
+            f"switch to a suite board ({tab_id} tab open)",
+            lambda i: (ctx.edition, "input", [suites[i % len(suites)], None]),
         )
     for tab_id in views:  # opening a tab renders it (once per edition)
         tab = next(
@@ -159,6 +168,21 @@ def main() -> None:
     each("explorer: text search", lambda i: (explorer.search, "submit", explorer_inputs(0, search="a")))
     compare = views["compare"]
     each("compare two models", lambda i: (compare.a, "input", ["v1", keys[i + 2], keys[0]]))
+    cal = views["calibration"]
+    scopes = [s for _, s in cal._data(ctx, v1).scopes]  # type: ignore[attr-defined]
+    with_probs = [k for _, k in calib.model_choices(cal._data(ctx, v1), "overall")]  # type: ignore[attr-defined]
+    each(
+        "calibration: pick a task (or block)",
+        lambda i: (cal.scope, "input", ["v1", scopes[(3 * i + 1) % len(scopes)], with_probs[0]]),
+    )
+    each(
+        "calibration: pick a model (reliability diagram)",
+        lambda i: (
+            cal.model,
+            "input",
+            ["v1", scopes[i % len(scopes)], with_probs[(5 * i + 2) % len(with_probs)]],
+        ),
+    )
 
     print(f"\n{'interaction':<48} {'median':>8} {'slowest':>8}")
     worst = 0.0

@@ -4,8 +4,9 @@
 
 Starts the app on the committed results (or, with ``--synthetic``, on 100 full-size synthetic
 v1 models next to the committed sample files), opens every tab on both editions in headless
-Chromium and writes ``<edition>-<tab>.png`` under ``--out`` (not committed). ``--docs`` also
-writes the small PNGs the README shows, one per main view, under ``docs/screens/``.
+Chromium and writes ``<edition>-<tab>.png`` under ``--out`` (not committed). ``--editions`` takes
+board ids: ``v1``, ``sample``, ``suite:<id>`` (default: the two editions and ``suite:oxu``).
+``--docs`` also writes the small PNGs the README shows, one per main view, under ``docs/screens/``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ TABS = (
     ("blocks", "Blocks"),
     ("breakdowns", "Breakdowns"),
     ("diagnostics", "Diagnostics"),
+    ("calibration", "Calibration"),
     ("explorer", "Error explorer"),
     ("compare", "Compare"),
     ("methodology", "Methodology"),
@@ -38,7 +40,9 @@ DOCS = {  # README pictures: (edition, tab) -> file name
     ("v1", "model"): "model.png",
     ("v1", "tasks"): "task.png",
     ("v1", "diagnostics"): "diagnostics.png",
+    ("v1", "calibration"): "calibration.png",
     ("sample", "explorer"): "explorer.png",
+    ("suite:oxu", "leaderboard"): "suite.png",
 }
 
 
@@ -76,7 +80,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench/out/screens")
     ap.add_argument("--full-page", action="store_true", help="the whole page, not just the first 1000 px")
     ap.add_argument("--docs", action="store_true", help="also write the README's small PNGs to docs/screens/")
-    ap.add_argument("--editions", nargs="+", default=["v1", "sample"])
+    ap.add_argument("--editions", nargs="+", default=["v1", "sample", "suite:oxu"])
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -94,7 +98,7 @@ def main() -> None:
                 click_tab(d, title)
                 wait_idle(d)
                 problems = errors(d)
-                path = out / f"{edition}-{tab_id}.png"
+                path = out / f"{edition.replace(':', '-')}-{tab_id}.png"
                 shoot(d, path, args.full_page)
                 print(f"{path}{'  PROBLEMS: ' + '; '.join(problems) if problems else ''}", flush=True)
                 if args.docs and (edition, tab_id) in DOCS:

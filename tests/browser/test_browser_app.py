@@ -1,12 +1,13 @@
 """The running app in headless Chromium, as a visitor sees it.
 
-Three apps: the committed files (plus a planted hostile answer), 100 synthetic full-size
-models on v1 next to the sample files, and the hostile folder. On each, every view of both
-editions opens with no error toast or "Error" box and every plot has titles and data or an
+Three apps: the committed files (sample and suites, plus a planted hostile answer), 100
+synthetic full-size models on v1 (half with answer probabilities) next to the sample files, and
+the hostile folder. On each, every view of both editions (the calibration view included) opens with no error toast or "Error" box and every plot has titles and data or an
 explicit empty-state message. Also: the rank explanation is visible at 1440 px without
 scrolling sideways, headers never break inside a word, a deep link opens the model page it
-names, a row click opens a model page, the explorer takes page 0, and planted ``<script>``
-answers are shown as text without running.
+names, a row click opens a model page, the explorer takes page 0, planted ``<script>``
+answers are shown as text without running, and a suite's board is picked from the board
+dropdown (or a ``?suite=`` link) and shows its table and every view.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` and pip ``selenium`` (no browser download).
 """
@@ -14,6 +15,7 @@ Needs Debian's ``chromium`` and ``chromium-driver`` and pip ``selenium`` (no bro
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +59,7 @@ TABS = (
     "Blocks",
     "Breakdowns",
     "Diagnostics",
+    "Calibration",
     "Error explorer",
     "Compare",
     "Methodology",
@@ -69,6 +72,7 @@ MIN_PLOTS = {
     "Blocks": 4,
     "Breakdowns": 2,
     "Diagnostics": 2,
+    "Calibration": 2,
     "Compare": 1,
 }
 CONTENT = {  # an element each view fills when it renders
@@ -76,6 +80,7 @@ CONTENT = {  # an element each view fills when it renders
     "Methodology": "#excluded-table th",
     "Model": "#model-scores th",
     "Leaderboard": "#leaderboard-table th",
+    "Calibration": "#calibration-table th",
 }
 REPORTED_KEY = "v1/vllm__model-001.json"  # yoxla.testing.boards names openai/gpt-4o-mini so
 
@@ -89,6 +94,7 @@ def committed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (results / "sample").mkdir(parents=True)
     for p in sorted((REPO / "results" / "sample").glob("*.json")):
         (results / "sample" / p.name).write_bytes(p.read_bytes())
+    shutil.copytree(REPO / "results" / "suites", results / "suites")  # the committed suite boards
     planted = build_result(
         planted_answers, provider="planted", model="planted-model", display_name=PLANTED_NAME
     )
@@ -340,3 +346,47 @@ def test_planted_script_is_shown_as_text(committed_url: str, driver: Any) -> Non
     _check_view(d, "planted")
     if os.environ.get("YOXLA_SCREENSHOT"):
         d.save_screenshot(os.environ["YOXLA_SCREENSHOT"])
+
+
+def _pick_board(d: Any, label: str) -> None:
+    d.find_element(By.CSS_SELECTOR, "#edition input").click()
+    option = WebDriverWait(d, 60, poll_frequency=0.3).until(
+        lambda d: next(
+            (
+                o
+                for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
+                if o.text.strip() == label
+            ),
+            None,
+        )
+    )
+    option.click()
+
+
+def test_a_suite_board_is_picked_and_shows_its_table(committed_url: str, driver: Any) -> None:
+    d = driver
+    wait = WebDriverWait(d, 60, poll_frequency=0.3)
+    open_page(d, committed_url, edition="sample")
+    _pick_board(d, "suite · oxu")
+    wait.until(
+        lambda d: "board of suite oxu" in " ".join(d.find_element(By.CSS_SELECTOR, "#lb-count").text.split())
+    )
+    wait_idle(d)
+    _check_view(d, "suite oxu / Leaderboard")
+    head = d.find_element(By.CSS_SELECTOR, "#leaderboard-table thead").text
+    assert "Suite score" in head and "oxu_v1" in head
+    assert "suite=oxu" in d.current_url and "edition=" not in d.current_url
+    assert "Ranked by the suite score" in d.find_element(By.CSS_SELECTOR, "#rank-rule").text
+    # A link to the board opens it, and every view of it renders.
+    open_page(d, committed_url, suite="oxu")
+    assert d.find_element(By.CSS_SELECTOR, "#edition input").get_attribute("value") == "suite · oxu"
+    for title in TABS:
+        click_tab(d, title)
+        _check_view(d, f"suite oxu / {title}")
+        if title in CONTENT:
+            assert d.find_elements(By.CSS_SELECTOR, CONTENT[title]), (title, "the view did not render")
+    click_tab(d, "Calibration")
+    assert "no calibration view" in d.find_element(By.CSS_SELECTOR, "#calibration-table").text
+    click_tab(d, "Error explorer")
+    inputs = d.find_element(By.CSS_SELECTOR, "#example-inputs textarea").get_attribute("value")
+    assert "[system]" in inputs and "Mətn:" in inputs  # the rendered prompt, as sent

@@ -14,3 +14,29 @@ def write(path: Path, doc: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+def view_context(prepared: Any) -> Any:
+    """Every view built (inside a throw-away Blocks) on a Context over ``prepared``, as the app does."""
+    import gradio as gr
+
+    from yoxla.leaderboard.views import VIEWS, Context, Downloads
+
+    ctx = Context(prepared, Downloads())
+    views = [cls() for cls in VIEWS]
+    ctx.views = {v.tab_id: v for v in views}
+    with gr.Blocks():
+        ctx.edition = gr.Dropdown([bid for _, bid in prepared.board_choices()])
+        ctx.rendered, ctx.current = gr.State({}), gr.State("")
+        with gr.Tabs() as ctx.tabs:
+            for v in views:
+                with gr.Tab(v.title, id=v.tab_id):
+                    v.build(ctx)
+    return ctx
+
+
+def value(update: Any) -> Any:
+    """What an update sets: a ``gr.update(value=…)``'s value, a Styler's data, or the value itself."""
+    if isinstance(update, dict) and "__type__" in update:
+        update = update.get("value")
+    return getattr(update, "data", update) if hasattr(update, "hide") else update

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from leaderboard_helpers import COMMITTED, REPO, write
+from leaderboard_helpers import COMMITTED, REPO, view_context, write
 
 from yoxla.editions import load_edition, load_rows
 from yoxla.evaluators import spearman
@@ -345,20 +345,10 @@ def test_every_view_renders_both_editions_by_name(prepared: Prepared) -> None:
 
     demo = app.build_app(board=prepared.board)
     assert demo is not None and len(demo.fns) > 20
-    import gradio as gr
-
-    from yoxla.leaderboard.views import VIEWS, Context, Downloads
     from yoxla.leaderboard.views.explorer import Query
 
-    ctx = Context(prepared, Downloads())
-    views = [cls() for cls in VIEWS]
-    ctx.views = {v.tab_id: v for v in views}
-    with gr.Blocks():
-        ctx.edition, ctx.rendered, ctx.current = gr.Dropdown(["v1", "sample"]), gr.State({}), gr.State("")
-        with gr.Tabs() as ctx.tabs:
-            for v in views:
-                with gr.Tab(v.title, id=v.tab_id):
-                    v.build(ctx)
+    ctx = view_context(prepared)
+    views = list(ctx.views.values())
     params = [
         {},
         {"model": "sample/baseline__overlap.json", "task": "nli_v1", "verdict": "wrong"},
@@ -367,7 +357,7 @@ def test_every_view_renders_both_editions_by_name(prepared: Prepared) -> None:
     ]
     for v in views:
         allowed = set(map(id, v.outputs()))
-        for edition in ("sample", "v1"):
+        for edition in prepared.editions:  # both editions and every committed suite's board
             for p in params:
                 out = v.render(ctx, edition, p)
                 assert set(map(id, out)) <= allowed, (v.tab_id, edition, p)

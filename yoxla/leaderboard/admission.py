@@ -40,6 +40,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import os
 import traceback
 from collections import Counter
@@ -135,6 +136,11 @@ class TaskRecord:
     p_top: np.ndarray | None = None
     p_gold: np.ndarray | None = None
     control: np.ndarray | None = None  # True for declared controls (run, not scored); None: no control
+    # Per example, for the app's calibration intervals: the multi-class Brier term
+    # Σ_k (p_k − [k = gold])² (NaN without a complete distribution) and whether the most
+    # probable label is the gold one (False without a complete distribution).
+    brier: np.ndarray | None = None
+    top_correct: np.ndarray | None = None
 
     @property
     def scored_scores(self) -> np.ndarray:
@@ -221,16 +227,29 @@ def _calibration_fields(t: TaskResult, gold: Sequence[Any] | None) -> dict[str, 
     tops: list[str | None] = []
     p_top: list[float] = []
     p_gold: list[float] = []
+    brier: list[float] = []
+    top_correct: list[bool] = []
     for i, p in enumerate(preds):
         d = p.distribution
         complete = d is not None and not d.missing
         tops.append(d.top if d is not None else None)
         p_top.append(d.probs[d.top] if complete and d is not None else nan)
         g = None if gold is None else gold[i]
-        p_gold.append(
-            float(d.probs.get(str(g), nan)) if complete and d is not None and g is not None else nan
+        known = complete and d is not None and g is not None and str(g) in d.probs
+        p_gold.append(float(d.probs[str(g)]) if known and d is not None else nan)
+        brier.append(
+            math.fsum((q - (1.0 if k == str(g) else 0.0)) ** 2 for k, q in d.probs.items())
+            if known and d is not None
+            else nan
         )
-    out.update(top=tops, p_top=np.array(p_top, dtype=float), p_gold=np.array(p_gold, dtype=float))
+        top_correct.append(bool(known and d is not None and d.top == str(g)))
+    out.update(
+        top=tops,
+        p_top=np.array(p_top, dtype=float),
+        p_gold=np.array(p_gold, dtype=float),
+        brier=np.array(brier, dtype=float),
+        top_correct=np.array(top_correct, dtype=bool),
+    )
     return out
 
 

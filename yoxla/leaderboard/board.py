@@ -77,6 +77,7 @@ class Board:
     editions: dict[str, Edition] = field(default_factory=dict)
     _boot: dict[str, Boot] = field(default_factory=dict, repr=False)
     _docs: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict, repr=False)
+    _resampled: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
     # Views ----------------------------------------------------------------------------
     def shown(self, edition: str, group: str = "standard") -> list[Verdict]:
@@ -102,9 +103,27 @@ class Board:
     def excluded(self) -> list[Verdict]:
         return [v for v in self.verdicts if not v.shown]
 
-    def admission_line(self, edition: str | None = None) -> str:
-        """One line: how many files are admitted (re-checked or not), excluded and superseded."""
-        vs = [v for v in self.verdicts if edition is None or v.edition in (edition, None)]
+    def listed(self, edition: str | None = None, suite: str | None = None) -> list[Verdict]:
+        """The files listed with the board of ``edition`` (or of ``suite``): a benchmark file with
+        its edition's, a suite file with its suite's, and a file that names no board here
+        (unreadable, an unknown edition or suite) with every board. Neither given: every file."""
+        if edition is None and suite is None:
+            return list(self.verdicts)
+        boards = set(self.suite_boards())
+
+        def belongs(v: Verdict) -> bool:
+            if v.suite is not None:
+                return v.suite == suite or v.suite not in boards
+            if v.edition is not None and v.edition in EDITIONS:
+                return v.edition == edition
+            return True
+
+        return [v for v in self.verdicts if belongs(v)]
+
+    def admission_line(self, edition: str | None = None, suite: str | None = None) -> str:
+        """One line: how many files of a board (of all, by default) are admitted (re-checked or
+        not), excluded and superseded."""
+        vs = self.listed(edition, suite)
         shown = [v for v in vs if v.shown]
         rechecked = sum(v.rechecked for v in shown)
         excluded = sum(v.status == "excluded" for v in vs)
@@ -209,6 +228,15 @@ class Board:
         """Suite ids that have ranked (admitted, re-checked, shown) files, sorted."""
         return sorted({v.suite for v in self.verdicts if v.shown and v.rechecked and v.suite is not None})
 
+    def suite_boards(self) -> list[str]:
+        """Every suite with a board in the app: each suite committed under ``suites/`` (an empty
+        board until a file of it is admitted) and any suite with ranked files, sorted."""
+        try:
+            committed = self.data.suites.ids()
+        except Exception:  # an unreadable suites folder leaves the suites with files
+            committed = []
+        return sorted(set(self.suites()) | set(committed))
+
     def suite_shown(self, suite_id: str, group: str = "standard") -> list[Verdict]:
         """Ranked models of one suite board: best suite score first (ties by name)."""
         rows = [
@@ -248,6 +276,9 @@ class Board:
             breakdowns={tid: list(t.spec.breakdowns) for tid, t in m.tasks.items() if t.spec.breakdowns},
             judge_scored_tasks=judged,
             judge_models=judges,
+            types={tid: t.spec.type for tid, t in m.tasks.items()},
+            primary={tid: t.primary for tid, t in m.tasks.items() if t.primary},
+            choices={tid: list(t.choices) for tid, t in m.tasks.items() if t.choices},
         )
 
     def suite_task_ids(self, suite_id: str) -> list[str]:
@@ -263,14 +294,16 @@ class Board:
         prepared = suite.prepared.get(task_id)
         return {} if prepared is None else {item.id: item for item in prepared.items}
 
-    def suite_boot(self, suite_id: str) -> Boot:
-        """Bootstrap replicates of a suite board (standard): per task, and the suite score as
-        their mean. A task without per-sample scores of its mean primary metric (batch graders,
-        grader errors) gets no interval; a lower-is-better task is left out, as in the score."""
-        key = f"suite:{suite_id}"
+    def suite_boot(self, suite_id: str, group: str = "standard") -> Boot:
+        """Bootstrap replicates of a suite board (``group``: its run conditions): per task, and
+        the suite score as their mean. A task without per-sample scores of its mean primary
+        metric (batch graders, grader errors) gets no interval (its replicates are its score);
+        a lower-is-better task is left out, as in the score."""
+        key = f"suite:{suite_id}/{group}"
         if key not in self._boot:
-            models = self.suite_shown(suite_id)
+            models = self.suite_shown(suite_id, group)
             inputs: list[TaskInput] = []
+            resampled: set[str] = set()
             for tid in self.suite_task_ids(suite_id):
                 found = [m.tasks.get(tid) for m in models]
                 recs = [r for r in found if r is not None and np.isfinite(r.score)]
@@ -279,9 +312,17 @@ class Board:
                 point = np.array([r.score for r in recs], dtype=float)
                 aligned = all(r.ids == recs[0].ids and _mean_based(r) for r in recs)
                 scores = np.vstack([r.scores for r in recs]) if aligned else None
+                if aligned:
+                    resampled.add(tid)
                 inputs.append(TaskInput(tid, "suite", point, scores))
             self._boot[key] = run_bootstrap(inputs, ["suite"], len(models), B=self.B)
+            self._resampled[key] = resampled
         return self._boot[key]
+
+    def suite_interval_tasks(self, suite_id: str, group: str = "standard") -> set[str]:
+        """The tasks of a suite board whose replicates resample examples (the others have no interval)."""
+        self.suite_boot(suite_id, group)
+        return set(self._resampled[f"suite:{suite_id}/{group}"])
 
     # Documents for the explorer ---------------------------------------------------------
     def document(self, v: Verdict, keep: int = 4) -> dict[str, Any]:
@@ -317,6 +358,9 @@ class SuiteMeta:
     breakdowns: dict[str, list[str]]  # task id -> row fields of metadata.breakdowns
     judge_scored_tasks: list[str]  # tasks whose shown results were scored with a judge model
     judge_models: list[str]
+    types: dict[str, str] = field(default_factory=dict)  # task id -> the manifest's type label
+    primary: dict[str, str] = field(default_factory=dict)  # task id -> its primary (first) metric
+    choices: dict[str, list[str]] = field(default_factory=dict)  # task id -> its choices, if any
 
 
 def model_key(v: Verdict) -> str:

@@ -1,7 +1,11 @@
 """The error explorer: filter one model's answers on one task, page on the server, open one.
 
-Everything returned is plain text (or (text, label) pairs for highlighting); nothing here
-is meant to be rendered as HTML or Markdown.
+Every function takes a board id: an edition (``v1``, ``sample``) or a suite board
+(``suite:<id>``). For a suite the inputs are the exact messages the model was sent (the
+committed suite's items, few-shot included), the gold is the item's target and the breakdown
+is the first field of the task's ``metadata.breakdowns``. Everything returned is plain text
+(or (text, label) pairs for highlighting); nothing here is meant to be rendered as HTML or
+Markdown.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.admission import TaskRecord
+from yoxla.leaderboard.admission import TaskRecord, Verdict
 from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.prepared import suite_of
 from yoxla.parsing import answer_text
 from yoxla.spans import locate_gold, occurrences, trim_quote
 from yoxla.suite import Task, load_suite
@@ -22,18 +28,50 @@ from yoxla.text import az_lower, flatten
 
 VERDICTS = ("all", "correct", "wrong", "invalid")
 PAIRS = ("any", "A right, B wrong", "A wrong, B right", "both wrong", "they differ")
-INVALID_OUTCOMES = ("invalid", "truncated", "generation_error")
+INVALID_OUTCOMES = ("invalid", "truncated", "generation_error", "grader_error")
 PAGE_SIZE = 20
 _THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 SNIPPET = 120
 
 
 def verdict_of(outcome: str, score: float) -> str:
+    """correct, wrong or invalid; a suite item graded on a scale is correct only with full marks."""
     if outcome in INVALID_OUTCOMES:
         return "invalid"
-    if outcome == "correct" or (outcome == "abstained" and score >= 1.0):
+    if outcome == "correct" or (outcome in ("abstained", "graded") and score >= 1.0):
         return "correct"
     return "wrong"
+
+
+def model_of(board: Board, edition: str, key: str | None) -> Verdict | None:
+    """A shown file of the board (an edition's, or a suite board's)."""
+    if not key:
+        return None
+    suite = suite_of(edition)
+    return board.suite_model(suite, key) if suite is not None else board.model(edition, key)
+
+
+def task_ids(board: Board, edition: str) -> list[str]:
+    suite = suite_of(edition)
+    return board.suite_task_ids(suite) if suite is not None else board.task_ids(edition)
+
+
+def _suite_items(board: Board, edition: str, task_id: str) -> dict[str, Any]:
+    suite = suite_of(edition)
+    return board.suite_items(suite, task_id) if suite is not None else {}
+
+
+def _suite_field(board: Board, edition: str, task_id: str) -> str | None:
+    suite = suite_of(edition)
+    if suite is None:
+        return None
+    fields = board.suite_meta(suite).breakdowns.get(task_id) or []
+    return fields[0] if fields else None
+
+
+def messages_text(messages: Any) -> str:
+    """The messages a model was sent, as text: each one's role, then its content."""
+    return "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in messages)
 
 
 def split_reasoning(raw: str | None) -> tuple[str, str]:
@@ -57,7 +95,7 @@ def _rows_by_id(board: Board, edition: str, task: Task) -> dict[str, dict[str, A
 
 
 def _raw_by_id(board: Board, edition: str, key: str, task_id: str) -> dict[str, str]:
-    v = board.model(edition, key)
+    v = model_of(board, edition, key)
     if v is None:
         return {}
     doc = board.document(v)
@@ -78,6 +116,10 @@ def gold_text(task: Task, row: dict[str, Any]) -> str:
 
 
 def breakdown_values(board: Board, edition: str, task_id: str) -> list[str]:
+    if suite_of(edition) is not None:
+        field = _suite_field(board, edition, task_id)
+        items = _suite_items(board, edition, task_id)
+        return sorted({str(i.row.get(field)) for i in items.values()}) if field else []
     task = load_suite().task(task_id)
     rows = board.rows(edition)
     if not task.breakdown or rows is None:
@@ -86,7 +128,7 @@ def breakdown_values(board: Board, edition: str, task_id: str) -> list[str]:
 
 
 def near_miss_values(board: Board, edition: str, task_id: str, key: str) -> list[str]:
-    v = board.model(edition, key)
+    v = model_of(board, edition, key)
     if v is None or task_id not in v.tasks:
         return []
     return sorted({k for k in v.tasks[task_id].near_miss if k})
@@ -99,7 +141,7 @@ def _frame(rec: TaskRecord, prefix: str) -> pd.DataFrame:
             f"{prefix} verdict": [verdict_of(o, s) for o, s in zip(rec.outcomes, rec.scores, strict=True)],
             f"{prefix} parsed": rec.parsed,
             f"{prefix} near miss": [k or "" for k in rec.near_miss],
-            f"{prefix} score": [round(float(s), 3) for s in rec.scores],
+            f"{prefix} score": [round(float(s), 3) if np.isfinite(s) else None for s in rec.scores],
         }
     )
 
@@ -117,19 +159,33 @@ def filter_examples(
     pair: str = "any",
 ) -> pd.DataFrame:
     """All examples that pass the filters (the caller pages them)."""
-    task = load_suite().task(task_id)
-    a = board.model(edition, key_a)
+    suite = suite_of(edition)
+    task = load_suite().task(task_id) if suite is None else None
+    a = model_of(board, edition, key_a)
     if a is None or task_id not in a.tasks:
         return pd.DataFrame(columns=["id", "A verdict", "A answer"])
     df = _frame(a.tasks[task_id], "A")
     raws = _raw_by_id(board, edition, key_a, task_id)
     df["A answer"] = [_snip(split_reasoning(raws.get(i, ""))[0]) for i in df["id"]]
-    rows = _rows_by_id(board, edition, task)
-    if rows is not None:
-        df["gold"] = [_snip(gold_text(task, rows[i])) for i in df["id"]]
-        if task.breakdown:
-            df[task.breakdown] = [str(rows[i].get(task.breakdown)) for i in df["id"]]
-    b = board.model(edition, key_b) if key_b else None
+    field: str | None = None
+    inputs: dict[str, str] = {}
+    if task is not None:
+        rows = _rows_by_id(board, edition, task)
+        field = task.breakdown or None
+        if rows is not None:
+            df["gold"] = [_snip(gold_text(task, rows[i])) for i in df["id"]]
+            if field:
+                df[field] = [str(rows[i].get(field)) for i in df["id"]]
+            inputs = {i: " ".join(str(rows[i].get(f, "")) for f in task.inputs) for i in df["id"]}
+    else:
+        items = _suite_items(board, edition, task_id)
+        field = _suite_field(board, edition, task_id)
+        if items and all(i in items for i in df["id"]):
+            df["gold"] = [_snip(str(items[i].target or "")) for i in df["id"]]
+            if field:
+                df[field] = [str(items[i].row.get(field)) for i in df["id"]]
+            inputs = {i: " ".join(str(m.get("content", "")) for m in items[i].messages) for i in df["id"]}
+    b = model_of(board, edition, key_b) if key_b else None
     if b is not None and task_id in b.tasks:
         fb = _frame(b.tasks[task_id], "B")
         df = df.merge(fb, on="id", how="left")
@@ -140,8 +196,8 @@ def filter_examples(
         mask &= df["A verdict"] == verdict
     if near_miss:
         mask &= df["A near miss"] == near_miss
-    if breakdown and task.breakdown and task.breakdown in df:
-        mask &= df[task.breakdown] == breakdown
+    if breakdown and field and field in df:
+        mask &= df[field] == breakdown
     if b is not None and pair and pair != "any":
         ra, rb = df["A verdict"] == "correct", df["B verdict"] == "correct"
         mask &= {
@@ -152,20 +208,15 @@ def filter_examples(
         }.get(pair, True)
     if search.strip():
         q = search.strip().lower()
-        hay = [raws.get(i, "").lower() for i in df["id"]]
-        if rows is not None:
-            hay = [
-                h + "\n" + " ".join(str(rows[i].get(f, "")) for f in task.inputs).lower()
-                for h, i in zip(hay, df["id"], strict=True)
-            ]
+        hay = [raws.get(i, "").lower() + "\n" + inputs.get(i, "").lower() for i in df["id"]]
         mask &= pd.Series(
             [q in h or q in i.lower() for h, i in zip(hay, df["id"], strict=True)], index=df.index
         )
     keep = ["id", "A verdict", "A answer", "A parsed", "A near miss"]
     if "gold" in df:
         keep.insert(1, "gold")
-    if task.breakdown and task.breakdown in df:
-        keep.append(task.breakdown)
+    if field and field in df:
+        keep.append(field)
     if b is not None:
         keep += ["B verdict", "B answer", "B parsed"]
     return df.loc[mask, keep].reset_index(drop=True)
@@ -221,8 +272,57 @@ def highlight_spans(
     return out
 
 
+def _suite_detail(board: Board, v: Verdict, task_id: str, example_id: str) -> str:
+    """A suite prediction's grader error and judge calls (their answers), as one line each."""
+    preds = board.document(v)["tasks"][task_id]["predictions"]
+    pred: dict[str, Any] = next(
+        (p for p in preds if isinstance(p, dict) and str(p.get("id")) == example_id), {}
+    )
+    bits = []
+    if pred.get("grader_error"):
+        bits.append(f"grader error: {_snip(pred['grader_error'], 300)}")
+    if pred.get("extraction_error"):
+        bits.append(f"extraction error: {_snip(pred['extraction_error'], 300)}")
+    for j in pred.get("judgements") or []:
+        answer = (j.get("response") or {}).get("output_text", "")
+        bits.append(f"judge ({v.judge or 'unknown'}) answered: {_snip(str(answer), 300)}")
+    return "\n".join(bits)
+
+
+def suite_example_view(
+    board: Board, edition: str, task_id: str, key: str, example_id: str
+) -> ExampleView | None:
+    v = model_of(board, edition, key)
+    if v is None or task_id not in v.tasks or example_id not in v.tasks[task_id].ids:
+        return None
+    rec = v.tasks[task_id]
+    i = rec.ids.index(example_id)
+    raw = _raw_by_id(board, edition, key, task_id).get(example_id, "")
+    answer, reasoning = split_reasoning(raw)
+    item = _suite_items(board, edition, task_id).get(example_id)
+    if item is None:
+        inputs, gold = "(the committed suite could not be prepared here, so the prompt is not shown)", ""
+    else:
+        inputs, gold = messages_text(item.messages), str(item.target or "")
+    score = float(rec.scores[i])
+    verdict = verdict_of(rec.outcomes[i], score)
+    scored = f"score {score:.3f}" if np.isfinite(score) else "no per-item score"
+    detail = f"{verdict} (outcome: {rec.outcomes[i]}, {scored}"
+    if rec.near_miss[i]:
+        detail += f", near miss: {rec.near_miss[i]}"
+    detail += ")"
+    extra = _suite_detail(board, v, task_id, example_id)
+    if extra:
+        detail += "\n" + extra
+    return ExampleView(
+        example_id, inputs, gold, answer, reasoning, rec.parsed[i] or "(invalid)", detail, None
+    )
+
+
 def example_view(board: Board, edition: str, task_id: str, key: str, example_id: str) -> ExampleView | None:
-    v = board.model(edition, key)
+    if suite_of(edition) is not None:
+        return suite_example_view(board, edition, task_id, key, example_id)
+    v = model_of(board, edition, key)
     if v is None or task_id not in v.tasks:
         return None
     rec = v.tasks[task_id]

@@ -22,7 +22,7 @@ import pandas as pd
 
 from yoxla.leaderboard import tables
 from yoxla.leaderboard.admission import Verdict
-from yoxla.leaderboard.prepared import EditionData, Ranked, block_title
+from yoxla.leaderboard.prepared import EditionData, Ranked, block_title, headline
 from yoxla.suite import load_suite
 
 Figure = dict[str, Any]
@@ -39,6 +39,12 @@ GRID = "#e6e6e6"
 def plain(text: Any) -> str:
     """plotly renders a small HTML subset in labels; escape the angle brackets of data."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _f(x: Any) -> float | None:
+    """One number for JSON: NaN and infinities become null."""
+    value = float(x)
+    return value if math.isfinite(value) else None
 
 
 def _num(values: Any) -> list[float | None]:
@@ -81,8 +87,11 @@ def figure(
     return {"data": data, "layout": base}
 
 
-def empty_figure(title: str, message: str) -> Figure:
-    """No axes, one line that says what is missing."""
+def empty_figure(title: str, message: str, width: int = 100) -> Figure:
+    """No axes, a message that says what is missing (wrapped to lines of ``width`` characters)."""
+    import textwrap
+
+    lines = textwrap.wrap(" ".join(str(message).split()), width) or [""]
     return {
         "data": [],
         "layout": {
@@ -94,7 +103,7 @@ def empty_figure(title: str, message: str) -> Figure:
             "height": 220,
             "annotations": [
                 {
-                    "text": plain(message),
+                    "text": "<br>".join(plain(line) for line in lines),
                     "showarrow": False,
                     "xref": "paper",
                     "yref": "paper",
@@ -234,13 +243,25 @@ def _category_axis(names: list[str], title: str) -> dict[str, Any]:
     return _axis(title, type="category", autorange="reversed", categoryorder="array", categoryarray=names)
 
 
+def _panel_title(text: str, x: float, size: int) -> dict[str, Any]:
+    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``."""
+    return {
+        "text": text,
+        "x": x,
+        "y": 1.0,
+        "xref": "paper",
+        "yref": "paper",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": size},
+    }
+
+
 def _top(r: Ranked) -> tuple[list[int], str]:
-    """Indices of the models to plot (best YOXLA first) and a title suffix when cut."""
+    """Indices of the models to plot (the board's order, best first) and a title suffix when cut."""
     n = len(r.models)
     keep = list(range(min(n, MAX_PLOT_MODELS)))
-    return keep, (
-        f" (best {MAX_PLOT_MODELS} of {n} by YOXLA; the table has all)" if n > MAX_PLOT_MODELS else ""
-    )
+    return keep, (f" (best {MAX_PLOT_MODELS} of {n}; the table has all)" if n > MAX_PLOT_MODELS else "")
 
 
 def _score_axis(title: str = "score (0–100)") -> dict[str, Any]:
@@ -253,20 +274,21 @@ def _score_axis(title: str = "score (0–100)") -> dict[str, Any]:
 def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
     """YOXLA with its 95% interval per model, and the best cue-only floor as a line."""
     r = ed.boards[group]
-    title = f"YOXLA score with 95% bootstrap interval ({ed.name})"
+    h = ed.headline
+    title = f"{h} with 95% bootstrap interval ({plain(ed.label)})"
     if r.empty:
-        return empty_figure(title, no_models_message(ed.name))
+        return empty_figure(title, no_models_message(ed.label))
     keep, cut = _top(r)
     names = [plain(r.models[i].name) for i in keep]
     data = [
         dots(
-            [float(r.models[i].scores["yoxla"]) for i in keep],
+            [headline(r.models[i]) for i in keep],
             names,
             [float(r.yoxla_lo[i]) for i in keep],
             [float(r.yoxla_hi[i]) for i in keep],
             name="model (95% interval)",
             color=OKABE_ITO[0],
-            what="YOXLA",
+            what=h,
         )
     ]
     summary = ed.reference.summary(ed.block_tasks())
@@ -277,11 +299,11 @@ def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
     return figure(
         data,
         title + cut,
-        "YOXLA score (0–100)",
+        f"{h} (0–100)",
         "model",
         height=max(300, ROW_PX * len(keep) + 170),
         yaxis=_category_axis(names, "model"),
-        xaxis=_score_axis("YOXLA score (0–100)"),
+        xaxis=_score_axis(f"{h} (0–100)"),
         shapes=shapes,
     )
 
@@ -330,18 +352,7 @@ def block_figure(ed: EditionData, block: str) -> Figure:
                 xaxis=ax,
             )
         )
-        annotations.append(
-            {
-                "text": plain(label),
-                "x": lo_d + width / 2,
-                "y": 1.0,
-                "xref": "paper",
-                "yref": "paper",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 13},
-            }
-        )
+        annotations.append(_panel_title(plain(label), lo_d + width / 2, 13))
         floor = ed.reference.best(panel) if panel else None
         shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax)
     note = " · dashed: the task's best cue-only floor" if ed.reference.available else ""
@@ -366,11 +377,18 @@ def block_figure(ed: EditionData, block: str) -> Figure:
 def spreads_figure(ed: EditionData) -> Figure:
     """Every task's model scores on one row, with its best floor and chance level marked."""
     r = ed.standard
-    title = "Task scores across models, with each task's best floor and chance level"
+    title = (
+        "Task scores across models"
+        if ed.is_suite
+        else "Task scores across models, with each task's best floor and chance level"
+    )
     if r.empty:
-        return empty_figure(title, no_models_message(ed.name))
-    order = tables.spreads_table(ed)["Task"].tolist()
-    labels = [tables.task_short(t) for t in order]
+        return empty_figure(title, no_models_message(ed.label))
+    spreads = tables.spreads_table(ed)
+    order = [t for t, lo in zip(spreads["Task"], spreads["Lowest"], strict=True) if pd.notna(lo)]
+    if not order:
+        return empty_figure(title, "No task of this board has a 0–100 score (every one is lower-is-better).")
+    labels = [plain(tables.task_label(ed, t)) for t in order]
     rng = np.random.default_rng(0)
     xs: list[float] = []
     ys: list[float] = []
@@ -378,9 +396,11 @@ def spreads_figure(ed: EditionData) -> Figure:
     for j, tid in enumerate(order):
         ti = r.task_ids.index(tid)
         for i, v in enumerate(r.models):
+            if tid not in v.tasks:
+                continue
             xs.append(float(v.tasks[tid].score))
             ys.append(j + float(rng.uniform(-0.2, 0.2)))
-            cds.append([plain(v.name), labels[j], float(r.task_lo[i, ti]), float(r.task_hi[i, ti])])
+            cds.append([plain(v.name), labels[j], _f(r.task_lo[i, ti]), _f(r.task_hi[i, ti])])
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -406,7 +426,7 @@ def spreads_figure(ed: EditionData) -> Figure:
         title,
         "task score (0–100)",
         "task (sorted by range)",
-        height=max(380, 42 * len(order) + 170),
+        height=max(320 if ed.is_suite else 380, 42 * len(order) + 170),
         xaxis=_score_axis("task score (0–100)"),
         yaxis=_axis(
             "task (sorted by range)",
@@ -421,11 +441,19 @@ def spreads_figure(ed: EditionData) -> Figure:
 def task_figure(ed: EditionData, task_id: str) -> Figure:
     """One task: every model's score with its interval, the best floor and the chance level."""
     r = ed.standard
-    title = f"{task_id}: model scores with 95% intervals"
+    title = f"{plain(task_id)}: model scores with 95% intervals"
     if r.empty:
-        return empty_figure(title, no_models_message(ed.name))
+        return empty_figure(title, no_models_message(ed.label))
+    if tables.lower_is_better(ed, task_id):
+        return empty_figure(
+            title,
+            f"{task_id}'s primary metric is lower-is-better: it has no 0–100 score (its raw values are in the table).",
+        )
     ti = r.task_ids.index(task_id)
-    order = sorted(range(len(r.models)), key=lambda i: -r.models[i].tasks[task_id].score)
+    order = sorted(
+        (i for i in range(len(r.models)) if task_id in r.models[i].tasks),
+        key=lambda i: -r.models[i].tasks[task_id].score,
+    )
     cut = ""
     if len(order) > MAX_PLOT_MODELS:
         cut = f" (best {MAX_PLOT_MODELS} of {len(order)}; the table has all)"
@@ -467,10 +495,11 @@ def task_figure(ed: EditionData, task_id: str) -> Figure:
 
 def breakdown_heatmap(models: list[Verdict], task_id: str, edition: str, key: str | None = None) -> Figure:
     """Models x breakdown values, coloured by score; few-item cells keep their colour and get a *."""
-    task = load_suite().task(task_id)
-    key = key or (tables.breakdown_key(task_id) if task.breakdown else "per_class_accuracy")
+    if key is None:
+        task = load_suite().task(task_id)
+        key = tables.breakdown_key(task_id) if task.breakdown else "per_class_accuracy"
     what = key.removeprefix("per_").removesuffix("_accuracy").removesuffix("_score").replace("_", " ")
-    title = f"{task_id}: score by {what}"
+    title = f"{plain(task_id)}: score by {plain(what)}"
     if not models:
         return empty_figure(title, no_models_message(edition))
     acc, cnt = tables.breakdown_table(models[:MAX_PLOT_MODELS], task_id, key)
@@ -507,10 +536,10 @@ def breakdown_heatmap(models: list[Verdict], task_id: str, edition: str, key: st
     return figure(
         data,
         title + cut + note,
-        what,
+        plain(what),
         "model",
         height=max(320, 26 * len(ys) + 190),
-        xaxis=_axis(what, type="category"),
+        xaxis=_axis(plain(what), type="category"),
         yaxis=_axis("model", type="category", autorange="reversed"),
     )
 
@@ -564,7 +593,7 @@ def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> Fig
         return empty_figure(title, no_models_message(edition))
     d = tables.span_table(models[:MAX_PLOT_MODELS], task_ids)
     if d.empty:
-        return empty_figure(title, "This edition has no span task.")
+        return empty_figure(title, "This board has no span task.")
     data: list[dict[str, Any]] = []
     for j, (task, g) in enumerate(d.groupby("Task", sort=False)):
         data.append(
@@ -615,10 +644,16 @@ def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> Fig
 
 def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
     """One model: every task score with its interval, the task's best floor and chance level."""
-    title = "Task scores with 95% intervals, best cue-only floors and chance levels"
+    title = (
+        "Task scores with 95% intervals"
+        if ed.is_suite
+        else "Task scores with 95% intervals, best cue-only floors and chance levels"
+    )
     i = r.index(v.key) if r is not None else None
-    tids = list(v.tasks)
-    labels = [tables.task_short(t) for t in tids]
+    tids = [t for t in v.tasks if math.isfinite(v.tasks[t].score)]
+    if not tids:
+        return empty_figure(title, "No task of this file has a 0–100 score (every one is lower-is-better).")
+    labels = [plain(tables.task_label(ed, t)) for t in tids]
     xs = [float(v.tasks[t].score) for t in tids]
     if r is not None and i is not None:
         ivs = [r.task_interval(i, t) for t in tids]
@@ -656,7 +691,7 @@ def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
 def compare_figure(table: pd.DataFrame, edition: str) -> Figure:
     title = "A − B with paired 95% intervals (right of 0: A is better)"
     if table.empty:
-        return empty_figure(title, "Pick two different re-checked models of this edition to compare them.")
+        return empty_figure(title, "Pick two different re-checked models of this board to compare them.")
     names = [
         tables.task_short(n) if lvl == "task" else n
         for lvl, n in zip(table["Level"], table["Name"], strict=True)
@@ -680,4 +715,135 @@ def compare_figure(table: pd.DataFrame, edition: str) -> Figure:
         height=ROW_PX * len(names) + 200,
         yaxis=_category_axis(names, "level"),
         shapes=_vline(0.0, "#000000", "solid"),
+    )
+
+
+# Calibration ------------------------------------------------------------------------------------
+
+CALIBRATION_PANELS = (
+    ("mean_gold_p", "mean gold probability", (0.0, 1.0)),
+    ("high_confidence_error_rate", "high-confidence error rate", (0.0, None)),
+    ("brier", "Brier score (multi-class)", (0.0, None)),
+    ("ece", "expected calibration error", (0.0, None)),
+)
+
+
+def calibration_figure(rows: Sequence[Any], scope_label: str, board: str) -> Figure:
+    """Small multiples: per model (rows) mean gold p, high-confidence error rate, Brier and ECE
+    with their 95% intervals; only models with probabilities at this scope."""
+    title = f"How sure, and how right: {plain(scope_label)} ({plain(board)})"
+    shown = [r for r in rows if int(r.report.get("n_with_probs") or 0) > 0][:MAX_PLOT_MODELS]
+    if not shown:
+        return empty_figure(title, f"No model on {board} has answer probabilities here: nothing to plot.")
+    names = [plain(r.model.name) for r in shown]
+    gap = 0.03
+    width = (1.0 - gap * (len(CALIBRATION_PANELS) - 1)) / len(CALIBRATION_PANELS)
+    data, annotations = [], []
+    layout: dict[str, Any] = {}
+    for c, (key, label, (lo_r, hi_r)) in enumerate(CALIBRATION_PANELS):
+        xs = [r.report.get(key) for r in shown]
+        ivs = [r.intervals.get(key) for r in shown]
+        ax = "x" if c == 0 else f"x{c + 1}"
+        lo_d = c * (width + gap)
+        top = max([x for x in xs if x is not None] + [b[1] for b in ivs if b] + [0.05])
+        rng = [lo_r, hi_r if hi_r is not None else min(2.0, top * 1.1)]
+        layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = _axis(
+            label, domain=[lo_d, lo_d + width], range=rng, anchor="y"
+        )
+        data.append(
+            dots(
+                [np.nan if x is None else x for x in xs],
+                names,
+                [b[0] if b else (np.nan if x is None else x) for x, b in zip(xs, ivs, strict=True)],
+                [b[1] if b else (np.nan if x is None else x) for x, b in zip(xs, ivs, strict=True)],
+                name=label,
+                color=OKABE_ITO[c % len(OKABE_ITO)],
+                what=label,
+                showlegend=False,
+                xaxis=ax,
+            )
+        )
+        better = "lower is better" if c else "higher is better"
+        annotations.append(_panel_title(f"{plain(label)}<br>({better})", lo_d + width / 2, 12))
+    cut = f" (first {MAX_PLOT_MODELS} in the board's order)" if len(rows) > MAX_PLOT_MODELS else ""
+    fig = figure(
+        data,
+        title + cut,
+        "value",
+        "model",
+        height=max(320, ROW_PX * len(names) + 190),
+        yaxis=_category_axis(names, "model"),
+        annotations=annotations,
+        margin={"t": 100},
+    )
+    fig["layout"].update(layout)
+    return fig
+
+
+def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -> Figure:
+    """Reliability diagram from stored ECE bins: accuracy against confidence per non-empty bin
+    (marker area by its count), the bin counts as bars on a second axis, and the diagonal."""
+    title = plain(title)
+    filled = [b for b in bins if int(b.get("count") or 0) > 0 and b.get("mean_confidence") is not None]
+    if not filled:
+        return empty_figure(title, empty)
+    counts = [int(b["count"]) for b in bins]
+    biggest = max(counts) or 1
+    centres = [(float(b["lower"]) + float(b["upper"])) / 2 for b in bins]
+    width = [float(b["upper"]) - float(b["lower"]) for b in bins]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "x": centres,
+            "y": counts,
+            "width": width,
+            "name": "examples in the bin (right axis)",
+            "yaxis": "y2",
+            "marker": {"color": "#bbbbbb", "opacity": 0.45},
+            "customdata": [[float(b["lower"]), float(b["upper"])] for b in bins],
+            "hovertemplate": "confidence in (%{customdata[0]:.3f}, %{customdata[1]:.3f}]: %{y} example(s)"
+            "<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": [0, 1],
+            "y": [0, 1],
+            "mode": "lines",
+            "name": "perfect calibration",
+            "line": {"color": "#000000", "dash": "dot", "width": 1.5},
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "x": [float(b["mean_confidence"]) for b in filled],
+            "y": [float(b["accuracy"]) for b in filled],
+            "mode": "lines+markers",
+            "name": "this model (one point per bin)",
+            "line": {"color": OKABE_ITO[0], "width": 2},
+            "marker": {
+                "color": OKABE_ITO[0],
+                "size": [8 + 22 * (int(b["count"]) / biggest) ** 0.5 for b in filled],
+            },
+            "customdata": [[int(b["count"]), float(b["lower"]), float(b["upper"])] for b in filled],
+            "hovertemplate": "bin (%{customdata[1]:.3f}, %{customdata[2]:.3f}], %{customdata[0]} example(s)"
+            "<br>mean confidence %{x:.3f}, accuracy %{y:.3f}<extra></extra>",
+        },
+    ]
+    return figure(
+        data,
+        title + "<br><sup>above the diagonal: under-confident; below: over-confident</sup>",
+        "confidence: probability of the most probable label",
+        "accuracy of the most probable label",
+        height=460,
+        xaxis=_axis("confidence: probability of the most probable label", range=[0, 1.0]),
+        yaxis=_axis("accuracy of the most probable label", range=[0, 1.02]),
+        yaxis2={
+            "title": {"text": "examples in the bin"},
+            "overlaying": "y",
+            "side": "right",
+            "showgrid": False,
+            "rangemode": "tozero",
+            "automargin": True,
+        },
+        margin={"t": 90, "r": 60},
     )

@@ -14,16 +14,18 @@ finely than that.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from yoxla.editions import EDITIONS
 from yoxla.leaderboard.admission import Verdict
-from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.board import Board, SuiteMeta
 from yoxla.leaderboard.bootstrap import Boot
 from yoxla.leaderboard.floors import Reference, reference
 from yoxla.leaderboard.published import Publication, for_edition
@@ -50,10 +52,35 @@ SIZE_BANDS = (
 )
 UNKNOWN = "unknown"
 RANK_RULE = (
-    "Rank: rows are sorted by YOXLA; a range such as 1–3 means the 95% intervals cannot order the "
-    "model more finely (from 1 + the models whose interval lies wholly above it, to the number of "
-    "models minus those wholly below it)."
+    "Rank: a range such as 1–3 means the 95% intervals cannot order the model more finely (from 1 + "
+    "the models whose interval lies wholly above it, to the number of models minus those wholly below it)."
 )
+ANNOTATIONS_ENV = "YOXLA_ANNOTATIONS_DIR"
+SUITE_PREFIX = "suite:"
+SUITE_ORDER = ("score",)  # a suite board ranks by its suite score (suites declare no order)
+
+
+def suite_board_id(suite_id: str) -> str:
+    """The board id of a suite (the picker's value): ``suite:<id>``, never an edition's name."""
+    return SUITE_PREFIX + suite_id
+
+
+def suite_of(board_id: str | None) -> str | None:
+    """The suite id of a suite board's id, else None."""
+    return board_id[len(SUITE_PREFIX) :] if board_id and board_id.startswith(SUITE_PREFIX) else None
+
+
+def default_annotations_root() -> Path:
+    """Where the editions' annotation folders are: ``$YOXLA_ANNOTATIONS_DIR``, else the repository's
+    ``annotations/`` (``annotations/<edition>/``, docs/annotation.md)."""
+    env = os.environ.get(ANNOTATIONS_ENV)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "annotations"
+
+
+def headline(v: Verdict) -> float:
+    """The board's headline score of a file: YOXLA, or a suite file's suite score (NaN when absent)."""
+    value = v.scores.get("suite") if v.suite is not None else v.scores.get("yoxla")
+    return float(value) if isinstance(value, int | float) else float("nan")
 
 
 def block_title(block: str) -> str:
@@ -157,16 +184,26 @@ class Ranked:
 
 
 def rank_board(board: Board, edition: str, group: str) -> Ranked:
+    """One board of an edition; its models in the edition's declared ranking order (Board.ranked)."""
     suite = load_suite()
     tids = board.task_ids(edition)
     blocks = [b for b in suite.blocks if any(suite.task(t).block == b for t in tids)]
-    models = board.shown(edition, group)
+    models = board.ranked(edition, group)
     r = Ranked(edition, group, models, tids, blocks)
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
         return r
-    boot = board.boot(edition, group)
+    boot = board.boot(edition, group)  # one row per model in Board.shown's order
+    position = {v.key: i for i, v in enumerate(board.shown(edition, group))}
+    perm = np.array([position[v.key] for v in models], dtype=int)
+    if not np.array_equal(perm, np.arange(len(models))):  # the declared order differs: follow it
+        boot = replace(
+            boot,
+            task_reps=boot.task_reps[perm],
+            block_reps=boot.block_reps[perm],
+            yoxla_reps=boot.yoxla_reps[perm],
+        )
     r.boot = boot
     r.yoxla_lo, r.yoxla_hi = Boot.interval(boot.yoxla_reps)
     r.block_lo, r.block_hi = Boot.interval(boot.block_reps)
@@ -180,14 +217,99 @@ def rank_board(board: Board, edition: str, group: str) -> Ranked:
     return r
 
 
+def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
+    """One board of a suite: its models by suite score, intervals where the tasks resample.
+
+    A task without an interval (lower is better, batch-graded, grader errors) has NaN bounds;
+    the suite score has an interval only when every task it averages has one (a task's fixed
+    score would make it look narrower than it is). Without intervals, ranks come from the
+    scores themselves (equal scores share a range): a lower-is-better task ranks by its raw
+    value, lowest first.
+    """
+    tids = list(board.suite_meta(suite_id).tasks)
+    models = board.suite_shown(suite_id, group)
+    r = Ranked(suite_board_id(suite_id), group, models, tids, [])
+    r.by_key = {v.key: i for i, v in enumerate(models)}
+    r.by_name = {v.name: i for i, v in enumerate(models)}
+    if not models:
+        return r
+    boot = board.suite_boot(suite_id, group)
+    resampled = board.suite_interval_tasks(suite_id, group)
+    r.boot = boot
+    m, t = len(models), len(tids)
+    every = bool(boot.task_ids) and all(tid in resampled for tid in boot.task_ids)
+    if every:
+        r.yoxla_lo, r.yoxla_hi = Boot.interval(boot.yoxla_reps)
+        r.rank_best, r.rank_worst = rank_ranges(r.yoxla_lo, r.yoxla_hi)
+    else:
+        r.yoxla_lo, r.yoxla_hi = np.full(m, np.nan), np.full(m, np.nan)
+        points = _rankable(np.array([headline(v) for v in models], dtype=float))
+        r.rank_best, r.rank_worst = rank_ranges(points, points)
+    r.block_lo, r.block_hi = np.zeros((m, 0)), np.zeros((m, 0))
+    r.task_lo, r.task_hi = np.full((m, t), np.nan), np.full((m, t), np.nan)
+    for bi, tid in enumerate(boot.task_ids):
+        if tid in resampled:
+            lo, hi = Boot.interval(boot.task_reps[:, bi, :])
+            r.task_lo[:, tids.index(tid)], r.task_hi[:, tids.index(tid)] = lo, hi
+    tb = np.zeros((m, t), dtype=int)
+    tw = np.zeros_like(tb)
+    for ti, tid in enumerate(tids):
+        if np.isfinite(r.task_lo[:, ti]).all():
+            tb[:, ti], tw[:, ti] = rank_ranges(r.task_lo[:, ti], r.task_hi[:, ti])
+            continue
+        recs = [v.tasks.get(tid) for v in models]
+        points = _rankable(
+            np.array(
+                [np.nan if x is None else (x.score if x.higher_is_better else -x.primary_raw) for x in recs],
+                dtype=float,
+            )
+        )
+        tb[:, ti], tw[:, ti] = rank_ranges(points, points)
+    r.task_rank_best, r.task_rank_worst = tb, tw
+    return r
+
+
+def _rankable(points: np.ndarray) -> np.ndarray:
+    """Scores to rank by (higher first): a missing one ranks below every other."""
+    return np.where(np.isfinite(points), points, -np.inf)
+
+
 @dataclass
 class EditionData:
+    """One board of the app: an edition of the benchmark, or a committed eval suite.
+
+    ``name`` is the board id (``v1``, ``sample``, ``suite:<id>``); a suite board has ``suite``
+    (its :class:`~yoxla.leaderboard.board.SuiteMeta`), no blocks, floors, reported results or
+    unchecked files.
+    """
+
     name: str
     boards: dict[str, Ranked]  # every group; empty boards included
     unchecked: list[Verdict]
     reference: Reference
     publications: list[Publication]
     rows_problem: str | None  # why the edition's rows are not here (None: they are)
+    suite: SuiteMeta | None = None
+    order: tuple[str, ...] = ()  # the ranking order (yoxla.calibration.ranking keys)
+    order_text: str = ""  # the ranking rule in one sentence
+
+    @property
+    def is_suite(self) -> bool:
+        return self.suite is not None
+
+    @property
+    def suite_id(self) -> str | None:
+        return self.suite.id if self.suite is not None else None
+
+    @property
+    def headline(self) -> str:
+        """The name of the board's headline score."""
+        return "Suite score" if self.is_suite else "YOXLA"
+
+    @property
+    def label(self) -> str:
+        """How the board is named in text: ``v1``, or ``suite oxu``."""
+        return f"suite {self.suite.id}" if self.suite is not None else self.name
 
     @property
     def standard(self) -> Ranked:
@@ -211,6 +333,8 @@ class EditionData:
         return (None, v) if v is not None else None
 
     def block_tasks(self) -> dict[str, list[str]]:
+        if self.is_suite:
+            return {}
         suite = load_suite()
         tids = self.standard.task_ids
         return {b: [t for t in tids if suite.task(t).block == b] for b in self.standard.blocks}
@@ -223,13 +347,24 @@ class Prepared:
     board: Board
     editions: dict[str, EditionData]
     seconds: float = 0.0
+    annotations_root: Path = field(default_factory=default_annotations_root)
     _memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
 
     def edition(self, name: str | None) -> EditionData:
+        """The board of an id (an edition, or ``suite:<id>``); the default edition's when unknown."""
         return self.editions.get(name or "") or self.editions[self.default_edition()]
 
     def default_edition(self) -> str:
         return self.board.default_edition()
+
+    def board_choices(self) -> list[tuple[str, str]]:
+        """(label, board id) for the board picker: the editions, then every suite board."""
+        out = [(name, name) for name in EDITIONS]
+        for bid, ed in self.editions.items():
+            if ed.suite is not None:
+                name = " ".join(str(ed.suite.name).split())
+                out.append((f"suite · {name if len(name) <= 60 else name[:59] + '…'}", bid))
+        return out
 
     def locate(self, key: str) -> tuple[str, Ranked | None, Verdict] | None:
         """The edition, board and verdict of a board key (a file's path under the results folder)."""
@@ -253,6 +388,8 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
     time the tables alone."""
     say = log or (lambda _m: None)
     t0 = time.perf_counter()
+    from yoxla.calibration.ranking import explain_order
+
     editions: dict[str, EditionData] = {}
     for name in EDITIONS:
         boards = {g: rank_board(board, name, g) for g in GROUPS}
@@ -273,7 +410,29 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             reference=ref,
             publications=for_edition(name),
             rows_problem=problem,
+            order=board.ranking(name),
+            order_text=board.explain_order(name),
         )
         n = sum(len(b.models) for b in boards.values())
         say(f"edition {name}: {n} ranked model(s), {len(editions[name].unchecked)} not re-checked")
+    for sid in board.suite_boards():
+        bid = suite_board_id(sid)
+        boards = {g: rank_suite(board, sid, g) for g in GROUPS}
+        editions[bid] = EditionData(
+            name=bid,
+            boards=boards,
+            unchecked=[],
+            reference=Reference(
+                bid, problem="suites have no cue-only floors here: see the suite-baseline files"
+            ),
+            publications=[],
+            rows_problem=None,
+            suite=board.suite_meta(sid),
+            order=SUITE_ORDER,
+            order_text=explain_order(SUITE_ORDER).replace(
+                "by score (higher first)", "by the suite score, the mean of its task scores (higher first)", 1
+            ),
+        )
+        n = sum(len(b.models) for b in boards.values())
+        say(f"suite {sid}: {n} ranked model(s)")
     return Prepared(board=board, editions=editions, seconds=time.perf_counter() - t0)

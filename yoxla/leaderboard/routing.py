@@ -1,8 +1,9 @@
-"""Deep links: which tab, edition, model and task a page's URL query asks for.
+"""Deep links: which tab, board, model and task a page's URL query asks for.
 
-``?model=<key>`` opens that model's page on its own edition; ``?task=<id>`` a task page;
-``?tab=<id>`` any tab; ``?edition=v1|sample`` an edition. Unknown or malformed values fall
-back to the defaults; the values are only ever used to look things up, never shown as given.
+``?model=<key>`` opens that model's page on its own board; ``?task=<id>`` a task page;
+``?tab=<id>`` any tab; ``?edition=v1|sample`` an edition; ``?suite=<id>`` a suite's board.
+Unknown or malformed values fall back to the defaults; the values are only ever used to look
+things up, never shown as given. ``Route.edition`` is the board id (``suite:<id>`` for a suite).
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from yoxla.editions import EDITIONS
-from yoxla.leaderboard.prepared import Prepared
+from yoxla.leaderboard.prepared import Prepared, suite_board_id
 
 TABS = (
     "leaderboard",
@@ -20,6 +20,7 @@ TABS = (
     "blocks",
     "breakdowns",
     "diagnostics",
+    "calibration",
     "explorer",
     "compare",
     "methodology",
@@ -38,6 +39,8 @@ class Route:
 def resolve(prepared: Prepared, query: Mapping[str, str], tabs: tuple[str, ...] = TABS) -> Route:
     params = {str(k): str(v)[:MAX_PARAM] for k, v in query.items() if isinstance(v, str)}
     edition = params.get("edition", "")
+    if params.get("suite"):
+        edition = suite_board_id(params["suite"])
     tab = params.get("tab", "")
     model = params.get("model")
     if model:
@@ -47,7 +50,7 @@ def resolve(prepared: Prepared, query: Mapping[str, str], tabs: tuple[str, ...] 
             tab = tab or "model"
     if params.get("task") and not tab:
         tab = "tasks"
-    if edition not in EDITIONS:
+    if edition not in prepared.editions:
         edition = prepared.default_edition()
     if tab not in tabs:
         tab = tabs[0]

@@ -8,6 +8,7 @@ renders text, never HTML. Scores are 0-100; a score with its interval reads ``72
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.admission import NOT_RECHECKED, Verdict
+from yoxla.leaderboard.admission import NOT_RECHECKED, TaskRecord, Verdict
 from yoxla.leaderboard.board import Board, model_key
 from yoxla.leaderboard.bootstrap import mcnemar, paired_interval
 from yoxla.leaderboard.prepared import (
@@ -25,14 +26,15 @@ from yoxla.leaderboard.prepared import (
     EditionData,
     Ranked,
     block_title,
+    headline,
     rank_board,
     size_band,
     size_text,
     weights,
 )
 from yoxla.leaderboard.published import BLOCKS, same_model
-from yoxla.record import RunConditions
-from yoxla.suite import load_suite
+from yoxla.record import RunConditions, SuiteRunConditions
+from yoxla.suite import Task, load_suite
 
 BREAKDOWN_MIN_N = 10
 NO_SEPARATION_RATIO = 1.0  # a task whose range is below this many median CI widths no longer separates
@@ -117,15 +119,86 @@ def task_short(task_id: str) -> str:
     return TASK_SHORT.get(task_id, task_id)
 
 
-def metric_keys(task_id: str) -> list[str]:
-    return [*EVALUATOR_METRICS[load_suite().task(task_id).evaluator], *COMMON_METRICS]
+def benchmark_task(task_id: str) -> Task | None:
+    """The benchmark's task of this id; None for a suite's task."""
+    return load_suite().tasks.get(task_id)
+
+
+def metric_keys(task_id: str, models: Iterable[Verdict] = ()) -> list[str]:
+    """The scalar metrics of a task: its evaluator's for the benchmark, every number a suite task
+    stores (in the order of the first file that has it) otherwise."""
+    task = benchmark_task(task_id)
+    if task is not None:
+        return [*EVALUATOR_METRICS[task.evaluator], *COMMON_METRICS]
+    keys: dict[str, None] = {}
+    for v in models:
+        rec = v.tasks.get(task_id)
+        for k, value in (rec.metrics if rec is not None else {}).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                keys.setdefault(k, None)
+    return list(keys)
+
+
+def metric_label(key: str) -> str:
+    return METRIC_LABEL.get(key, key.replace("_", " "))
+
+
+def task_label(ed: EditionData, task_id: str) -> str:
+    """A task's column header: its short name; a suite task's id, marked when judge-scored or
+    when lower is better (then the column holds the raw metric, not a 0-100 score)."""
+    if not ed.is_suite:
+        return task_short(task_id)
+    marks = []
+    if suite_judged(ed, task_id):
+        marks.append("judge-scored")
+    if lower_is_better(ed, task_id):
+        marks.append("raw, lower is better")
+    return task_id + (f" ({', '.join(marks)})" if marks else "")
+
+
+def suite_judged(ed: EditionData, task_id: str) -> bool:
+    return ed.suite is not None and task_id in ed.suite.judge_scored_tasks
+
+
+def lower_is_better(ed: EditionData, task_id: str) -> bool:
+    """A suite task whose primary metric is lower-is-better: it has no 0-100 score."""
+    if not ed.is_suite:
+        return False
+    recs = [v.tasks[task_id] for g in ed.boards.values() for v in g.models if task_id in v.tasks]
+    return bool(recs) and not recs[0].higher_is_better
+
+
+def judge_text(v: Verdict, task_id: str | None = None) -> str:
+    """The judge model beside a judge-scored score: the run's judge, and the ids it reported."""
+    recs = [v.tasks[task_id]] if task_id is not None and task_id in v.tasks else list(v.tasks.values())
+    if not any(r.judge_scored for r in recs):
+        return ""
+    reported = sorted({m for r in recs for m in r.judge_models})
+    text = _bounded(v.judge or "unknown")
+    if reported and reported != [v.judge]:
+        shown = ", ".join(_bounded(m) for m in reported[:3])
+        more = f" and {len(reported) - 3} more" if len(reported) > 3 else ""
+        text += f" (reported as {shown}{more})"
+    return text
+
+
+def _bounded(text: str, limit: int = 80) -> str:
+    """A name from a file on one line, at most ``limit`` characters."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def raw_text(value: float) -> str:
+    return NA if value is None or not np.isfinite(value) else f"{value:.4g}"
 
 
 def metric_text(key: str, value: Any) -> str:
     """A metric as shown: rates in %, correlations and errors with three decimals, absent as n/a."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return NA
-    kind = METRIC_KIND.get(key, "corr")
+    kind = METRIC_KIND.get(key) or (
+        "count" if isinstance(value, int) and not isinstance(value, bool) else "corr"
+    )
     if kind == "label":
         return str(value)
     if kind == "count":
@@ -158,14 +231,22 @@ def trust_badge(v: Verdict) -> str:
 
 
 def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
-    """The full leaderboard of one board, numbers unrounded: what the CSV download holds."""
+    """The full leaderboard of one board, numbers unrounded: what the CSV download holds.
+
+    A suite board's headline is the suite score; per task it also holds the raw primary
+    metric (``<task> raw``: the only number of a lower-is-better task) and, when the suite
+    has judge-scored tasks, the judge model.
+    """
     r = ed.boards[group]
+    h = ed.headline
+    judged = ed.suite is not None and bool(ed.suite.judge_scored_tasks)
     cols = ["Rank", "Rank best", "Rank worst", "Model", "Provider", "Model id", "Trust"]
-    cols += ["Parameters", "Size band", "Weights", "Board", "YOXLA", "YOXLA low", "YOXLA high"]
+    cols += ["Parameters", "Size band", "Weights", "Board", h, f"{h} low", f"{h} high"]
+    cols += ["Judge"] if judged else []
     for b in r.blocks:
         cols += [block_title(b), f"{block_title(b)} low", f"{block_title(b)} high"]
     for t in r.task_ids:
-        cols += [t, f"{t} low", f"{t} high"]
+        cols += [t, f"{t} low", f"{t} high"] + ([f"{t} raw"] if ed.is_suite else [])
     cols += ["Invalid-output rate %", "Generation errors", "Notes", "File"]
     records: list[dict[str, Any]] = []
     for i, v in enumerate(r.models):
@@ -181,18 +262,23 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
             "Size band": size_band(v),
             "Weights": weights(v),
             "Board": GROUP_TITLES.get(group, group),
-            "YOXLA": float(v.scores["yoxla"]),
-            "YOXLA low": float(r.yoxla_lo[i]),
-            "YOXLA high": float(r.yoxla_hi[i]),
+            h: headline(v),
+            f"{h} low": float(r.yoxla_lo[i]),
+            f"{h} high": float(r.yoxla_hi[i]),
         }
+        if judged:
+            rec["Judge"] = judge_text(v)
         for b in r.blocks:
             lo, hi = r.block_interval(i, b)
             rec[block_title(b)] = float(v.scores["blocks"].get(b, np.nan))
             rec[f"{block_title(b)} low"], rec[f"{block_title(b)} high"] = lo, hi
         for t in r.task_ids:
             lo, hi = r.task_interval(i, t)
-            rec[t] = float(v.tasks[t].score)
+            task = v.tasks.get(t)
+            rec[t] = float(task.score) if task is not None else np.nan
             rec[f"{t} low"], rec[f"{t} high"] = lo, hi
+            if ed.is_suite:
+                rec[f"{t} raw"] = float(task.primary_raw) if task is not None else np.nan
         rec["Invalid-output rate %"] = 100 * invalid_rate(v)
         rec["Generation errors"] = int(v.generation_errors)
         rec["Notes"] = "; ".join(_notes(v))
@@ -271,10 +357,11 @@ def leaderboard_view(
     filters = filters or Filters()
     columns = set(columns)
     r = ed.boards[group]
+    h = ed.headline
     part = frame[filters.mask(frame)] if len(frame) else frame
     with_iv, with_tasks, with_diag = (
         "intervals" in columns,
-        "task scores" in columns,
+        "task scores" in columns or ed.is_suite,  # a suite has no blocks: its tasks are the columns
         "diagnostics" in columns,
     )
     rows: list[dict[str, Any]] = []
@@ -284,18 +371,25 @@ def leaderboard_view(
             "Rank": row["Rank"],
             "Model": row["Model"],
             "Trust": "✔ verified" if row["Trust"] == "verified" else "community",
-            "YOXLA": pm(row["YOXLA"], row["YOXLA low"], row["YOXLA high"]),
+            h: pm(row[h], row[f"{h} low"], row[f"{h} high"]),
         }
+        if "Judge" in row:
+            rec["Judge"] = row["Judge"]
         if with_iv:
-            rec["YOXLA 95% interval"] = interval_text(row["YOXLA low"], row["YOXLA high"])
+            rec[f"{h} 95% interval"] = interval_text(row[f"{h} low"], row[f"{h} high"])
         for b in r.blocks:
             t = block_title(b)
             rec[t] = pm(row[t], row[f"{t} low"], row[f"{t} high"]) if with_iv else _r(row[t])
         if with_tasks:
             for tid in r.task_ids:
-                rec[task_short(tid)] = (
-                    pm(row[tid], row[f"{tid} low"], row[f"{tid} high"]) if with_iv else _r(row[tid])
-                )
+                if lower_is_better(ed, tid):
+                    rec[task_label(ed, tid)] = raw_text(row[f"{tid} raw"])
+                else:
+                    rec[task_label(ed, tid)] = (
+                        pm(row[tid], row[f"{tid} low"], row[f"{tid} high"])
+                        if with_iv or ed.is_suite
+                        else _r(row[tid])
+                    )
         if with_diag:
             rec["Provider"] = row["Provider"]
             rec["Size"] = "" if pd.isna(row["Parameters"]) else f"{row['Parameters'] / 1e9:.3g}B"
@@ -309,17 +403,18 @@ def leaderboard_view(
     summary = ed.reference.summary(ed.block_tasks())
     if summary is not None and len(rows):
         rec = {k: "" for k in rows[0]}
-        rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference", YOXLA=_r(summary["yoxla"]))
+        rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference")
+        rec[h] = _r(summary["yoxla"])
         for b in r.blocks:
             rec[block_title(b)] = _r(summary["blocks"].get(b, float("nan")))
         if with_tasks:
             for tid in r.task_ids:
-                rec[task_short(tid)] = _r(ed.reference.best(tid) or float("nan"))
-        scores = [float(x) for x in part["YOXLA"]]
+                rec[task_label(ed, tid)] = _r(ed.reference.best(tid) or float("nan"))
+        scores = [float(x) for x in part[h]]
         floor_row = sum(s >= summary["yoxla"] for s in scores)
         rows.insert(floor_row, rec)
         keys.insert(floor_row, None)
-    cols = list(rows[0]) if rows else ["Rank", "Model", "Trust", "YOXLA", *map(block_title, r.blocks)]
+    cols = list(rows[0]) if rows else ["Rank", "Model", "Trust", h, *map(block_title, r.blocks)]
     return LeaderboardView(pd.DataFrame(rows, columns=cols), keys, floor_row, len(part), len(frame))
 
 
@@ -466,53 +561,82 @@ def spreads_table(ed: EditionData) -> pd.DataFrame:
     ]
     if r.empty:
         return pd.DataFrame(columns=cols)
-    suite = load_suite()
-    out = []
+    out: list[dict[str, Any]] = []
     for ti, tid in enumerate(r.task_ids):
-        s = np.array([v.tasks[tid].score for v in r.models])
-        width = float(np.median(r.task_hi[:, ti] - r.task_lo[:, ti]))
+        s = np.array([v.tasks[tid].score if tid in v.tasks else np.nan for v in r.models])
+        s = s[np.isfinite(s)]
+        task = benchmark_task(tid)
+        block = block_title(task.block) if task is not None else "suite"
+        if not len(s):  # a suite task whose primary metric is lower-is-better: no 0-100 score
+            out.append({"Task": tid, "Block": block, "Separates models": "no 0–100 score (lower is better)"})
+            continue
+        widths = r.task_hi[:, ti] - r.task_lo[:, ti]
+        widths = widths[np.isfinite(widths)]
+        width = float(np.median(widths)) if len(widths) else float("nan")
         rng = float(s.max() - s.min())
         separates = len(r.models) > 1 and rng > NO_SEPARATION_RATIO * width
         chance = ed.reference.chance.get(tid)
         out.append(
             {
                 "Task": tid,
-                "Block": block_title(suite.task(tid).block),
+                "Block": block,
                 "Lowest": round(float(s.min()), 1),
                 "Highest": round(float(s.max()), 1),
                 "Range": round(rng, 1),
-                "Median 95% interval width": round(width, 1),
+                "Median 95% interval width": round(width, 1) if np.isfinite(width) else NA,
                 "Best floor": _r(ed.reference.best(tid) or float("nan")),
                 "Chance": NA if chance is None else _r(chance),
                 "Separates models": "yes"
                 if separates
-                else ("one model only" if len(r.models) < 2 else "no: range within the noise"),
+                else (
+                    "one model only"
+                    if len(r.models) < 2
+                    else (
+                        "no interval to compare with"
+                        if not np.isfinite(width)
+                        else "no: range within the noise"
+                    )
+                ),
             }
         )
-    return pd.DataFrame(out, columns=cols).sort_values("Range", ascending=False).reset_index(drop=True)
+    frame = pd.DataFrame(out, columns=cols)
+    order = frame["Range"].astype(float).fillna(-1.0).sort_values(ascending=False, kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
 
 
 def task_models_table(r: Ranked, task_id: str) -> pd.DataFrame:
     """Every model's score on one task, best first, with interval, rank range and primary metric."""
     cols = ["Rank on task", "Model", "Score", "95% interval", "Primary metric (raw)", "Invalid %"]
-    if r.empty:
+    if r.empty or task_id not in r.task_ids:
         return pd.DataFrame(columns=cols)
     ti = r.task_ids.index(task_id)
-    order = sorted(range(len(r.models)), key=lambda i: (-r.models[i].tasks[task_id].score, r.models[i].name))
-    out = []
-    for i in order:
+    here = [i for i in range(len(r.models)) if task_id in r.models[i].tasks]
+    lower = any(not r.models[i].tasks[task_id].higher_is_better for i in here)
+
+    def key(i: int) -> tuple[float, str]:
         t = r.models[i].tasks[task_id]
-        out.append(
-            {
-                "Rank on task": r.task_rank(i, task_id),
-                "Model": r.models[i].name,
-                "Score": round(t.score, 1),
-                "95% interval": interval_text(r.task_lo[i, ti], r.task_hi[i, ti]),
-                "Primary metric (raw)": round(t.primary_raw, 4),
-                "Invalid %": f"{100 * float(t.metrics.get('invalid_output_rate', 0.0)):.1f}",
-            }
-        )
-    return pd.DataFrame(out, columns=cols)
+        value = t.primary_raw if lower else -t.score
+        return (value if np.isfinite(value) else float("inf"), r.models[i].name)
+
+    judged = any(r.models[i].tasks[task_id].judge_scored for i in here)
+    out = []
+    for i in sorted(here, key=key):
+        v = r.models[i]
+        t = v.tasks[task_id]
+        rec: dict[str, Any] = {
+            "Rank on task": r.task_rank(i, task_id),
+            "Model": v.name,
+            "Score": round(t.score, 1) if np.isfinite(t.score) else NA,
+            "95% interval": interval_text(r.task_lo[i, ti], r.task_hi[i, ti])
+            if np.isfinite(r.task_lo[i, ti])
+            else NA,
+            "Primary metric (raw)": round(t.primary_raw, 4) if np.isfinite(t.primary_raw) else NA,
+            "Invalid %": f"{100 * float(t.metrics.get('invalid_output_rate', 0.0)):.1f}",
+        }
+        if judged:
+            rec["Judge"] = judge_text(v, task_id)
+        out.append(rec)
+    return pd.DataFrame(out, columns=cols + (["Judge"] if judged else []))
 
 
 def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
@@ -533,15 +657,36 @@ def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
 # Breakdowns -------------------------------------------------------------------------------------
 
 
-def breakdown_tasks(task_ids: Iterable[str]) -> list[str]:
+def breakdown_tasks(task_ids: Iterable[str], ed: EditionData | None = None) -> list[str]:
+    """Tasks with a breakdown field: the benchmark's, or a suite's ``metadata.breakdowns``."""
+    if ed is not None and ed.suite is not None:
+        return [t for t in task_ids if ed.suite.breakdowns.get(t)]
     suite = load_suite()
-    return [t for t in task_ids if suite.task(t).breakdown]
+    return [t for t in task_ids if t in suite.tasks and suite.task(t).breakdown]
 
 
-def breakdown_key(task_id: str) -> str:
+def breakdown_key(task_id: str, ed: EditionData | None = None, field_name: str | None = None) -> str:
+    """The metric holding a task's breakdown (``per_<field>_accuracy`` or ``…_score``)."""
+    if ed is not None and ed.suite is not None:
+        fields = ed.suite.breakdowns.get(task_id) or ["class"]
+        wanted = field_name if field_name in fields else fields[0]
+        for v in (v for g in ed.boards.values() for v in g.models):
+            rec = v.tasks.get(task_id)
+            for key in rec.metrics if rec is not None else ():
+                if suite_breakdown_field(key) == wanted:
+                    return key
+        return f"per_{wanted}_accuracy"
     task = load_suite().task(task_id)
     suffix = "accuracy" if task.evaluator == "classification" else "score"
     return f"per_{task.breakdown}_{suffix}"
+
+
+def suite_breakdown_field(key: str) -> str | None:
+    """The row field of a suite breakdown metric (``per_topic_accuracy`` → ``topic``), else None."""
+    for suffix in ("_accuracy", "_score"):
+        if key.startswith("per_") and key.endswith(suffix) and len(key) > len("per_") + len(suffix):
+            return key[len("per_") : -len(suffix)]
+    return None
 
 
 def breakdown_table(
@@ -576,12 +721,17 @@ def breakdown_display(
 def modal_share_table(r: Ranked) -> pd.DataFrame:
     """Share of a model's valid answers that are its most frequent answer, per choice task."""
     suite = load_suite()
-    tids = [t for t in r.task_ids if suite.task(t).evaluator == "classification"]
+    tids = [
+        t
+        for t in r.task_ids
+        if (suite.task(t).evaluator == "classification" if t in suite.tasks else True)
+        and any("modal_answer_share" in v.tasks[t].metrics for v in r.models if t in v.tasks)
+    ]
     out = []
     for v in r.models:
         rec: dict[str, Any] = {"Model": v.name}
         for tid in tids:
-            m = v.tasks[tid].metrics
+            m = v.tasks[tid].metrics if tid in v.tasks else {}
             share = m.get("modal_answer_share")
             rec[task_short(tid)] = (
                 "" if share is None else f"{100 * share:.0f}% {m.get('modal_answer') or ''}".strip()
@@ -617,22 +767,32 @@ def near_miss_table(models: list[Verdict], task_id: str | None = None) -> pd.Dat
 
 def diagnostics_table(models: list[Verdict], task_id: str) -> pd.DataFrame:
     """Models x every scalar metric the task's evaluator computes (absent ones read n/a)."""
-    keys = metric_keys(task_id)
+    keys = metric_keys(task_id, models)
     out = []
     for v in models:
-        m = v.tasks[task_id].metrics
+        m = v.tasks[task_id].metrics if task_id in v.tasks else {}
         rec: dict[str, Any] = {"Model": v.name}
         for k in keys:
-            rec[METRIC_LABEL[k]] = metric_text(k, m.get(k))
+            rec[metric_label(k)] = metric_text(k, m.get(k))
         out.append(rec)
-    return pd.DataFrame(out, columns=["Model", *[METRIC_LABEL[k] for k in keys]])
+    return pd.DataFrame(out, columns=["Model", *[metric_label(k) for k in keys]])
+
+
+def outcome_counts(t: TaskRecord) -> dict[str, int]:
+    """Outcome counts of the scored examples: as the metrics store them, else from the predictions."""
+    stored = t.metrics.get("outcomes")
+    if isinstance(stored, dict):
+        return {str(k): int(c) for k, c in stored.items()}
+    keep = [o for i, o in enumerate(t.outcomes) if t.control is None or not t.control[i]]
+    return dict(Counter(keep))
 
 
 def outcomes_table(models: list[Verdict], task_id: str) -> pd.DataFrame:
     out = []
     for v in models:
         rec: dict[str, Any] = {"Model": v.name}
-        rec.update({k: int(c) for k, c in (v.tasks[task_id].metrics.get("outcomes") or {}).items()})
+        if task_id in v.tasks:
+            rec.update(outcome_counts(v.tasks[task_id]))
         out.append(rec)
     df = pd.DataFrame(out)
     if df.empty:
@@ -644,7 +804,7 @@ def outcomes_table(models: list[Verdict], task_id: str) -> pd.DataFrame:
 
 def span_tasks(task_ids: Iterable[str]) -> list[str]:
     suite = load_suite()
-    return [t for t in task_ids if suite.task(t).evaluator in ("span", "abstention")]
+    return [t for t in task_ids if t in suite.tasks and suite.task(t).evaluator in ("span", "abstention")]
 
 
 def span_why(v: Verdict, task_id: str) -> str:
@@ -717,7 +877,16 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
     """What the file says about the model and the run, and what admission found; all text."""
     info = v.model_info
     md = info.metadata if info is not None else None
-    cond = v.conditions if isinstance(v.conditions, RunConditions) else None  # suites: their own view
+    cond = v.conditions if isinstance(v.conditions, RunConditions) else None
+    scond = v.conditions if isinstance(v.conditions, SuiteRunConditions) else None
+    suite_rows: list[tuple[str, Any]] = []
+    if ed.suite is not None:
+        suite_rows = [
+            ("Suite", ed.suite.id),
+            ("Suite manifest", ed.suite.path or None),
+            ("Judge model", v.judge),
+            ("Judge-scored tasks", ", ".join(t for t, r in v.tasks.items() if r.judge_scored) or "none"),
+        ]
     rows: list[tuple[str, Any]] = [
         ("Name on the board", v.name),
         ("Provider", v.provider),
@@ -730,7 +899,13 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
         ("Hub repository", md.hub_repo if md else None),
         ("Hub revision (commit)", md.hub_revision if md else None),
         ("Board", GROUP_TITLES.get(v.group, v.group) if v.rechecked else f"none: {NOT_RECHECKED}"),
-        ("Reasoning (thinking)", None if cond is None else ("on" if cond.thinking else "off")),
+        *suite_rows,
+        (
+            "Reasoning (thinking)",
+            ("on" if cond.thinking else "off")
+            if cond is not None
+            else (("on" if scond.thinking else "off") if scond is not None else None),
+        ),
         (
             "Temperature",
             None
@@ -782,12 +957,13 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         chance: float | None,
         primary: str,
     ) -> None:
+        finite = iv is not None and bool(np.isfinite(iv[0]) and np.isfinite(iv[1]))
         out.append(
             {
                 "Level": level,
                 "Name": name,
-                "Score": round(score, 1),
-                "95% interval": interval_text(*iv) if iv else NA,
+                "Score": round(score, 1) if np.isfinite(score) else NA,
+                "95% interval": interval_text(*iv) if iv is not None and finite else NA,
                 "Rank": rank,
                 "Best floor": NA if floor is None else _r(floor),
                 "Chance": NA if chance is None else _r(chance),
@@ -798,16 +974,32 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
 
     placed = (r, i) if r is not None and i is not None else None
     n = len(r.models) if r is not None else 0
+
+    def add_task(tid: str, floor: float | None, chance: float | None, primary: str) -> None:
+        rank = f"{placed[0].task_rank(placed[1], tid)} of {n}" if placed else NA
+        iv = placed[0].task_interval(placed[1], tid) if placed else None
+        add("task", tid, v.tasks[tid].score, iv, rank, floor, chance, primary)
+
     add(
         "overall",
-        "YOXLA",
-        float(v.scores["yoxla"]),
+        ed.headline,
+        headline(v),
         placed[0].yoxla_interval(placed[1]) if placed else None,
         f"{placed[0].rank(placed[1])} of {n}" if placed else NA,
         ref["yoxla"] if ref else None,
         None,
-        "mean of the blocks",
+        "mean of the tasks with a 0–100 score" if ed.is_suite else "mean of the blocks",
     )
+    if ed.suite is not None:
+        for tid in ed.suite.tasks:
+            t = v.tasks.get(tid)
+            if t is None:
+                continue
+            primary = ed.suite.primary.get(tid, "primary metric")
+            direction = "" if t.higher_is_better else " (lower is better: no 0–100 score)"
+            judge = f" · judge: {judge_text(v, tid)}" if t.judge_scored else ""
+            add_task(tid, None, None, f"{primary} = {raw_text(t.primary_raw)}{direction}{judge}")
+        return pd.DataFrame(out, columns=cols).drop(columns=["Best floor", "Chance", "Above floor"])
     suite = load_suite()
     for b, tids in blocks.items():
         add(
@@ -821,17 +1013,8 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
             "mean of its tasks",
         )
         for tid in tids:
-            t = v.tasks[tid]
-            add(
-                "task",
-                tid,
-                t.score,
-                placed[0].task_interval(placed[1], tid) if placed else None,
-                f"{placed[0].task_rank(placed[1], tid)} of {n}" if placed else NA,
-                ed.reference.best(tid),
-                ed.reference.chance.get(tid),
-                f"{suite.task(tid).primary} = {t.primary_raw:.4f}",
-            )
+            primary = f"{suite.task(tid).primary} = {v.tasks[tid].primary_raw:.4f}"
+            add_task(tid, ed.reference.best(tid), ed.reference.chance.get(tid), primary)
     return pd.DataFrame(out, columns=cols)
 
 
@@ -839,8 +1022,8 @@ def model_diagnostics(v: Verdict) -> pd.DataFrame:
     """Long form: every scalar metric of every task (absent ones read n/a)."""
     out = []
     for tid, t in v.tasks.items():
-        for k in metric_keys(tid):
-            out.append({"Task": tid, "Metric": METRIC_LABEL[k], "Value": metric_text(k, t.metrics.get(k))})
+        for k in metric_keys(tid, [v]):
+            out.append({"Task": tid, "Metric": metric_label(k), "Value": metric_text(k, t.metrics.get(k))})
     return pd.DataFrame(out, columns=["Task", "Metric", "Value"])
 
 
@@ -850,9 +1033,14 @@ def model_breakdowns(v: Verdict, min_n: int = BREAKDOWN_MIN_N) -> pd.DataFrame:
     for tid, t in v.tasks.items():
         m = t.metrics
         groups = {"class": m.get("per_class_accuracy") or {}}
-        task = load_suite().task(tid)
-        if task.breakdown:
+        task = benchmark_task(tid)
+        if task is not None and task.breakdown:
             groups[task.breakdown] = m.get(breakdown_key(tid)) or {}
+        elif task is None:  # a suite task: every per-value breakdown it stores
+            for key, cells in m.items():
+                field_name = suite_breakdown_field(key)
+                if field_name and field_name != "class" and isinstance(cells, dict):
+                    groups[field_name] = cells
         for field_name, cells in groups.items():
             for value, c in cells.items():
                 out.append(
@@ -882,8 +1070,10 @@ def weakest_tasks(v: Verdict, ed: EditionData, k: int = 3) -> pd.DataFrame:
     cols = ["Task", "Score", "Best floor", "Margin", "Wrong", "Invalid"]
     out = []
     for tid, t in v.tasks.items():
+        if not np.isfinite(t.score):  # lower is better: no 0-100 score to rank by
+            continue
         floor = ed.reference.best(tid)
-        oc = t.metrics.get("outcomes") or {}
+        oc = outcome_counts(t)
         out.append(
             {
                 "Task": tid,
@@ -921,7 +1111,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     if ia is None or ib is None or r.boot is None:
         return pd.DataFrame(columns=cols)
     a, b, boot = r.models[ia], r.models[ib], r.boot
-    suite = load_suite()
+    suite_board = a.suite is not None
     out: list[dict[str, Any]] = []
 
     def row(
@@ -946,17 +1136,18 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
             }
         )
 
-    row(
-        "overall",
-        "YOXLA",
-        float(a.scores["yoxla"]),
-        float(b.scores["yoxla"]),
-        boot.yoxla_reps[ia],
-        boot.yoxla_reps[ib],
-        {},
-    )
+    if boot.task_ids:
+        row(
+            "overall",
+            "Suite score" if suite_board else "YOXLA",
+            headline(a),
+            headline(b),
+            boot.yoxla_reps[ia],
+            boot.yoxla_reps[ib],
+            {},
+        )
     for bi, blk in enumerate(boot.blocks):
-        if blk in a.scores["blocks"]:
+        if blk in a.scores.get("blocks", {}):
             row(
                 "block",
                 block_title(blk),
@@ -969,7 +1160,13 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     for ti, tid in enumerate(boot.task_ids):
         ta, tb = a.tasks[tid], b.tasks[tid]
         extra: dict[str, Any] = {}
-        if suite.task(tid).evaluator == "classification" and ta.ids == tb.ids:
+        task = benchmark_task(tid)
+        binary = (
+            task.evaluator == "classification"
+            if task is not None
+            else bool(np.isin(ta.scores, (0.0, 1.0)).all() and np.isin(tb.scores, (0.0, 1.0)).all())
+        )
+        if binary and ta.ids == tb.ids:
             n10, n01, p = mcnemar(ta.scores >= 1.0, tb.scores >= 1.0)
             extra = {"n10": str(n10), "n01": str(n01), "p": f"{p:.4g}"}
         row("task", tid, ta.score, tb.score, boot.task_reps[ia, ti], boot.task_reps[ib, ti], extra)
@@ -979,19 +1176,62 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
 # Methodology ------------------------------------------------------------------------------------
 
 
-def excluded_table(board: Board) -> pd.DataFrame:
+def excluded_table(board: Board, edition: str | None = None, suite: str | None = None) -> pd.DataFrame:
+    """Excluded and superseded files of one board (of every board when neither is given), and
+    the files that name no board here (unreadable, an unknown edition or suite)."""
     return pd.DataFrame(
         [
             {
                 "File": v.key or Path(v.path).name,
-                "Edition": v.edition or "",
+                "Board": v.edition or (f"suite {v.suite}" if v.suite else "none"),
                 "Status": v.status,
                 "Reasons": " | ".join(v.reasons),
             }
-            for v in board.excluded()
+            for v in board.listed(edition, suite)
+            if not v.shown
         ],
-        columns=["File", "Edition", "Status", "Reasons"],
+        columns=["File", "Board", "Status", "Reasons"],
     )
+
+
+def review_table(board: Board, edition: str, root: Path) -> tuple[pd.DataFrame, list[str]]:
+    """(review status per task, problems): how many rows of each task people have reviewed
+    (``yoxla.annotation.review_status`` on ``root/<edition>``; model annotations never count)."""
+    from yoxla.annotation import review_status
+    from yoxla.annotation.sheets import SheetError
+
+    cols = ["Task", "Rows", "Reviewed", "Reviewed %", "By agreement", "By resolution", "Open"]
+    cols += ["Not annotated", "People", "Model annotators (never count)"]
+    try:
+        rows = board.rows(edition)
+    except Exception as exc:  # a broken data source leaves the table out, never the app
+        return pd.DataFrame(columns=cols), [f"the {edition} rows could not be read ({type(exc).__name__})"]
+    if rows is None:
+        return pd.DataFrame(columns=cols), [
+            f"the {edition} rows are not available here, so the review status is not shown"
+        ]
+    try:
+        status, problems = review_status(root / edition, load_suite().tasks, rows)
+    except SheetError as exc:
+        return pd.DataFrame(columns=cols), [str(exc)]
+    out = []
+    for s in status.values():
+        annotatable = s.annotatable
+        out.append(
+            {
+                "Task": s.task,
+                "Rows": s.rows,
+                "Reviewed": s.reviewed if annotatable else NA,
+                "Reviewed %": f"{100 * s.reviewed / s.rows:.0f}%" if annotatable and s.rows else NA,
+                "By agreement": s.by_agreement if annotatable else NA,
+                "By resolution": s.by_resolution if annotatable else NA,
+                "Open": s.open if annotatable else NA,
+                "Not annotated": s.not_annotated if annotatable else "not annotatable (open answers)",
+                "People": ", ".join(s.people) or "none",
+                "Model annotators (never count)": ", ".join(s.models) or "none",
+            }
+        )
+    return pd.DataFrame(out, columns=cols), list(problems)
 
 
 def admitted_table(ed: EditionData) -> pd.DataFrame:

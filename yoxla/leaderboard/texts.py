@@ -6,8 +6,9 @@ from yoxla.leaderboard.admission import MAX_BYTES, TOLERANCE
 
 INTRO = """# YOXLA leaderboard
 Large language models in Azerbaijani on eleven frozen tasks in four blocks. Every number is
-recomputed from the answers stored in each result file; nothing is judged by a model.
-**v1** is the published benchmark; **sample** a small edition bundled with the code.
+recomputed from the answers stored in each result file; nothing in the benchmark is judged by a model.
+**v1** is the published benchmark; **sample** a small edition bundled with the code; each committed
+**eval suite** is a board of its own (pick it under *Board*).
 """
 
 METHODOLOGY = f"""## How scores are computed
@@ -24,7 +25,13 @@ METHODOLOGY = f"""## How scores are computed
 * **Rank range**: from one plus the number of models whose interval lies wholly above this
   model's (LMArena's rule), to the number of models minus those whose interval lies wholly
   below it. `1–3` means the intervals cannot order the model more finely than that. Rows are
-  sorted by YOXLA; filters hide rows but never re-rank.
+  sorted by the edition's declared ranking order (the YOXLA score, then group consistency, the
+  high-confidence error rate and mean gold probability as tie-breakers; the rule is under the
+  leaderboard); filters hide rows but never re-rank.
+* **Calibration** (Calibration tab): where a result file stores the model's probability of each
+  answer, mean gold probability, high-confidence error rate, Brier score, ECE with its reliability
+  diagram, and agreement of the answer with the most probable label, each with a 95% bootstrap
+  interval over examples (docs/calibration.md).
 * **Boards**: runs with reasoning on, or with a changed temperature or system prompt, are
   ranked only among runs under the same conditions. Files whose scores could not be
   re-checked, and results reported elsewhere (release notes), are listed apart, never ranked.
@@ -79,3 +86,56 @@ SUBMIT = """## Add a model
    as *verified* once a maintainer adds your public key to `trusted_keys.json`; unsigned
    files are shown as *community*.
 """
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|~>")
+
+
+def md(text: object) -> str:
+    """Text from a manifest or a file, safe inside our Markdown: HTML and Markdown characters
+    escaped, white space collapsed to one line (it is shown as the words it is, never as markup)."""
+    out = []
+    for ch in " ".join(str(text).split()):
+        if ch == "<":
+            out.append("&lt;")
+        elif ch == "&":
+            out.append("&amp;")
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+SUITE_METHOD = """## How a suite board is computed
+* A suite is a manifest committed under `suites/` (prompts, data, extraction, graders). A result file
+  names its suite by id and hash and is re-scored **only with the committed suite**: its graders run
+  in a worker process, stored judge calls are replayed (never sent again), and every stored number
+  must be reproduced. No code or path from a result file is ever used.
+* **Task score** = the task's primary metric (its first declared metric) clamped to [0, 1] × 100.
+  A task whose primary metric is *lower-is-better* has no 0–100 score: its raw value is shown
+  instead, and it is left out of the suite score.
+* **Suite score** = the mean of the task scores that exist.
+* **Intervals**: 95% percentile bootstrap over items, B = 1000, fixed seed, the same resamples for
+  every model; a task whose score is not the mean of per-item scores (a batch grader, grader errors)
+  has no interval.
+* **Judge-scored** tasks are marked; the judge model each file used is shown beside its score.
+* Boards: runs whose generation settings differ from the manifest's, or with reasoning on, are
+  ranked apart, as for the benchmark.
+"""
+
+REVIEW = """### Review status of the rows
+A row counts as **reviewed** when a person's blind annotation of its current text gives the gold
+label and nobody doubted it, or when a disagreement was settled by a person in `resolutions.csv`.
+Annotations made by a model are compared like anyone's but never mark a row reviewed. To review
+rows: `yoxla annotate export --edition E --annotator NAME` writes a blind, shuffled sheet under
+`annotations/<edition>/`; fill in the labels; `yoxla annotate compare` reports agreement, Cohen's κ
+and every disagreement; settle each one in `resolutions.csv`; `yoxla annotate status` gives this
+table (docs/annotation.md). Span and similarity tasks have no closed answer space and are not
+annotated this way.
+"""
+
+
+def code(text: object) -> str:
+    """Text from a manifest or a file as a Markdown code span (shown verbatim, one line, no backticks)."""
+    return "`" + " ".join(str(text).replace("`", "'").split()) + "`"

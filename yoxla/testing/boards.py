@@ -4,9 +4,14 @@
 each; the bundled sample rows cycled under new ids to v1's row counts, see
 :func:`yoxla.leaderboard.synthetic.synthetic_rows`) with varied skill, providers, sizes,
 open and closed weights, a few thinking runs and one model the release notes report, next to
-copies of the committed ``sample`` files. :func:`synthetic_board` admits that folder against
-the synthetic rows, so every file is re-checked. ``python -m yoxla.testing.boards DIR`` serves
-such a folder (the browser test and ``bench/screenshots.py`` use it).
+copies of the committed ``sample`` and suite files. Half of the distinct answer sets carry
+answer distributions on the choice tasks (:func:`synthetic_distributions`: confidence that
+depends on correctness and on the model, a few answers that disagree with the most probable
+label, a few partial distributions), so the calibration views have data; the synthetic v1
+edition declares groups (copies of one sample row) on ``nli_v1`` and three controls on
+``sentiment_v1``. :func:`synthetic_board` admits that folder against the synthetic rows, so
+every file is re-checked. ``python -m yoxla.testing.boards DIR`` serves such a folder (the
+browser test and ``bench/screenshots.py`` use it).
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yoxla.calibration.distribution import LabelDistribution, answer_space
 from yoxla.editions import Edition, load_edition
 from yoxla.leaderboard.board import Board, load_board
 from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 from yoxla.results import finalize, write_result
+from yoxla.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = ("openrouter", "vllm", "transformers", "openai")
@@ -37,9 +44,79 @@ class SyntheticV1:
     rows: dict[str, list[dict[str, Any]]]
 
 
+def synthetic_declarations(rows: dict[str, list[dict[str, Any]]]) -> Any:
+    """v1's ranking and gate, with groups on ``nli_v1`` (the copies of one sample row) and three
+    controls on ``sentiment_v1``: so group consistency and controls have something to show."""
+    from yoxla.declarations import declarations_path, parse_declarations
+
+    bundled = json.loads(declarations_path("v1").read_text(encoding="utf-8"))
+    groups: dict[str, list[str]] = {}
+    for r in rows["nli_v1"]:
+        groups.setdefault("g-" + str(r["id"]).rsplit("-", 2)[0], []).append(str(r["id"]))
+    tasks = {
+        "nli_v1": {"groups": {"ids": groups}},
+        "sentiment_v1": {"controls": {"ids": [str(r["id"]) for r in rows["sentiment_v1"][:3]]}},
+    }
+    return parse_declarations({**bundled, "about": "synthetic", "tasks": tasks})
+
+
 def synthetic_v1() -> SyntheticV1:
     rows = synthetic_rows(load_edition("v1"))
-    return SyntheticV1(edition_for_rows("v1", rows), rows)
+    return SyntheticV1(edition_for_rows("v1", rows, declarations=synthetic_declarations(rows)), rows)
+
+
+def synthetic_distributions(
+    seed: int, answers: Any, rows: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[dict[str, Any] | None]]:
+    """Stored answer distributions (``LabelDistribution.to_dict()``) for every choice task.
+
+    The generated answer usually is the most probable label; its probability is higher when it
+    is right, and the model's over-confidence grows with ``seed`` (so high-confidence errors
+    vary); about 5% of answers disagree with the most probable label and 2% of distributions
+    are partial (one label missing).
+    """
+    import random
+
+    from yoxla.evaluators import gold_value
+
+    suite = load_suite()
+    bold = 0.15 + 0.06 * (seed % 7)
+    out: dict[str, list[dict[str, Any] | None]] = {}
+    for tid, task_rows in rows.items():
+        task = suite.task(tid)
+        if task.answer.mode != "choice":
+            continue
+        rng = random.Random(f"dist:{seed}:{tid}")
+        raws = answers(tid, task_rows)
+        dists: list[dict[str, Any] | None] = []
+        for row, raw in zip(task_rows, raws, strict=True):
+            space = answer_space(task, row)
+            if not space or raw not in space:
+                dists.append(None)
+                continue
+            right = str(raw) == str(gold_value(task, row))
+            conf = min(0.995, rng.uniform(0.55, 0.97) + (0.1 if right else bold - 0.1))
+            others = [lb for lb in space if lb != raw]
+            top = raw
+            if others and rng.random() < 0.05:  # the text disagrees with the distribution
+                top = rng.choice(others)
+            weights = [rng.random() + 0.05 for _ in space]
+            rest = sum(w for lb, w in zip(space, weights, strict=True) if lb != top)
+            masses = {
+                lb: conf if lb == top else (1 - conf) * w / rest for lb, w in zip(space, weights, strict=True)
+            }
+            missing: dict[str, float] = {}
+            if len(others) >= 2 and rng.random() < 0.02:
+                gone = next(lb for lb in reversed(space) if lb not in (top, raw))
+                missing[gone] = masses.pop(gone)
+            found = 0.97 * sum(masses.values())
+            dist = LabelDistribution.from_masses(
+                space, {k: 0.97 * v for k, v in masses.items()}, missing=missing, unlisted=0.0
+            )
+            assert dist is not None and abs(dist.mass_found - found) < 1e-9
+            dists.append(dist.to_dict())
+        out[tid] = dists
+    return out
 
 
 def _metadata(i: int) -> dict[str, Any]:
@@ -66,15 +143,18 @@ def write_synthetic_folder(
     (folder / "sample").mkdir(parents=True, exist_ok=True)
     for p in sorted((REPO / "results" / "sample").glob("*.json")):
         shutil.copy(p, folder / "sample" / p.name)
-    pool = [
-        build_result(
-            random_answers(seed, skill=0.35 + 0.6 * seed / max(1, distinct - 1)),
-            edition=data.edition,
-            rows=data.rows,
-            model=f"pool-{seed}",
+    for p in sorted((REPO / "results" / "suites").glob("*/*.json")):  # the committed suite boards
+        (folder / "suites" / p.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(p, folder / "suites" / p.parent.name / p.name)
+    pool = []
+    for seed in range(min(distinct, n)):
+        answers = random_answers(seed, skill=0.35 + 0.6 * seed / max(1, distinct - 1))
+        dists = synthetic_distributions(seed, answers, data.rows) if seed % 2 == 0 else None
+        pool.append(
+            build_result(
+                answers, edition=data.edition, rows=data.rows, model=f"pool-{seed}", distributions=dists
+            )
         )
-        for seed in range(min(distinct, n))
-    ]
     for i in range(n):
         doc = json.loads(json.dumps(pool[i % len(pool)]))
         provider = PROVIDERS[i % len(PROVIDERS)]

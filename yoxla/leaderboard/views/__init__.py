@@ -9,6 +9,7 @@ from __future__ import annotations
 from yoxla.leaderboard.views.base import Context, Downloads, Update, View
 from yoxla.leaderboard.views.blocks import BlocksView
 from yoxla.leaderboard.views.breakdowns import BreakdownsView
+from yoxla.leaderboard.views.calibration import CalibrationView
 from yoxla.leaderboard.views.compare import CompareView
 from yoxla.leaderboard.views.diagnostics import DiagnosticsView
 from yoxla.leaderboard.views.explorer import ExplorerView
@@ -25,6 +26,7 @@ VIEWS: tuple[type[View], ...] = (
     BlocksView,
     BreakdownsView,
     DiagnosticsView,
+    CalibrationView,
     ExplorerView,
     CompareView,
     MethodologyView,

@@ -36,6 +36,11 @@ class BlocksView(View):
         ed = ctx.prepared.edition(edition)
         out: Update = {}
         for b, (table, plot) in self.parts.items():
+            if ed.is_suite:
+                msg = f"A suite has no blocks: {ed.label}'s score is the mean of its tasks (see Leaderboard and Tasks)."
+                out[plot] = plot_data(figures.empty_figure(f"{block_title(b)} block", msg))
+                out.update(table.update(ctx.downloads, tables.pd.DataFrame(), empty=msg))
+                continue
             if b not in ed.standard.blocks:
                 out[plot] = plot_data(
                     figures.empty_figure(f"{block_title(b)} block", f"Edition {ed.name} has no {b} task.")

@@ -18,9 +18,9 @@ class CompareView(View):
 
     def build(self, ctx: Context) -> None:
         gr.Markdown(
-            "Two models of the standard board. Both were scored on the same examples, so their difference has "
-            "a paired bootstrap interval; for choice tasks McNemar's exact test counts the items one got right "
-            "and the other wrong."
+            "Two models of the standard board (of an edition or a suite). Both were scored on the same examples, "
+            "so their difference has a paired bootstrap interval; for choice tasks (and suite tasks scored right "
+            "or wrong) McNemar's exact test counts the items one got right and the other wrong."
         )
         with gr.Row():
             self.a = gr.Dropdown([], label="Model A", elem_id="compare-a", allow_custom_value=True)
@@ -51,8 +51,8 @@ class CompareView(View):
                 ctx.downloads,
                 frame.drop(columns=HIDDEN) if not frame.empty else frame,
                 csv=frame,
-                empty="Pick two different re-checked models of this edition.",
-                stem=f"compare-{ed.name}",
+                empty="Pick two different re-checked models of this board.",
+                stem=f"compare-{ed.name.replace(':', '-')}",
             ),
         }
 

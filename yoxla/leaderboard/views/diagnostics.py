@@ -60,8 +60,8 @@ class DiagnosticsView(TaskPickerView):
         ed = ctx.prepared.edition(edition)
         task_id = keep_or_first(task_id, ed.standard.task_ids)
         models = ed.standard.models
-        none = f"No re-checked result file on {ed.name} yet."
-        stem = f"{ed.name}-{task_id}"
+        none = f"No re-checked result file on {ed.label} yet."
+        stem = f"{ed.name.replace(':', '-')}-{task_id}"
         return {
             **self.metrics.update(
                 ctx.downloads,
@@ -73,7 +73,7 @@ class DiagnosticsView(TaskPickerView):
                 ctx.downloads, tables.outcomes_table(models, task_id), empty=none, stem=f"outcomes-{stem}"
             ),
             self.near_miss_plot: ctx.plot(
-                "nm-fig", ed.name, task_id, make=lambda: figures.near_miss_figure(models, task_id, ed.name)
+                "nm-fig", ed.name, task_id, make=lambda: figures.near_miss_figure(models, task_id, ed.label)
             ),
             **self.near_miss.update(
                 ctx.downloads, tables.near_miss_table(models, task_id), empty=none, stem=f"near-miss-{stem}"
@@ -85,16 +85,20 @@ class DiagnosticsView(TaskPickerView):
         task_id = keep_or_first((params or {}).get("task"), ed.standard.task_ids)
         models = ed.standard.models
         span = ctx.memo("span", ed.name, make=lambda: tables.span_table(models, ed.standard.task_ids))
+        from yoxla.leaderboard.views.tasks import task_choices
+
         return {
-            self.picker: task_id,
+            self.picker: gr.update(choices=task_choices(ed), value=task_id),
             **self.page(ctx, ed.name, task_id),
             self.span_plot: ctx.plot(
-                "span-fig", ed.name, make=lambda: figures.span_figure(models, ed.standard.task_ids, ed.name)
+                "span-fig", ed.name, make=lambda: figures.span_figure(models, ed.standard.task_ids, ed.label)
             ),
             **self.span.update(
                 ctx.downloads,
                 span,
-                empty=f"No re-checked result file on {ed.name} yet.",
-                stem=f"span-{ed.name}",
+                empty=f"No re-checked result file on {ed.label} yet."
+                if not models
+                else f"{ed.label} has no span task.",
+                stem=f"span-{ed.name.replace(':', '-')}",
             ),
         }

@@ -133,7 +133,7 @@ class ExplorerView(View):
         blank: Update = {c: "" for c in self.example_outputs()}
         blank[self.passage] = None
         board = ctx.prepared.board
-        if not (task_id and key_a and example_id) or task_id not in board.task_ids(edition):
+        if not (task_id and key_a and example_id) or task_id not in explorer.task_ids(board, edition):
             return blank
         va = explorer.example_view(board, edition, task_id, key_a, example_id)
         if va is None:
@@ -159,7 +159,10 @@ class ExplorerView(View):
         """Filter and page, then open the first example of the page."""
         board = ctx.prepared.board
         task_id, key_a = q.task, q.a
-        valid = task_id in board.task_ids(edition) and key_a and board.model(edition, key_a) is not None
+        valid = (
+            task_id in explorer.task_ids(board, edition)
+            and explorer.model_of(board, edition, key_a) is not None
+        )
         if not valid:
             return {
                 **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=PICK),
@@ -168,7 +171,7 @@ class ExplorerView(View):
                 self.page: 1,
                 **self.show_example(ctx, edition, None, None, None, None),
             }
-        key_b = q.b if q.b and board.model(edition, q.b) is not None else None
+        key_b = q.b if q.b and explorer.model_of(board, edition, q.b) is not None else None
         df = explorer.filter_examples(
             board,
             edition,
@@ -194,7 +197,7 @@ class ExplorerView(View):
                 part,
                 csv=df,
                 empty="No example matches these filters.",
-                stem=f"explorer-{edition}-{task_id}",
+                stem=f"explorer-{edition.replace(':', '-')}-{task_id}",
             ),
             self.info: info,
             self.example: gr.update(choices=ids, value=first),
@@ -204,7 +207,7 @@ class ExplorerView(View):
 
     def pickers(self, ctx: Context, edition: str, task_id: str | None, key_a: str | None) -> Update:
         board = ctx.prepared.board
-        ok = task_id in board.task_ids(edition)
+        ok = task_id in explorer.task_ids(board, edition)
         bvals = explorer.breakdown_values(board, edition, str(task_id)) if ok else []
         nms = explorer.near_miss_values(board, edition, str(task_id), key_a) if ok and key_a else []
         return {
@@ -223,7 +226,7 @@ class ExplorerView(View):
     ) -> Update:
         """Every filter set at once (edition change, a deep link, a link from a model page)."""
         ed = ctx.prepared.edition(edition)
-        tids = ctx.prepared.board.task_ids(ed.name)
+        tids = explorer.task_ids(ctx.prepared.board, ed.name)
         models = tables.model_choices(ed)
         task_id = keep_or_first(task_id, tids)
         key_a = keep_or_first(key_a, models)
@@ -246,7 +249,12 @@ class ExplorerView(View):
         return self.open(ctx, edition, p.get("task"), p.get("model"), p.get("verdict", "all"))
 
     def warm(self, ctx: Context, edition: str) -> None:
-        pass  # reads one file on demand (cached), checked against its admitted digest
+        # Reads one file on demand (cached), checked against its admitted digest; a suite's
+        # committed items (its rendered prompts) are prepared once, here.
+        ed = ctx.prepared.edition(edition)
+        if ed.suite is not None and not ed.standard.empty:
+            for tid in ed.suite.tasks:
+                ctx.prepared.board.suite_items(ed.suite.id, tid)
 
     # Events ------------------------------------------------------------------------------------
     def wire(self, ctx: Context) -> None:

@@ -12,13 +12,56 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
+import numpy as np
 
 from yoxla.leaderboard import figures, tables
-from yoxla.leaderboard.prepared import GROUP_TITLES, RANK_RULE, SIZE_BANDS, UNKNOWN
+from yoxla.leaderboard.prepared import GROUP_TITLES, RANK_RULE, SIZE_BANDS, UNKNOWN, EditionData
+from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, set_param_js
 
 ANY = "any"
 FLOOR_STYLE = "color: #6b6b6b; background-color: #eeeeee; font-style: italic"
+
+
+def rule_text(ed: EditionData) -> str:
+    """The board's ranking rule and how to read a rank range (our words, and the suite's escaped id)."""
+    floor = (
+        ""
+        if ed.is_suite
+        else " The grey row is the best cue-only floor: what reading only a surface cue scores."
+    )
+    r = ed.standard
+    if ed.is_suite and not r.empty and not np.isfinite(r.yoxla_lo).any():
+        rank = (
+            "This suite's score has no interval (a task's score is not a mean of per-item scores, "
+            "so items cannot be resampled): ranks follow the scores, and equal scores share a range."
+        )
+    else:
+        rank = RANK_RULE
+    return f"{md(ed.order_text)} {rank} Ranks are those of the whole board; filters only hide rows.{floor}"
+
+
+def suite_about(ed: EditionData) -> str:
+    """What a suite board is, as text: name, description, manifest, tasks, breakdowns, judge."""
+    meta = ed.suite
+    if meta is None:
+        return ""
+    lines = [f"Suite {meta.id}: {meta.name}" if meta.name != meta.id else f"Suite {meta.id}"]
+    if meta.description:
+        lines.append(meta.description)
+    lines.append(f"Manifest: {meta.path or 'not committed here'}")
+    for tid, name in meta.tasks.items():
+        bits = [meta.types.get(tid, ""), f"primary metric {meta.primary.get(tid, '?')}"]
+        if tables.lower_is_better(ed, tid):
+            bits.append("lower is better (no 0–100 score; the raw value is shown)")
+        if tid in meta.judge_scored_tasks:
+            bits.append("judge-scored")
+        if meta.breakdowns.get(tid):
+            bits.append("breakdowns by " + ", ".join(meta.breakdowns[tid]))
+        lines.append(f"Task {tid} · {name} ({'; '.join(b for b in bits if b)})")
+    if meta.judge_models:
+        lines.append("Judge model(s) of the shown files: " + ", ".join(meta.judge_models))
+    return "\n".join(lines)
 
 
 class LeaderboardView(View):
@@ -60,6 +103,9 @@ class LeaderboardView(View):
         self.columns = gr.CheckboxGroup(
             list(tables.COLUMN_SETS), value=[], label="Show also", elem_id="lb-columns", container=False
         )
+        self.about = gr.Textbox(
+            label="About this suite", visible=False, lines=3, interactive=False, elem_id="lb-about"
+        )
         self.count = gr.Markdown(elem_id="lb-count")
         self.table = Table(
             "Leaderboard (click a row to open the model's page)",
@@ -67,13 +113,9 @@ class LeaderboardView(View):
             elem_id="leaderboard-table",
             max_height=640,
         )
-        gr.Markdown(
-            f"{RANK_RULE} Ranks are those of the whole board; filters only hide rows. The grey row is the best "
-            "cue-only floor: what reading only a surface cue scores.",
-            elem_id="rank-rule",
-        )
+        self.rule = gr.Markdown(f"{RANK_RULE} Ranks are those of the whole board.", elem_id="rank-rule")
         self.keys = gr.State([])
-        self.plot = gr.Plot(label="YOXLA with 95% interval", elem_classes=["yoxla-plot"])
+        self.plot = gr.Plot(label="Headline score with 95% interval", elem_classes=["yoxla-plot"])
         with gr.Column(visible=False, elem_id="lb-unchecked") as self.unchecked_box:
             gr.Markdown(
                 "### Admitted, scores not re-checked (listed apart, never ranked)\n"
@@ -102,6 +144,8 @@ class LeaderboardView(View):
         return [
             *self.filter_inputs(),
             *self.table_outputs(),
+            self.about,
+            self.rule,
             self.unchecked_box,
             *self.unchecked.outputs,
             self.reported_box,
@@ -140,19 +184,20 @@ class LeaderboardView(View):
             styles.iloc[view.floor_row] = FLOOR_STYLE
             styler = view.table.style.apply(lambda _: styles, axis=None)
         board = ed.boards[group]
+        where = f"suite {code(ed.suite_id)}" if ed.is_suite else f"edition `{ed.name}`"
         if board.empty:
             count = (
-                f"**No re-checked result file on `{ed.name}` yet.** "
+                f"**No re-checked result file on {where} yet.** "
                 + ("See the sections below. " if ed.unchecked or ed.publications else "")
                 + "To add a model, see the Submit tab."
             )
         else:
             count = (
                 f"Showing **{view.shown} of {view.total}** model(s) on the "
-                f"*{GROUP_TITLES.get(group, group).lower()}* board of edition `{ed.name}`."
+                f"*{GROUP_TITLES.get(group, group).lower()}* board of {where}."
             )
         empty = (
-            "No model matches the filters." if view.total else f"No re-checked result file on {ed.name} yet."
+            "No model matches the filters." if view.total else f"No re-checked result file on {ed.label} yet."
         )
         return {
             **self.table.update(
@@ -182,6 +227,8 @@ class LeaderboardView(View):
             self.columns: [],
             **self.refresh(ctx, ed.name, "standard"),
         }
+        out[self.about] = gr.update(value=suite_about(ed), visible=ed.is_suite)
+        out[self.rule] = rule_text(ed)
         out[self.unchecked_box] = gr.update(visible=bool(ed.unchecked))
         out.update(
             self.unchecked.update(ctx.downloads, tables.unchecked_table(ed), stem=f"not-rechecked-{ed.name}")

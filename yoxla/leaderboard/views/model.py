@@ -12,13 +12,39 @@ from typing import Any
 
 import gradio as gr
 
-from yoxla.leaderboard import figures, tables
-from yoxla.leaderboard.admission import MAX_BYTES
-from yoxla.leaderboard.prepared import GROUP_TITLES
+from yoxla.leaderboard import calibration, figures, tables
+from yoxla.leaderboard.admission import MAX_BYTES, Verdict
+from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData, headline
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, plot_data, set_param_js
 from yoxla.strictjson import read_regular_file
 
 PICK = "Pick a model to see its page."
+
+
+def board_calibration(ctx: Context, ed: EditionData) -> calibration.BoardCalibration:
+    """The board's calibration (reports and intervals), computed once per board."""
+    return ctx.memo(  # type: ignore[no-any-return]
+        "calibration", ed.name, make=lambda: calibration.board_calibration(ed, ctx.prepared.board.B)
+    )
+
+
+def calibration_line(ed: EditionData, v: Verdict, cal: calibration.BoardCalibration | None) -> str:
+    """One sentence (our words and numbers) on what the model page can say about calibration."""
+    if ed.is_suite:
+        return "**How sure the model is:** " + calibration.SUITE_NOTE
+    if cal is None:
+        return (
+            "**How sure the model is:** shown for models of the standard board, whose scores were re-checked."
+        )
+    row = cal.row(calibration.OVERALL, v.key)
+    n = int(row.report.get("n_with_probs") or 0) if row is not None else 0
+    if row is None or n == 0:
+        extra = " Group consistency and controls are in the table below." if row is not None else ""
+        return f"**Answer probabilities:** {calibration.NO_PROBS_PROVIDER}.{extra}"
+    return (
+        f"**Answer probabilities** for {n} of {int(row.report.get('n_scored') or 0)} scored examples "
+        "(values with 95% bootstrap intervals; ↓: lower is better). The diagram pools every task."
+    )
 
 
 class ModelView(View):
@@ -34,7 +60,7 @@ class ModelView(View):
                 "Download this result file", elem_id="model-download", interactive=False, scale=1, size="md"
             )
         self.summary = gr.Markdown(PICK, elem_id="model-summary")
-        self.scores = Table("Scores: YOXLA, blocks and tasks", "model-scores", elem_id="model-scores")
+        self.scores = Table("Scores: overall, blocks and tasks", "model-scores", elem_id="model-scores")
         with gr.Row():
             with gr.Column(scale=3):
                 self.plot = gr.Plot(label="Task scores", elem_classes=["yoxla-plot"], elem_id="model-plot")
@@ -53,6 +79,16 @@ class ModelView(View):
             self.breakdowns = Table("Breakdowns", "model-breakdowns", elem_id="model-breakdowns")
         with gr.Accordion("Invalid outputs by near-miss kind", open=False):
             self.near_miss = Table("Near misses", "model-near-miss", elem_id="model-near-miss")
+        with gr.Accordion("How sure: answer probabilities and calibration", open=True):
+            self.cal_line = gr.Markdown(elem_id="model-calibration-line")
+            self.cal_table = Table(
+                "Calibration per scope", "model-calibration", elem_id="model-calibration", max_height=360
+            )
+            self.cal_plot = gr.Plot(
+                label="Reliability diagram (all tasks)",
+                elem_classes=["yoxla-plot"],
+                elem_id="model-reliability",
+            )
 
     def outputs(self) -> list[Any]:
         return [
@@ -66,6 +102,9 @@ class ModelView(View):
             *self.diagnostics.outputs,
             *self.breakdowns.outputs,
             *self.near_miss.outputs,
+            self.cal_line,
+            *self.cal_table.outputs,
+            self.cal_plot,
         ]
 
     def page_outputs(self) -> list[Any]:
@@ -75,34 +114,51 @@ class ModelView(View):
     def page(self, ctx: Context, key: str | None) -> Update:
         """This model's page (everything but the picker); an empty page when the key is unknown."""
         hit = ctx.prepared.locate(key) if key else None
-        tables_ = (self.scores, self.facts, self.weakest, self.diagnostics, self.breakdowns, self.near_miss)
+        tables_ = (
+            self.scores,
+            self.facts,
+            self.weakest,
+            self.diagnostics,
+            self.breakdowns,
+            self.near_miss,
+            self.cal_table,
+        )
         if hit is None:
             out: Update = {self.summary: PICK, self.download: gr.update(value=None, interactive=False)}
             out[self.plot] = plot_data(figures.empty_figure("Task scores", PICK))
+            out[self.cal_plot] = plot_data(figures.empty_figure("Reliability diagram", PICK))
+            out[self.cal_line] = ""
             for t in tables_:
                 out.update(t.update(ctx.downloads, tables.pd.DataFrame(), empty=PICK))
             return out
         edition, board, v = hit
         ed = ctx.prepared.edition(edition)
         i = board.index(v.key) if board is not None else None
+        where = ed.label
+        score = headline(v)
+        score_text = f"{score:.1f}" if score == score else "n/a"
         if board is not None and i is not None:
+            iv = (
+                f" (95% interval {board.yoxla_lo[i]:.1f}–{board.yoxla_hi[i]:.1f})"
+                if board.yoxla_lo[i] == board.yoxla_lo[i]
+                else ""
+            )
             summary = (
                 f"**Rank {board.rank(i)} of {len(board.models)}** on the "
-                f"*{GROUP_TITLES.get(board.group, board.group).lower()}* board of `{edition}` · "
-                f"YOXLA **{float(v.scores['yoxla']):.1f}** (95% interval {board.yoxla_lo[i]:.1f}–"
-                f"{board.yoxla_hi[i]:.1f})"
+                f"*{GROUP_TITLES.get(board.group, board.group).lower()}* board of `{where}` · "
+                f"{ed.headline} **{score_text}**{iv}"
             )
         else:
             summary = (
-                f"**Not ranked: scores not re-checked** on `{edition}` · YOXLA as stored "
-                f"**{float(v.scores['yoxla']):.1f}** (no interval)"
+                f"**Not ranked: scores not re-checked** on `{where}` · {ed.headline} as stored "
+                f"**{score_text}** (no interval)"
             )
         ref = ed.reference.summary(ed.block_tasks())
         if ref is not None:
             summary += f" · best cue-only floor {ref['yoxla']:.1f}"
         if v.generation_errors:
             summary += f" · ⚠ {v.generation_errors} generation error(s)"
-        slug = f"{edition}-{hashlib.sha256(v.key.encode()).hexdigest()[:8]}"
+        slug = f"{edition.replace(':', '-')}-{hashlib.sha256(v.key.encode()).hexdigest()[:8]}"
         out = {
             self.summary: summary,
             self.download: gr.update(value=self._file(ctx, v), interactive=True),
@@ -131,7 +187,43 @@ class ModelView(View):
                 stem=f"model-near-miss-{slug}",
             )
         )
+        out.update(self.calibration(ctx, ed, v, board is not None and board.group == "standard", slug))
         return out
+
+    def calibration(self, ctx: Context, ed: EditionData, v: Verdict, on_standard: bool, slug: str) -> Update:
+        """The model's calibration: every scope's metrics with intervals, the pooled reliability diagram."""
+        cal = board_calibration(ctx, ed) if on_standard and not ed.is_suite else None
+        line = calibration_line(ed, v, cal)
+        frame = calibration.model_table(cal, v.key) if cal is not None else tables.pd.DataFrame()
+        row = cal.row(calibration.OVERALL, v.key) if cal is not None else None
+        title = f"Reliability diagram: {v.name}, all tasks"
+        empty = (
+            calibration.SUITE_NOTE
+            if ed.is_suite
+            else f"Answer probabilities: {calibration.NO_PROBS_PROVIDER}."
+        )
+        fig = ctx.plot(
+            "model-reliability",
+            v.key,
+            make=lambda: figures.reliability_figure(
+                calibration.reliability_bins(row.report) if row is not None else [], title, empty
+            ),
+        )
+        return {
+            self.cal_line: line,
+            self.cal_plot: fig,
+            **self.cal_table.update(
+                ctx.downloads,
+                frame,
+                empty="No calibration report for this model: "
+                + (
+                    "suite runs record no probabilities."
+                    if ed.is_suite
+                    else calibration.NO_PROBS_PROVIDER + "."
+                ),
+                stem=f"model-calibration-{slug}",
+            ),
+        }
 
     def _file(self, ctx: Context, v: Any) -> str | None:
         """The admitted bytes of the file, copied for download (never bytes that were not admitted)."""
@@ -141,7 +233,7 @@ class ModelView(View):
             if raw is None or "sha256:" + hashlib.sha256(raw).hexdigest() != v.sha256:
                 return None
             name = v.key.rsplit("/", 1)[-1].removesuffix(".json")
-            return ctx.downloads.copy(f"{v.edition}-{name}", raw, ".json")
+            return ctx.downloads.copy(f"{v.edition or v.suite}-{name}", raw, ".json")
 
         return ctx.memo("model-file", v.key, make=make)  # type: ignore[no-any-return]
 

@@ -15,8 +15,73 @@ from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import figures, tables
 from yoxla.leaderboard.prepared import EditionData, block_title
 from yoxla.leaderboard.task_notes import note
+from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
 from yoxla.suite import load_suite
+
+NO_SUITE_FLOORS = (
+    "Suites have no cue-only floors here: the suite-baseline files on the board (if any) are the floors."
+)
+
+
+def task_choices(ed: EditionData) -> list[tuple[str, str]]:
+    if ed.suite is not None:
+        return [(f"{tid} · {name}", tid) for tid, name in ed.suite.tasks.items()]
+    return [(f"{tables.task_short(t)} · {t}", t) for t in ed.standard.task_ids]
+
+
+def suite_task_markdown(ed: EditionData, task_id: str) -> str:
+    """A suite task's description: the committed manifest's fields (escaped) and our words."""
+    meta = ed.suite
+    assert meta is not None
+    name = meta.tasks.get(task_id, task_id)
+    r = ed.standard
+    n = len(r.models[0].tasks[task_id].ids) if not r.empty and task_id in r.models[0].tasks else None
+    lower = tables.lower_is_better(ed, task_id)
+    lines = [
+        f"### {md(name)} · {code(task_id)} · suite {code(meta.id)}",
+        f"**Items:** {n if n is not None else 'n/a'} · **type:** {md(meta.types.get(task_id, 'custom'))} "
+        f"(a label for people; scoring never depends on it) · **primary metric:** "
+        f"{code(meta.primary.get(task_id, '?'))}"
+        + (
+            " (lower is better: no 0–100 score, the raw value is shown)"
+            if lower
+            else " × 100 is the task score"
+        ),
+    ]
+    if task_id in meta.judge_scored_tasks:
+        lines.append(
+            "**Judge-scored:** a grader asked a judge model; every judgement is stored in the result file and "
+            "replayed on re-scoring. Each file's judge model is beside its score in the table below."
+        )
+    fields = meta.breakdowns.get(task_id)
+    if fields:
+        lines.append(
+            "**Breakdowns** (from the manifest's `metadata.breakdowns`): " + ", ".join(md(f) for f in fields)
+        )
+    lines.append(f"**Manifest:** {code(meta.path or 'not committed here')}")
+    return "\n\n".join(lines)
+
+
+def suite_example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str, str, str]:
+    """(answer space, system message, the other messages, target) of the suite task's first item:
+    exactly what a model was sent, few-shot included."""
+    meta = ed.suite
+    assert meta is not None
+    choices = meta.choices.get(task_id)
+    space = "\n".join(choices) if choices else "An open answer (the task has no choices)."
+    items = ctx.memo(
+        "suite-items", meta.id, task_id, make=lambda: ctx.prepared.board.suite_items(meta.id, task_id)
+    )
+    if not items:
+        msg = "(the committed suite could not be prepared here, so its prompts are not shown)"
+        return space, msg, msg, ""
+    item = next(iter(items.values()))
+    system = "\n\n".join(str(m.get("content", "")) for m in item.messages if m.get("role") == "system")
+    rest = "\n\n".join(
+        f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in item.messages if m.get("role") != "system"
+    )
+    return space, system or "(no system message)", rest, str(item.target or "")
 
 
 def task_markdown(ed: EditionData, task_id: str) -> str:
@@ -99,12 +164,14 @@ class TasksView(TaskPickerView):
         with gr.Row():
             self.space = gr.Textbox(label="Answer space (as the prompt lists it)", lines=6, interactive=False)
             self.gold = gr.Textbox(label="Gold answer of this example", lines=1, interactive=False)
-        with gr.Accordion("One real prompt from the sample edition (exactly what a model sees)", open=True):
+        with gr.Accordion("One real prompt (exactly what a model sees)", open=True):
             with gr.Row():
                 self.system = gr.Textbox(
                     label="System message", lines=8, interactive=False, elem_id="task-system"
                 )
-                self.user = gr.Textbox(label="User message", lines=8, interactive=False, elem_id="task-user")
+                self.user = gr.Textbox(
+                    label="User message (and any others)", lines=8, interactive=False, elem_id="task-user"
+                )
         with gr.Row():
             with gr.Column(scale=3):
                 self.plot = gr.Plot(
@@ -133,13 +200,37 @@ class TasksView(TaskPickerView):
 
     def page(self, ctx: Context, edition: str, task_id: str | None) -> Update:
         ed = ctx.prepared.edition(edition)
-        tids = ed.standard.task_ids
-        task_id = keep_or_first(task_id, tids)
-        system, user, gold = example(task_id)
-        task = load_suite().task(task_id)
-        out: Update = {
-            self.about: task_markdown(ed, task_id),
-            self.space: answer_space_text(task_id),
+        task_id = keep_or_first(task_id, ed.standard.task_ids)
+        models = ed.standard.models
+        # key None: the task's own breakdown metric; draw False: no breakdown, `why` says so.
+        key: str | None
+        if ed.suite is not None:
+            about = suite_task_markdown(ed, task_id)
+            space, system, user, gold = suite_example(ctx, ed, task_id)
+            fields = ed.suite.breakdowns.get(task_id) or []
+            has_class = any(
+                "per_class_accuracy" in v.tasks[task_id].metrics for v in models if task_id in v.tasks
+            )
+            key = tables.breakdown_key(task_id, ed) if fields else "per_class_accuracy"
+            draw = bool(fields) or has_class
+            why = f"{task_id} names no breakdown field (metadata.breakdowns) and records no classes."
+            floors, no_floors = tables.pd.DataFrame(), NO_SUITE_FLOORS
+        else:
+            task = load_suite().task(task_id)
+            about, space = task_markdown(ed, task_id), answer_space_text(task_id)
+            system, user, gold = example(task_id)
+            key = None if task.breakdown else "per_class_accuracy"
+            draw = task.evaluator == "classification" or bool(task.breakdown)
+            why = (
+                f"{task_id} has no breakdown field and no classes (its answers are "
+                f"{'quotes' if task.evaluator != 'correlation' else 'ratings'})."
+            )
+            floors = tables.floors_table(ed, task_id)
+            no_floors = f"Floors need the {ed.name} rows, which are not available here."
+        stem = f"{ed.name.replace(':', '-')}-{task_id}"
+        return {
+            self.about: about,
+            self.space: space,
             self.gold: gold,
             self.system: system,
             self.user: user,
@@ -149,50 +240,31 @@ class TasksView(TaskPickerView):
                 ed.name,
                 task_id,
                 make=lambda: (
-                    figures.breakdown_heatmap(
-                        ed.standard.models,
-                        task_id,
-                        ed.name,
-                        None if task.breakdown else "per_class_accuracy",
-                    )
-                    if task.evaluator == "classification" or task.breakdown
-                    else figures.empty_figure(
-                        f"{task_id}: breakdown",
-                        f"{task_id} has no breakdown field and no classes (its answers are "
-                        f"{'quotes' if task.evaluator != 'correlation' else 'ratings'}).",
-                    )
+                    figures.breakdown_heatmap(models, task_id, ed.label, key)
+                    if draw
+                    else figures.empty_figure(f"{task_id}: breakdown", why)
                 ),
             ),
-        }
-        out.update(
-            self.floors.update(
-                ctx.downloads,
-                tables.floors_table(ed, task_id),
-                empty=f"Floors need the {ed.name} rows, which are not available here.",
-                stem=f"floors-{ed.name}-{task_id}",
-            )
-        )
-        out.update(
-            self.models.update(
+            **self.floors.update(ctx.downloads, floors, empty=no_floors, stem=f"floors-{stem}"),
+            **self.models.update(
                 ctx.downloads,
                 tables.task_models_table(ed.standard, task_id),
-                empty=f"No re-checked result file on {ed.name} yet.",
-                stem=f"task-models-{ed.name}-{task_id}",
-            )
-        )
-        return out
+                empty=f"No re-checked result file on {ed.label} yet.",
+                stem=f"task-models-{stem}",
+            ),
+        }
 
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)
         task_id = keep_or_first((params or {}).get("task"), ed.standard.task_ids)
         out: Update = {
             self.spreads_plot: ctx.plot("spreads", ed.name, make=lambda: figures.spreads_figure(ed)),
-            self.picker: task_id,
+            self.picker: gr.update(choices=task_choices(ed), value=task_id),
             **self.spreads.update(
                 ctx.downloads,
                 ctx.memo("spreads", ed.name, make=lambda: tables.spreads_table(ed)),
-                empty=f"No re-checked result file on {ed.name} yet.",
-                stem=f"spreads-{ed.name}",
+                empty=f"No re-checked result file on {ed.label} yet.",
+                stem=f"spreads-{ed.name.replace(':', '-')}",
             ),
             **self.page(ctx, ed.name, task_id),
         }
