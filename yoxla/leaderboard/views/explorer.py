@@ -164,9 +164,11 @@ class ExplorerView(View):
             and explorer.model_of(board, edition, key_a) is not None
         )
         if not valid:
+            ed = ctx.prepared.edition(edition)
+            why = PICK if tables.model_choices(ed) else f"No re-checked result file on {ed.label} yet."
             return {
-                **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=PICK),
-                self.info: PICK,
+                **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=why),
+                self.info: why,
                 self.example: gr.update(choices=[], value=None),
                 self.page: 1,
                 **self.show_example(ctx, edition, None, None, None, None),
