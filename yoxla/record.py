@@ -879,6 +879,11 @@ class SuitePrediction(Record):
     judgements: Annotated[list[JudgeRecord], Field(max_length=MAX_JUDGEMENTS)] = Field(
         description="judge calls as sent and received; replayed on re-scoring, never sent again"
     )
+    control: Literal[True] | None = Field(
+        default=None,
+        description="true for a control row (the task's metadata.control_field): run, scored as a "
+        "sample, left out of the task's metrics; absent otherwise",
+    )
 
 
 class SuiteTaskResult(Record):
@@ -1093,8 +1098,9 @@ def derive_suite_task(
         for p in stored
     ]
     scored = score_suite_task(prepared, outputs, items=items, pool=pool, judge=judge)
-    preds = []
-    for res, p in zip(scored.results, stored, strict=True):
+    preds: list[dict[str, Any]] = []
+    control = scored.control or (False,) * len(scored.results)
+    for res, p, is_control in zip(scored.results, stored, control, strict=True):
         preds.append(
             {
                 "id": res.id,
@@ -1115,6 +1121,8 @@ def derive_suite_task(
                 "judgements": [j.model_dump(mode="json") for j in res.judgements],
             }
         )
+        if is_control:
+            preds[-1]["control"] = True
     models = sorted({j.response.model for r in scored.results for j in r.judgements if j.response.model})
     return {
         "name": prepared.task.spec.name,
@@ -1145,6 +1153,15 @@ def suite_scores(tasks: Mapping[str, SuiteTaskResult]) -> SuiteScores:
     return SuiteScores.model_construct(suite=sum(present) / len(present) if present else None, tasks=scores)
 
 
+def _suite_task_dump(t: SuiteTaskResult) -> dict[str, Any]:
+    """A task as stored: a prediction's ``control`` only where it is true (as derived)."""
+    out = t.model_dump(mode="json")
+    for pred in out["predictions"]:
+        if pred.get("control") is None:
+            pred.pop("control", None)
+    return out
+
+
 def build_suite_document(
     *,
     suite: SuiteInfo,
@@ -1164,7 +1181,7 @@ def build_suite_document(
         "suite": suite.model_dump(mode="json", exclude_unset=True),  # commits only where read
         "model": model.model_dump(mode="json", exclude_unset=True),
         "run": run.model_dump(mode="json", exclude_unset=True),
-        "tasks": {tid: t.model_dump(mode="json") for tid, t in tasks.items()},
+        "tasks": {tid: _suite_task_dump(t) for tid, t in tasks.items()},
         "scores": suite_scores(tasks).model_dump(mode="json"),
         "usage": usage.model_dump(mode="json", exclude_unset=True),
         "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),

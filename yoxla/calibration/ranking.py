@@ -35,6 +35,15 @@ KEYS: dict[str, RankKey] = {
     )
 }
 DEFAULT_ORDER = ("accuracy", "group_consistency", "high_confidence_error_rate", "mean_gold_p")
+# What an eval suite may rank by (its manifest's ``metadata.ranking``): the suite score (named
+# ``yoxla`` or ``score``) and group consistency; suites store no answer probabilities.
+SUITE_KEYS = ("yoxla", "score", "group_consistency")
+SUITE_ORDER = ("score",)  # a suite that declares no order ranks by its suite score
+SUITE_WORDS = {
+    "yoxla": "the suite score, the mean of its task scores",
+    "score": "the suite score, the mean of its task scores",
+    "group_consistency": "group consistency, the mean over the tasks that declare groups",
+}
 
 T = TypeVar("T", bound=Mapping[str, Any])
 
@@ -49,6 +58,23 @@ def check_order(order: Sequence[str]) -> tuple[str, ...]:
     if len(set(order)) != len(order):
         raise ValueError("a ranking order names a metric twice")
     return tuple(order)
+
+
+def check_suite_order(order: Sequence[str]) -> tuple[str, ...]:
+    """:func:`check_order` for an eval suite: only :data:`SUITE_KEYS` (ValueError otherwise)."""
+    for metric in order:
+        if metric not in SUITE_KEYS:
+            raise ValueError(f"unknown ranking metric {metric!r} for a suite; known: {', '.join(SUITE_KEYS)}")
+    return check_order(order)
+
+
+def suite_order(metadata: Mapping[str, str]) -> tuple[str, ...] | None:
+    """A suite manifest's ``metadata.ranking`` (comma-separated metric names), checked with
+    :func:`check_suite_order`; None when the suite declares no order."""
+    text = metadata.get("ranking")
+    if text is None:
+        return None
+    return check_suite_order(tuple(name.strip() for name in text.split(",") if name.strip()))
 
 
 def rank(entries: Sequence[T], order: Sequence[str] = DEFAULT_ORDER) -> list[T]:
@@ -71,10 +97,14 @@ def rank(entries: Sequence[T], order: Sequence[str] = DEFAULT_ORDER) -> list[T]:
     return sorted(entries, key=sort_key)
 
 
-def explain_order(order: Sequence[str] = DEFAULT_ORDER) -> str:
-    """One sentence that states the rule, for the board's caption."""
+def explain_order(order: Sequence[str] = DEFAULT_ORDER, words: Mapping[str, str] | None = None) -> str:
+    """One sentence that states the rule, for the board's caption (``words``: how to name a
+    metric where the default words do not fit, e.g. :data:`SUITE_WORDS` on a suite board)."""
     keys = [KEYS[m] for m in check_order(order)]
-    parts = [f"{k.words} ({'higher' if k.higher_is_better else 'lower'} first)" for k in keys]
+    named = words or {}
+    parts = [
+        f"{named.get(k.metric, k.words)} ({'higher' if k.higher_is_better else 'lower'} first)" for k in keys
+    ]
     rule = parts[0] if len(parts) == 1 else parts[0] + ", then " + ", then ".join(parts[1:])
     return (
         f"Ranked by {rule}; a model without a value ranks below those with one at that step, "

@@ -206,6 +206,11 @@ class TaskRecord:
             outcomes=[p.outcome for p in preds],
             parsed=[p.extracted or "" for p in preds],
             near_miss=[p.near_miss for p in preds],
+            control=(
+                np.fromiter((bool(p.control) for p in preds), dtype=bool, count=len(preds))
+                if any(p.control for p in preds)
+                else None
+            ),
             name=t.name or task_id,
             higher_is_better=t.higher_is_better,
             judge_scored=t.judge_scored,
@@ -287,7 +292,17 @@ class Verdict:
 
     def ranking_entry(self, task_id: str | None = None) -> dict[str, Any]:
         """The values a declared ranking order sorts by (yoxla.calibration.ranking): the YOXLA
-        score (or a task's score) and the pooled (or the task's) calibration metrics."""
+        score (or a task's score) and the pooled (or the task's) calibration metrics. A suite
+        file: its suite score and group consistency (the mean over its tasks that have one)."""
+        if self.suite is not None and task_id is None:
+            found = [t.metrics.get("group_consistency") for t in self.tasks.values()]
+            values = [float(x) for x in found if isinstance(x, int | float) and not isinstance(x, bool)]
+            suite_score = self.scores.get("suite")
+            return {
+                "yoxla": suite_score,
+                "score": suite_score,
+                "group_consistency": sum(values) / len(values) if values else None,
+            }
         if task_id is None:
             score = self.scores.get("yoxla")
             report = self.calibration.get("overall") or {}

@@ -249,6 +249,29 @@ class Board:
 
         return sorted(rows, key=key)
 
+    def suite_ranking(self, suite_id: str) -> tuple[str, ...]:
+        """The order a suite declares (its manifest's ``metadata.ranking``), else the suite score."""
+        from yoxla.calibration.ranking import SUITE_ORDER
+
+        suite, _ = self.data.suites.get(suite_id)
+        declared = suite.manifest.ranking if suite is not None else None
+        return declared or SUITE_ORDER
+
+    def suite_explain_order(self, suite_id: str) -> str:
+        """A suite board's ranking rule in one sentence, for its caption."""
+        from yoxla.calibration.ranking import SUITE_WORDS, explain_order
+
+        return explain_order(self.suite_ranking(suite_id), SUITE_WORDS)
+
+    def suite_ranked(self, suite_id: str, group: str = "standard") -> list[Verdict]:
+        """The models of a suite board in the suite's declared order, best first (ties:
+        :meth:`suite_shown`'s order)."""
+        from yoxla.calibration.ranking import rank
+
+        models = self.suite_shown(suite_id, group)
+        entries = [{**m.ranking_entry(), "_i": i} for i, m in enumerate(models)]
+        return [models[e["_i"]] for e in rank(entries, self.suite_ranking(suite_id))]
+
     def suite_groups(self, suite_id: str) -> list[str]:
         """The boards of a suite that have ranked models (standard first)."""
         found = {v.group for v in self.verdicts if v.shown and v.rechecked and v.suite == suite_id}
@@ -311,7 +334,8 @@ class Board:
                     continue
                 point = np.array([r.score for r in recs], dtype=float)
                 aligned = all(r.ids == recs[0].ids and _mean_based(r) for r in recs)
-                scores = np.vstack([r.scores for r in recs]) if aligned else None
+                # controls (the task's metadata.control_field) are left out, as from the task score
+                scores = np.vstack([r.scored_scores for r in recs]) if aligned else None
                 if aligned:
                     resampled.add(tid)
                 inputs.append(TaskInput(tid, "suite", point, scores))
@@ -341,9 +365,10 @@ class Board:
 
 def _mean_based(r: TaskRecord) -> bool:
     """Is the task score the mean of the per-sample scores (so resampling samples is right)?"""
-    if not len(r.scores) or not np.isfinite(r.scores).all():
+    scores = r.scored_scores
+    if not len(scores) or not np.isfinite(scores).all():
         return False
-    return bool(abs(min(1.0, max(0.0, float(r.scores.mean()))) * 100.0 - r.score) < 1e-6)
+    return bool(abs(min(1.0, max(0.0, float(scores.mean()))) * 100.0 - r.score) < 1e-6)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,6 @@ RANK_RULE = (
 )
 ANNOTATIONS_ENV = "YOXLA_ANNOTATIONS_DIR"
 SUITE_PREFIX = "suite:"
-SUITE_ORDER = ("score",)  # a suite board ranks by its suite score (suites declare no order)
 
 
 def suite_board_id(suite_id: str) -> str:
@@ -194,16 +193,8 @@ def rank_board(board: Board, edition: str, group: str) -> Ranked:
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
         return r
-    boot = board.boot(edition, group)  # one row per model in Board.shown's order
-    position = {v.key: i for i, v in enumerate(board.shown(edition, group))}
-    perm = np.array([position[v.key] for v in models], dtype=int)
-    if not np.array_equal(perm, np.arange(len(models))):  # the declared order differs: follow it
-        boot = replace(
-            boot,
-            task_reps=boot.task_reps[perm],
-            block_reps=boot.block_reps[perm],
-            yoxla_reps=boot.yoxla_reps[perm],
-        )
+    # one row per model in Board.shown's order
+    boot = _follow(board.boot(edition, group), board.shown(edition, group), models)
     r.boot = boot
     r.yoxla_lo, r.yoxla_hi = Boot.interval(boot.yoxla_reps)
     r.block_lo, r.block_hi = Boot.interval(boot.block_reps)
@@ -217,8 +208,23 @@ def rank_board(board: Board, edition: str, group: str) -> Ranked:
     return r
 
 
+def _follow(boot: Boot, shown: list[Verdict], models: list[Verdict]) -> Boot:
+    """``boot`` (one row per model of ``shown``) with its rows in the order of ``models``."""
+    position = {v.key: i for i, v in enumerate(shown)}
+    perm = np.array([position[v.key] for v in models], dtype=int)
+    if np.array_equal(perm, np.arange(len(models))):
+        return boot
+    return replace(
+        boot,
+        task_reps=boot.task_reps[perm],
+        block_reps=boot.block_reps[perm],
+        yoxla_reps=boot.yoxla_reps[perm],
+    )
+
+
 def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
-    """One board of a suite: its models by suite score, intervals where the tasks resample.
+    """One board of a suite: its models in the suite's declared order (``metadata.ranking``; by
+    default the suite score), intervals where the tasks resample.
 
     A task without an interval (lower is better, batch-graded, grader errors) has NaN bounds;
     the suite score has an interval only when every task it averages has one (a task's fixed
@@ -227,13 +233,13 @@ def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
     value, lowest first.
     """
     tids = list(board.suite_meta(suite_id).tasks)
-    models = board.suite_shown(suite_id, group)
+    models = board.suite_ranked(suite_id, group)
     r = Ranked(suite_board_id(suite_id), group, models, tids, [])
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
         return r
-    boot = board.suite_boot(suite_id, group)
+    boot = _follow(board.suite_boot(suite_id, group), board.suite_shown(suite_id, group), models)
     resampled = board.suite_interval_tasks(suite_id, group)
     r.boot = boot
     m, t = len(models), len(tids)
@@ -388,7 +394,6 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
     time the tables alone."""
     say = log or (lambda _m: None)
     t0 = time.perf_counter()
-    from yoxla.calibration.ranking import explain_order
 
     editions: dict[str, EditionData] = {}
     for name in EDITIONS:
@@ -428,10 +433,8 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             publications=[],
             rows_problem=None,
             suite=board.suite_meta(sid),
-            order=SUITE_ORDER,
-            order_text=explain_order(SUITE_ORDER).replace(
-                "by score (higher first)", "by the suite score, the mean of its task scores (higher first)", 1
-            ),
+            order=board.suite_ranking(sid),
+            order_text=board.suite_explain_order(sid),
         )
         n = sum(len(b.models) for b in boards.values())
         say(f"suite {sid}: {n} ranked model(s)")

@@ -7,10 +7,11 @@ A task's hash covers everything that changes its results:
   few-shot settings (and the few-shot dataset's identity), the preprocessor (contract and
   source), the output extraction, the metrics (id, aggregation, direction), the graders
   (built-in options, or contract, metric id and source), ``generation.instructions`` (the
-  system message) and ``metadata.breakdowns``;
+  system message), ``metadata.breakdowns`` and, when declared, ``metadata.group_field``,
+  ``metadata.control_field`` and ``metadata.control_values`` (controls leave the metrics);
 * the **fingerprints** of the data it read (task dataset, few-shot dataset).
 
-Not hashed: names, type labels, descriptions, other metadata, and run-specific choices
+Not hashed: names, type labels, descriptions, other metadata (``ranking`` included), and run-specific choices
 (models, sampling settings, retries, timeouts, concurrency, sample caps), which the run records.
 
 A suite's frozen hashes live next to its manifest, in ``<manifest stem>.hashes.json``. A
@@ -53,7 +54,7 @@ def task_definition(task: SuiteTask) -> dict[str, Any]:
             )
         else:
             graders.append(g.model_dump(mode="json", exclude_none=True))
-    return {
+    out: dict[str, Any] = {
         "id": spec.id,
         "dataset": _dataset_identity(spec.dataset),
         "prompt_template": spec.prompt_template,
@@ -74,6 +75,12 @@ def task_definition(task: SuiteTask) -> dict[str, Any]:
         "instructions": task.instructions,
         "breakdowns": list(spec.breakdowns),
     }
+    # Only when declared, so that the hashes of tasks without them stay what they were frozen as.
+    if spec.group_field:
+        out["group_field"] = spec.group_field
+    if spec.control_field:
+        out["controls"] = {"field": spec.control_field, "values": list(spec.control_values)}
+    return out
 
 
 def task_hash(task: SuiteTask, fingerprints: dict[str, str]) -> str:

@@ -190,6 +190,13 @@ class SuiteManifest:
     def name(self) -> str:
         return self.metadata.get("name") or self.path.stem
 
+    @property
+    def ranking(self) -> tuple[str, ...] | None:
+        """The order the suite declares (``metadata.ranking``, checked on loading); None: none."""
+        from yoxla.calibration.ranking import suite_order
+
+        return suite_order(self.metadata)
+
     def task(self, task_id: str) -> SuiteTask:
         try:
             return self.tasks[task_id]

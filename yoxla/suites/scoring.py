@@ -21,6 +21,20 @@ Task metrics:
   for each field in ``metadata.breakdowns``: the mean sample score per value of that row
   field (rows without the field are left out).
 
+Declared in the task's ``metadata`` (the analysis declarations of the built-in editions,
+:mod:`yoxla.declarations`, for suites):
+
+* ``control_field`` (with optional ``control_values``, comma-separated; without them any
+  truthy value: ``true``, a non-zero number, text other than ``false``/``no``/``yox``/``0``):
+  the rows it marks are controls, ambiguous by construction. They are run and their samples
+  scored as usual, but every task metric above leaves them out; ``controls`` (their count)
+  and ``control_valid_rate`` (the share with a valid extracted answer; None without controls)
+  report them.
+* ``group_field``: rows sharing its value (not empty) are minimal edits of each other.
+  ``group_consistency`` is the share of groups of two or more scored rows (controls left out;
+  a group of one row is not a group) in which every sample's outcome is ``correct``;
+  ``groups`` is their number (``group_consistency`` None when there is none).
+
 A sample's ``score`` is its value of the task's primary metric (the first declared one) when
 that metric is per sample, else of the first declared per-sample metric it has. Its outcome
 is ``generation_error``, ``grader_error``, ``truncated``/``invalid`` (nothing valid was
@@ -111,6 +125,7 @@ class TaskScore:
     results: tuple[SampleResult, ...]
     metrics: dict[str, Any]
     problems: tuple[str, ...] = ()  # task-level: a batch grader failed, a declared metric is missing
+    control: tuple[bool, ...] = ()  # aligned with results: True for a declared control (not in metrics)
 
     @property
     def primary_value(self) -> float | None:
@@ -473,6 +488,52 @@ def _as_extracted(r: SampleResult) -> Extracted:
     return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
 
 
+_NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
+
+
+def is_control(task: S.TaskSpec, row: Mapping[str, Any]) -> bool:
+    """Is ``row`` a control of ``task`` (``metadata.control_field`` / ``control_values``)?"""
+    name = task.control_field
+    if name is None:
+        return False
+    value = lookup(row, [name])
+    if value is None:
+        return False
+    if task.control_values:
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        return text.strip() in task.control_values
+    if isinstance(value, str):
+        return value.strip().lower() not in _NOT_CONTROL
+    return bool(value)
+
+
+def group_metrics(task: S.TaskSpec, items: Sequence[Item], results: Sequence[SampleResult]) -> dict[str, Any]:
+    """``group_consistency`` and ``groups`` of the scored samples (see the module)."""
+    name = task.group_field
+    if name is None:
+        return {}
+    groups: dict[str, list[bool]] = {}
+    for item, res in zip(items, results, strict=True):
+        value = lookup(item.row, [name])
+        if value is not None and value != "":
+            groups.setdefault(str(value), []).append(res.outcome == "correct")
+    real = [g for g in groups.values() if len(g) >= 2]
+    return {
+        "group_consistency": sum(all(g) for g in real) / len(real) if real else None,
+        "groups": len(real),
+    }
+
+
+def control_metrics(task: S.TaskSpec, controls: Sequence[SampleResult]) -> dict[str, Any]:
+    """``controls`` and ``control_valid_rate`` of the control samples (see the module)."""
+    if task.control_field is None:
+        return {}
+    return {
+        "controls": len(controls),
+        "control_valid_rate": sum(r.valid for r in controls) / len(controls) if controls else None,
+    }
+
+
 def score_suite_task(
     prepared: PreparedTask,
     outputs: Sequence[SampleOutput],
@@ -495,13 +556,23 @@ def score_suite_task(
     try:
         scorer = TaskScorer(prepared, workers, cache=cache, judge=judge)
         results = scorer.score(its, outputs)
-        metrics, problems, batch_records = scorer.aggregate(its, outputs, results)
+        spec = prepared.task.spec
+        control = tuple(is_control(spec, i.row) for i in its)
+        keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
+        kept_items = [its[k] for k in keep]
+        kept_results = [results[k] for k in keep]
+        metrics, problems, batch_records = scorer.aggregate(
+            kept_items, [outputs[k] for k in keep], kept_results
+        )
+        metrics.update(group_metrics(spec, kept_items, kept_results))
+        metrics.update(control_metrics(spec, [r for r, c in zip(results, control, strict=True) if c]))
     finally:
         if own:
             workers.close()
-    if batch_records and results:
-        # A batch grader's judgements are kept with the first sample, under the batch id.
-        results[0] = replace(results[0], judgements=(*results[0].judgements, *batch_records))
+    if batch_records and keep:
+        # A batch grader's judgements are kept with the first scored sample, under the batch id.
+        first = keep[0]
+        results[first] = replace(results[first], judgements=(*results[first].judgements, *batch_records))
     primary = scorer.primary
     metric = scorer.metrics.get(primary or "")
     return TaskScore(
@@ -512,4 +583,5 @@ def score_suite_task(
         results=tuple(results),
         metrics=metrics,
         problems=tuple(problems),
+        control=control if any(control) else (),
     )

@@ -51,6 +51,9 @@ MAX_PATH = 1_000
 ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 _ID = re.compile(ID_PATTERN)
 BREAKDOWN_FIELD = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+# Task metrics that metadata.group_field and metadata.control_field add (yoxla.suites.scoring).
+GROUP_METRICS = ("group_consistency", "groups")
+CONTROL_METRICS = ("controls", "control_valid_rate")
 
 TASK_TYPES = (
     "classification",
@@ -515,6 +518,21 @@ class TaskSpec(Spec):
         for field in self.breakdowns:
             if not BREAKDOWN_FIELD.fullmatch(field):
                 raise ValueError(f"metadata.breakdowns: {field!r} is not a lower-case field name")
+        for key in ("group_field", "control_field"):
+            if key in self.metadata and not BREAKDOWN_FIELD.fullmatch(self.metadata[key].strip()):
+                raise ValueError(f"metadata.{key}: {self.metadata[key]!r} is not a lower-case field name")
+        if "control_values" in self.metadata and (
+            "control_field" not in self.metadata or not self.control_values
+        ):
+            raise ValueError("metadata.control_values needs metadata.control_field and at least one value")
+        reserved = (GROUP_METRICS if self.group_field else ()) + (
+            CONTROL_METRICS if self.control_field else ()
+        )
+        clash = [m.id for m in self.metrics or () if m.id in reserved]
+        if clash:
+            raise ValueError(
+                f"metric id {clash[0]!r} is reported by metadata.group_field/control_field; name the metric otherwise"
+            )
         extraction = self.output_extraction
         graders = self.graders
         if isinstance(extraction, StrictExtraction) and self.strict_mode == "choice" and not self.choices:
@@ -558,6 +576,22 @@ class TaskSpec(Spec):
         text = self.metadata.get("breakdowns", "")
         return tuple(f.strip() for f in text.split(",") if f.strip())
 
+    @property
+    def group_field(self) -> str | None:
+        """``metadata.group_field``: rows sharing its value are minimal edits of each other."""
+        return self.metadata.get("group_field", "").strip() or None
+
+    @property
+    def control_field(self) -> str | None:
+        """``metadata.control_field``: rows marked by it are controls (run, not scored)."""
+        return self.metadata.get("control_field", "").strip() or None
+
+    @property
+    def control_values(self) -> tuple[str, ...]:
+        """``metadata.control_values`` (comma-separated); (): any truthy value marks a control."""
+        text = self.metadata.get("control_values", "")
+        return tuple(v.strip() for v in text.split(",") if v.strip())
+
 
 class Manifest(Spec):
     schema_version: Annotated[str, Field(min_length=1, max_length=64)]
@@ -578,6 +612,21 @@ class Manifest(Spec):
     @classmethod
     def _metadata(cls, value: Any) -> dict[str, str]:
         return _metadata(value, "metadata")
+
+    @property
+    def ranking(self) -> tuple[str, ...] | None:
+        """``metadata.ranking`` (comma-separated metric names), checked; None when not declared."""
+        from yoxla.calibration.ranking import suite_order
+
+        return suite_order(self.metadata)
+
+    @model_validator(mode="after")
+    def _ranking(self) -> Manifest:
+        try:
+            _ = self.ranking
+        except ValueError as exc:
+            raise ValueError(f"metadata.ranking: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Manifest:
