@@ -242,3 +242,15 @@ def test_suite_board_follows_the_declared_ranking(runs) -> None:
     )
     frame = tables.leaderboard_frame(ed)
     assert len(frame) == 2
+
+
+def test_a_task_whose_every_row_is_a_control_is_refused(tmp_path, capsys) -> None:
+    # Every row has a non-empty "sual": all would be controls, leaving nothing to score (an
+    # accuracy over n = 0 would read 0.0); validate refuses it in one line instead.
+    path = make_suite(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert "control_field: nezaret" in text
+    path.write_text(text.replace("control_field: nezaret", "control_field: sual"), encoding="utf-8")
+    code, err = _validate(capsys, path)
+    assert code == 2 and "every row is a control" in err and "'sual'" in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err

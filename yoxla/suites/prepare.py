@@ -27,7 +27,7 @@ from typing import Any
 from yoxla.editions import fingerprint
 from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites.datasets import LoadedDataset, load_dataset
-from yoxla.suites.errors import PreprocessError
+from yoxla.suites.errors import DatasetError, PreprocessError
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.worker import WorkerPool
 
@@ -254,6 +254,14 @@ def prepare_task(
         if own:
             workers.close()
     ids = item_ids(rows)
+    if task.spec.control_field is not None:
+        from yoxla.suites.scoring import is_control  # scoring imports this module
+
+        if rows and all(is_control(task.spec, r) for r in rows):
+            raise DatasetError(
+                f"{task.where}: every row is a control (metadata.control_field "
+                f"{task.spec.control_field!r}); nothing would be scored"
+            )
     choices = task.choices or None
     n = len(rows) if limit is None else min(limit, len(rows))
     items = []
