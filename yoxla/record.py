@@ -1059,19 +1059,23 @@ def _suite_metric_layout(metrics: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def align_items(prepared: Any, ids: Sequence[str]) -> list[Any]:
-    """The prepared items in the order of ``ids``; ValueError on an unknown or repeated id."""
-    by_id = {item.id: item for item in prepared.items}
+def align_by_id(by_id: Mapping[str, Any], ids: Sequence[str], owner: str) -> list[Any]:
+    """``by_id``'s values in the order of ``ids``; ValueError on an unknown or repeated id."""
     seen: set[str] = set()
     out = []
     for pid in ids:
         if pid in seen:
-            raise ValueError(f"{prepared.task.id}: prediction for id {pid!r} appears twice")
+            raise ValueError(f"{owner}: prediction for id {pid!r} appears twice")
         if pid not in by_id:
-            raise ValueError(f"{prepared.task.id}: prediction for unknown id {pid!r}")
+            raise ValueError(f"{owner}: prediction for unknown id {pid!r}")
         seen.add(pid)
         out.append(by_id[pid])
     return out
+
+
+def align_items(prepared: Any, ids: Sequence[str]) -> list[Any]:
+    """A suite task's prepared items in the order of ``ids`` (see :func:`align_by_id`)."""
+    return align_by_id({item.id: item for item in prepared.items}, ids, prepared.task.id)
 
 
 def derive_suite_task(

@@ -101,14 +101,6 @@ def rescore_task(
 
 def align_rows(task: Task, rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[Mapping[str, Any]]:
     """The rows in the order of ``ids``; ValueError on an unknown or repeated id."""
-    by_id = {str(r[task.id_field]): r for r in rows}
-    seen: set[str] = set()
-    out = []
-    for pid in ids:
-        if pid in seen:
-            raise ValueError(f"{task.id}: prediction for id {pid!r} appears twice")
-        if pid not in by_id:
-            raise ValueError(f"{task.id}: prediction for unknown id {pid!r}")
-        seen.add(pid)
-        out.append(by_id[pid])
-    return out
+    from yoxla.record import align_by_id
+
+    return align_by_id({str(r[task.id_field]): r for r in rows}, ids, task.id)

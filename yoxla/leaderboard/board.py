@@ -26,6 +26,7 @@ from yoxla.leaderboard.bootstrap import B_DEFAULT, Boot, TaskInput, run_bootstra
 from yoxla.leaderboard.data import DataSource
 from yoxla.strictjson import loads_strict, read_regular_file
 from yoxla.suite import load_suite
+from yoxla.walk import walk_files
 
 RESULTS_ENV = "YOXLA_RESULTS_DIR"
 
@@ -48,24 +49,13 @@ def find_result_files(folder: str | os.PathLike[str]) -> list[Path]:
     :data:`MAX_DEPTH` levels and :data:`MAX_FILES` entries; ``partial/`` is skipped (partial
     runs never reach the board).
     """
-    root = Path(folder)
-    if not root.is_dir():
-        return []
-    out: list[Path] = []
-    stack: list[tuple[Path, int]] = [(root, 0)]
-    while stack and len(out) < MAX_FILES:
-        here, depth = stack.pop()
-        try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if depth + 1 < MAX_DEPTH and not (depth == 0 and entry.name == "partial"):
-                    stack.append((Path(entry.path), depth + 1))
-            elif entry.name.endswith(".json"):
-                out.append(Path(entry.path))
-    return sorted(out)[:MAX_FILES]
+    return walk_files(
+        Path(folder),
+        max_depth=MAX_DEPTH,
+        max_files=MAX_FILES,
+        enter=lambda entry, depth: not (depth == 0 and entry.name == "partial"),
+        keep=lambda entry: entry.name.endswith(".json"),
+    )
 
 
 @dataclass

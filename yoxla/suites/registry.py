@@ -18,6 +18,7 @@ from pathlib import Path
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.hashing import hash_file_path
 from yoxla.suites.loader import MANIFEST_SUFFIXES, SuiteManifest
+from yoxla.walk import walk_files
 
 SUITES_DIR_ENV = "YOXLA_SUITES_DIR"
 SUITE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
@@ -69,26 +70,21 @@ class Committed:
 def find_committed(root: Path | None = None) -> list[Committed]:
     """Every manifest under ``root`` with its ``<stem>.hashes.json`` next to it (sorted)."""
     base = root if root is not None else suites_root()
-    if not base.is_dir():
-        return []
-    out: list[Committed] = []
-    stack: list[tuple[Path, int]] = [(base, 0)]
-    while stack and len(out) < MAX_MANIFESTS:
-        here, depth = stack.pop()
-        try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            path = Path(entry.path)
-            if entry.is_dir(follow_symlinks=False):
-                if depth + 1 < MAX_DEPTH and not entry.name.startswith("."):
-                    stack.append((path, depth + 1))
-            elif (
-                entry.is_file(follow_symlinks=False)
-                and path.suffix.lower() in MANIFEST_SUFFIXES
-                and not entry.name.endswith(".hashes.json")
-                and hash_file_path(path).is_file()
-            ):
-                out.append(Committed(path, hash_file_path(path)))
-    return sorted(out, key=lambda c: c.path)
+
+    def keep(entry: os.DirEntry[str]) -> bool:
+        path = Path(entry.path)
+        return (
+            entry.is_file(follow_symlinks=False)
+            and path.suffix.lower() in MANIFEST_SUFFIXES
+            and not entry.name.endswith(".hashes.json")
+            and hash_file_path(path).is_file()
+        )
+
+    found = walk_files(
+        base,
+        max_depth=MAX_DEPTH,
+        max_files=MAX_MANIFESTS,
+        enter=lambda entry, _depth: not entry.name.startswith("."),
+        keep=keep,
+    )
+    return [Committed(path, hash_file_path(path)) for path in found]
