@@ -93,7 +93,8 @@ def _distribution(task: Any, row: Mapping[str, Any], i: int) -> dict[str, Any] |
     masses = {label: 1.0 / (1 + (k + i) % len(space)) ** 1.5 for k, label in enumerate(space)}
     total = sum(masses.values()) / (0.9 if i % 2 else 1.0)
     masses = {k: v / total for k, v in masses.items()}
-    return LabelDistribution.from_masses(space, masses, method="label_scoring").to_dict()
+    dist = LabelDistribution.from_masses(space, masses, method="label_scoring")
+    return None if dist is None else dist.to_dict()
 
 
 AnswerSet = tuple[list[str | None], list[str | None], list[str | None], list[dict[str, Any] | None] | None]
