@@ -257,6 +257,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for key, value in given.items():
         settings.set(key, value)
     settings.tasks = selection or []
+    if not args.resume or "results_dir" in explicit:
+        # Stored as an absolute path, so a resumed run writes where it started from any folder.
+        settings.results_dir = str(Path(settings.results_dir).resolve())
     filters = _filters(args)
     if filters:
         settings.filters = filters
@@ -301,7 +304,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--retry-errors re-uses the run's own settings; drop --{clash[0].replace('_', '-')}"
             )
-        overrides = {k: settings.get(k) for k in (*SESSION, "results_dir") if k in explicit}
+        overrides = {k: settings.get(k) for k in SESSION if k in explicit}
         overrides.update(
             progress=settings.progress, check_connection=settings.check_connection, command=settings.command
         )
