@@ -429,7 +429,15 @@ def print_footer(report: Any) -> None:
     print(f"run folder: {report.run_dir}")
     if report.result_path is not None:
         kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"
-        print(f"result file: {report.result_path} [{kind}]")
+        print(f"result file: {_shown(report.result_path)} [{kind}]")
+
+
+def _shown(path: Any) -> Any:
+    """A path under the current folder as a relative one (the results folder is stored absolute)."""
+    try:
+        return Path(path).relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def _num(value: Any) -> str:
