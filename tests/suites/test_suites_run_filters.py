@@ -179,3 +179,17 @@ def test_a_resumed_filtered_run_keeps_its_filters(runner) -> None:
     want = [r["id"] for r in OXU_ROWS if r["topic"] == "mədəniyyət"]
     assert sorted(p["id"] for p in runner.predictions("f")) == sorted(want)
     assert _partial(runner, "oxu")["run"]["conditions"]["filters"] == {"topic": ["mədəniyyət"]}
+
+
+def test_a_filter_that_keeps_every_item_is_still_partial_and_never_admitted(runner) -> None:
+    topics = sorted({r["topic"] for r in OXU_ROWS})
+    flags = [x for t in topics for x in ("--filter", f"topic={t}")]
+    rc, out, err = _run(runner, OXU, *flags)
+    assert rc == 0, err
+    assert len(runner.predictions("f")) == len(OXU_ROWS)  # every item, yet a filtered run
+    assert "[incomplete" in out
+    _partial(runner, "oxu")
+    path = runner.results / "partial" / "suites" / "oxu" / "suite-baseline__first.json"
+    verdict = check_file(path, use_cache=False)
+    assert verdict.status == "excluded"
+    assert any("partial run" in r and "row filter" in r for r in verdict.reasons), verdict.reasons
