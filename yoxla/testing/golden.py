@@ -209,22 +209,25 @@ def results_oracle(root: Path) -> dict[str, Any]:
 
     data = DataSource()
     out: dict[str, Any] = {}
-    for path in result_files(root):
-        v = check_file(path, data=data, use_cache=False, root=root / "results")
-        out[path.relative_to(root).as_posix()] = {
-            "status": v.status,
-            "reasons": list(v.reasons),
-            "rechecked": v.rechecked,
-            "scores": v.scores,
-            "tasks": {
-                tid: {
-                    "score": t.score,
-                    "metrics": t.metrics,
-                    "outcomes": dict(sorted(Counter(t.outcomes).items())),
-                }
-                for tid, t in sorted(v.tasks.items())
-            },
-        }
+    try:
+        for path in result_files(root):
+            v = check_file(path, data=data, use_cache=False, root=root / "results")
+            out[path.relative_to(root).as_posix()] = {
+                "status": v.status,
+                "reasons": list(v.reasons),
+                "rechecked": v.rechecked,
+                "scores": v.scores,
+                "tasks": {
+                    tid: {
+                        "score": t.score,
+                        "metrics": t.metrics,
+                        "outcomes": dict(sorted(Counter(t.outcomes).items())),
+                    }
+                    for tid, t in sorted(v.tasks.items())
+                },
+            }
+    finally:
+        data.suites.close()  # the grader workers of Python-graded suites
     return out
 
 
