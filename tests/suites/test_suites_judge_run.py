@@ -119,7 +119,7 @@ def test_a_failed_judge_call_is_asked_again_when_the_run_resumes(runner, judged,
         assert rc == 0, err
         assert "judge call(s) failed" in err
         # The task's judge calls failed: incomplete, written to the partial folder, never admitted.
-        assert f"incomplete: toplama_v1: {len(ROWS)} sample(s) lack a judge's answer" in out
+        assert f"incomplete: toplama_v1: {len(ROWS)} grader call(s) lack a judge's answer" in out
         assert "[incomplete" in out and not (runner.results / "suites").exists()
         assert runner.json("down", "summary.json")["complete"] is False
         doc = _partial_result(runner)
@@ -127,7 +127,7 @@ def test_a_failed_judge_call_is_asked_again_when_the_run_resumes(runner, judged,
         assert doc["tasks"]["toplama_v1"]["score"] is None
         verdict = _admit(doc, tmp_path)
         assert verdict.status == "excluded"
-        assert f"task toplama_v1: {len(ROWS)} sample(s) lack a judge's answer" in verdict.reasons[0]
+        assert f"task toplama_v1: {len(ROWS)} grader call(s) lack a judge's answer" in verdict.reasons[0]
         judge_up["on"] = True
         rc, out, err = runner("run", "--run-id", "down", "--resume", *_judge_args(srv))
         assert rc == 0, err
@@ -212,3 +212,14 @@ def test_credentials_of_the_runs_url_stay_out_of_the_judge_record(runner, judged
         text = path.read_text(encoding="utf-8")
         assert password not in text and "q-5ecret-key" not in text, path.name
     assert password not in out + err
+
+
+def test_unanswered_judge_calls_are_counted_from_stored_errors_and_batch_problems() -> None:
+    from yoxla.suites.judge import JudgeSession, unanswered_calls
+
+    with pytest.raises(RuntimeError) as caught:
+        JudgeSession("s1", [], None).responses_create({"input": "JUDGE: 1 | 1"})
+    replayed = f"RuntimeError: {caught.value}"  # how a sample's grader error reads after replay
+    assert unanswered_calls([None, replayed, "ValueError: bad grader", replayed]) == 2
+    assert unanswered_calls([None], [f"batch grader failed: {replayed}", "metric x was not produced"]) == 1
+    assert unanswered_calls([None, "RuntimeError: the judge request failed: HTTP 503"]) == 0

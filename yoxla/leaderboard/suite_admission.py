@@ -150,10 +150,10 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         if diff:
             v.reasons.append(_differs(f"task {tid}", diff))
             continue
-        missing = unanswered_calls(p.grader_error for p in t.predictions)
+        missing = unanswered_calls((p.grader_error for p in t.predictions), t.problems)
         if missing:
             v.reasons.append(
-                f"task {tid}: {missing} sample(s) lack a judge's answer (the judge failed or was not "
+                f"task {tid}: {missing} grader call(s) lack a judge's answer (the judge failed or was not "
                 "given); the task is incomplete"
             )
             continue

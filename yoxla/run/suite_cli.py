@@ -92,7 +92,7 @@ def print_suite_summary(report: Any) -> None:
             print(f"problem: {tid}: {problem}")
         if t.get("judge_unanswered"):
             print(
-                f"incomplete: {tid}: {t['judge_unanswered']} sample(s) lack a judge's answer; "
+                f"incomplete: {tid}: {t['judge_unanswered']} grader call(s) lack a judge's answer; "
                 "resume the run with its judge to ask again"
             )
     print()

@@ -51,9 +51,11 @@ class JudgeRecord(BaseModel):
     response: JudgeResponse
 
 
-def unanswered_calls(grader_errors: Iterable[str | None]) -> int:
-    """How many samples have a judge call without a stored answer (see :data:`UNANSWERED`)."""
-    return sum(1 for e in grader_errors if e is not None and UNANSWERED in e)
+def unanswered_calls(grader_errors: Iterable[str | None], problems: Iterable[str] = ()) -> int:
+    """How many samples (and batch graders, named in the task's ``problems``) have a judge call
+    without a stored answer (see :data:`UNANSWERED`)."""
+    found = [*grader_errors, *problems]
+    return sum(1 for e in found if e is not None and UNANSWERED in e)
 
 
 def request_hash(request: dict[str, Any]) -> str:
