@@ -148,7 +148,10 @@ def score_suite_run(
 
 def unanswered(results: Mapping[str, SuiteTaskResult]) -> dict[str, int]:
     """Per task, the samples whose judge call has no answer (the judge failed or was not given)."""
-    found = {tid: unanswered_calls((p.grader_error for p in t.predictions), t.problems) for tid, t in results.items()}
+    found = {
+        tid: unanswered_calls((p.grader_error for p in t.predictions), t.problems)
+        for tid, t in results.items()
+    }
     return {tid: n for tid, n in found.items() if n}
 
 
