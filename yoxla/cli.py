@@ -88,8 +88,10 @@ def cmd_floors(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
+    """The tasks, their contract hash and prompt hash (short, or whole with --full), the suite hash."""
     suite = load_suite()
     edition = load_edition(args.edition)
+    width = None if args.full else 19  # "sha256:" and 12 hex digits
     rows = [
         [
             t.id,
@@ -97,11 +99,12 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             edition.tasks[t.id].rows if t.id in edition.tasks else "-",
             t.answer.mode,
             t.primary,
-            t.contract_hash[:19],
+            t.contract_hash[:width],
+            t.prompt_hash[:width],
         ]
         for t in suite.tasks.values()
     ]
-    print(table(["task", "block", "rows", "answer", "primary", "contract"], rows))
+    print(table(["task", "block", "rows", "answer", "primary", "contract", "prompt"], rows))
     print(f"suite hash ({edition.name}): {edition.suite_hash(suite)}")
     return 0
 
@@ -166,8 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gate", action="store_true", help="exit 1 when a cue-only strategy beats its threshold")
     p.set_defaults(func=cmd_floors)
 
-    p = sub.add_parser("tasks", help="list the registered tasks and their contract hashes")
+    p = sub.add_parser("tasks", help="list the registered tasks, their contract and prompt hashes")
     p.add_argument("--edition", choices=EDITIONS, default="v1")
+    p.add_argument("--full", action="store_true", help="print the whole hashes, not their first 12 digits")
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("fingerprint", help="rows and fingerprint of each task of a data source")

@@ -944,13 +944,20 @@ class SuiteRunConditions(Record):
     tasks: Annotated[list[TaskId], Field(max_length=MAX_TASKS)] | None = Field(
         default=None, description="a task filter (--task); null: every task of the suite"
     )
+    filters: (
+        Annotated[dict[MetricName, Annotated[list[Label], Field(max_length=1000)]], Field(max_length=64)]
+        | None
+    ) = Field(
+        default=None,
+        description="row filters of a partial run (--filter, --scored-only: controls); never on the board",
+    )
     generation: Annotated[dict[TaskId, GenerationSettings], Field(max_length=MAX_TASKS)] = Field(
         default_factory=dict, description="each task's generation settings as run (instructions are hashed)"
     )
 
     @property
     def standard(self) -> bool:
-        return not self.thinking and self.limit is None and self.tasks is None
+        return not self.thinking and self.limit is None and self.tasks is None and not self.filters
 
     @property
     def group(self) -> str:

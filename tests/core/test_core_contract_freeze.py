@@ -29,6 +29,20 @@ FROZEN_CONTRACTS = {
     "rag_verification_v1": "sha256:c85487d0bd34b3dfd01b77f7623431df8c99e0bf8ea42238f6f44d3c7201eb42",
     "rag_selection_v1": "sha256:52960612be0d457e365e77eea7c625fff133df998477bfc49495cba92b9afc7c",
 }
+# The system prompt each task sends, rendered (Task.prompt_hash), as published in result files.
+FROZEN_PROMPTS = {
+    "extractive_qa_v1": "sha256:6867318861e4e2d2ab8702bc974134f02271bb719486b19ef852064dabd75847",
+    "qa_abstention_v1": "sha256:8a143983cf1b0871e075a19dfd2885c9cb0f70bc22cbb1cc9af854b67f480c25",
+    "nli_v1": "sha256:6684c586661ca6666b309c496975dbaf84660c9e4b5a0e449552412626ba8b7d",
+    "sts_v1": "sha256:7386fa868b05341b9121117c73392d96026f606c8de06e8f0d6b13c4331177c4",
+    "sentiment_v1": "sha256:76336a86407274792b2f00d02b036f59f8226d9adc6454544f994b7b2ca6501b",
+    "intent_v1": "sha256:141e0b32f04002a95fc21342f39360fac51b38ed2cd94ec118a3af4a4ca9b4fd",
+    "minimal_pairs_v1": "sha256:b458afd1208cfeeac4c250ba9360b7ec561946b84f82816d55926b7c34b92b70",
+    "az_tr_interference_v1": "sha256:6a3586d69866d52a639a6ea507f541077eec347db08607f7d0ff22e17314a0f4",
+    "knowledge_choice_v1": "sha256:2c3256d987f01c9bd68dbb8064543a9a8b5ba6e14bb554e3ceecbfc946bed275",
+    "rag_verification_v1": "sha256:2de1ade662531bfd3556667ce24cc56d98d53f8e4b8729fde94e335d31a61cd4",
+    "rag_selection_v1": "sha256:e525c0a942cfdfeaaa681a671dcfa84bd388da9779dd00e8f06d25310a58b1ca",
+}
 FROZEN_V1_SUITE_HASH = "sha256:1f92cd7d3fd49dc4e6b6c7f12a3c58eb2297f35c0c136eeb8c482f9802f28cea"
 
 
@@ -57,6 +71,28 @@ def test_contract_hash_is_frozen(task_id):
     assert load_suite().task(task_id).contract_hash == FROZEN_CONTRACTS[task_id], (
         f"the contract of {task_id} changed in place; publish a new task version instead"
     )
+
+
+@pytest.mark.parametrize("task_id", sorted(FROZEN_PROMPTS))
+def test_prompt_hash_is_frozen(task_id):
+    assert load_suite().task(task_id).prompt_hash == FROZEN_PROMPTS[task_id], (
+        f"the rendered system prompt of {task_id} changed; publish a new task version instead"
+    )
+
+
+def test_tasks_prints_every_frozen_contract_and_prompt_hash(capsys):
+    from yoxla.cli import run
+
+    assert run(["tasks", "--full"]) == 0
+    full = capsys.readouterr().out
+    assert run(["tasks"]) == 0
+    short = capsys.readouterr().out
+    for tid in FROZEN_CONTRACTS:
+        line = next(x for x in full.splitlines() if x.startswith(tid + " "))
+        assert FROZEN_CONTRACTS[tid] in line and FROZEN_PROMPTS[tid] in line, line
+        line = next(x for x in short.splitlines() if x.startswith(tid + " "))
+        assert FROZEN_CONTRACTS[tid][:19] in line and FROZEN_PROMPTS[tid][:19] in line, line
+        assert FROZEN_PROMPTS[tid] not in line
 
 
 def test_v1_edition_suite_hash_is_frozen():

@@ -101,7 +101,12 @@ def test_a_forged_judgement_is_excluded(runner, judged, tmp_path) -> None:
     assert "tasks.toplama_v1.score is stored as 50.0 but re-deriving it" in verdict.reasons[0]
 
 
-def test_a_failed_judge_call_is_asked_again_when_the_run_resumes(runner, judged) -> None:
+def _partial_result(runner: SuiteRunner) -> dict:
+    path = runner.results / "partial" / "suites" / "sinaq" / "vllm__fake--model-1.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_failed_judge_call_is_asked_again_when_the_run_resumes(runner, judged, tmp_path) -> None:
     judge_up = {"on": False}
 
     def flaky_judge(key: str, attempt: int, body: dict) -> Reply:
@@ -110,16 +115,26 @@ def test_a_failed_judge_call_is_asked_again_when_the_run_resumes(runner, judged)
         return responder(key, attempt, body)
 
     with FakeServer(responder=flaky_judge) as srv:
-        rc, _, err = runner.api(judged, srv.base_url, "down", "--max-retries", "0", *_judge_args(srv))
+        rc, out, err = runner.api(judged, srv.base_url, "down", "--max-retries", "0", *_judge_args(srv))
         assert rc == 0, err
         assert "judge call(s) failed" in err
-        doc = runner.result()
+        # The task's judge calls failed: incomplete, written to the partial folder, never admitted.
+        assert f"incomplete: toplama_v1: {len(ROWS)} grader call(s) lack a judge's answer" in out
+        assert "[incomplete" in out and not (runner.results / "suites").exists()
+        assert runner.json("down", "summary.json")["complete"] is False
+        doc = _partial_result(runner)
         assert doc["tasks"]["toplama_v1"]["metrics"]["grader_errors"] == len(ROWS)
+        assert doc["tasks"]["toplama_v1"]["score"] is None
+        verdict = _admit(doc, tmp_path)
+        assert verdict.status == "excluded"
+        assert f"task toplama_v1: {len(ROWS)} grader call(s) lack a judge's answer" in verdict.reasons[0]
         judge_up["on"] = True
-        rc, _, err = runner("run", "--run-id", "down", "--resume", *_judge_args(srv))
+        rc, out, err = runner("run", "--run-id", "down", "--resume", *_judge_args(srv))
         assert rc == 0, err
+        assert "[complete]" in out
     doc = runner.result()
     assert doc["tasks"]["toplama_v1"]["metrics"]["grader_errors"] == 0 and doc["scores"]["suite"] == 50.0
+    assert _admit(doc, tmp_path).status == "admitted"
 
 
 def test_without_a_judge_model_a_judging_grader_fails_and_says_how_to_fix_it(runner, judged) -> None:
@@ -128,5 +143,83 @@ def test_without_a_judge_model_a_judging_grader_fails_and_says_how_to_fix_it(run
         assert rc == 0, err
         assert _judge_requests(srv) == 0
     assert "--judge-provider P --judge-model M" in err
-    task = runner.result()["tasks"]["toplama_v1"]
+    task = _partial_result(runner)["tasks"]["toplama_v1"]  # unanswered judge calls: incomplete
     assert task["metrics"]["grader_errors"] == len(ROWS) and task["judge_scored"] is False
+
+
+def test_the_judge_defaults_to_the_runs_own_server(runner, judged) -> None:
+    """No --judge-base-url and the judge on the run's provider: the judge asks the run's --base-url."""
+    with FakeServer(responder=responder) as srv:
+        base = srv.base_url
+        rc, out, err = runner.api(judged, base, "own", "--judge-model", "hakim-1")
+        assert rc == 0, err
+        assert _judge_requests(srv) == len(ROWS)
+    assert "[complete]" in out
+    doc = runner.result()
+    assert doc["run"]["judge"] == {"provider": "vllm", "model": "hakim-1", "base_url": base}
+    assert runner.json("own", "run.json")["judge"]["base_url"] == base
+    assert doc["tasks"]["toplama_v1"]["metrics"]["grader_errors"] == 0
+
+
+def test_a_judge_on_another_provider_keeps_that_providers_url() -> None:
+    from yoxla.providers.registry import get_spec
+    from yoxla.run.settings import RunSettings
+    from yoxla.run.suite_judge import judge_facts
+
+    s = RunSettings(provider="vllm", model="m", base_url="http://127.0.0.1:9/v1", judge_model="hakim")
+    assert judge_facts(s) == {"provider": "vllm", "model": "hakim", "base_url": "http://127.0.0.1:9/v1"}
+    s.judge_provider = "openai"
+    assert judge_facts(s)["base_url"] == get_spec("openai").base_url
+    s.judge_base_url = "http://127.0.0.1:7/v1"
+    assert judge_facts(s)["base_url"] == "http://127.0.0.1:7/v1"
+    s.judge_model = None
+    assert judge_facts(s) is None
+
+
+def test_a_resumed_run_records_the_judge_it_asked(runner, judged) -> None:
+    """The judge moved: --resume --judge-base-url NEW asks NEW and records NEW."""
+
+    def no_judge(key: str, attempt: int, body: dict) -> Reply:
+        return Reply(status=503) if key.startswith("JUDGE: ") else responder(key, attempt, body)
+
+    with FakeServer(responder=no_judge) as old, FakeServer(responder=responder) as new:
+        old_url, new_url = old.base_url, new.base_url
+        args = ("--judge-provider", "vllm", "--judge-model", "hakim-1", "--judge-base-url", old_url)
+        rc, _, err = runner.api(judged, old_url, "moved", "--max-retries", "0", *args)
+        assert rc == 0, err
+        assert runner.json("moved", "run.json")["judge"]["base_url"] == old_url
+        rc, out, err = runner("run", "--run-id", "moved", "--resume", "--judge-base-url", new_url)
+        assert rc == 0, err
+        assert _judge_requests(new) == len(ROWS)
+    assert "[complete]" in out
+    assert runner.json("moved", "run.json")["judge"]["base_url"] == new_url
+    assert runner.result()["run"]["judge"]["base_url"] == new_url
+
+
+def test_credentials_of_the_runs_url_stay_out_of_the_judge_record(runner, judged) -> None:
+    password = "judge-pass-5ecret"
+    with FakeServer(responder=responder) as srv:
+        base = srv.base_url
+        url = base.replace("http://", f"http://user:{password}@") + "?api_key=q-5ecret-key"
+        rc, out, err = runner.api(judged, url, "creds", "--judge-model", "hakim-1")
+        assert rc == 0, err
+        assert _judge_requests(srv) == len(ROWS)  # the judge reached the run's own server
+    doc = runner.result()
+    assert doc["run"]["judge"]["base_url"] == base
+    stored = runner.json("creds", "run.json")
+    assert "***" in stored["settings"]["base_url"]
+    for path in [*(runner.runs / "creds").iterdir(), *(runner.results / "suites" / "sinaq").iterdir()]:
+        text = path.read_text(encoding="utf-8")
+        assert password not in text and "q-5ecret-key" not in text, path.name
+    assert password not in out + err
+
+
+def test_unanswered_judge_calls_are_counted_from_stored_errors_and_batch_problems() -> None:
+    from yoxla.suites.judge import JudgeSession, unanswered_calls
+
+    with pytest.raises(RuntimeError) as caught:
+        JudgeSession("s1", [], None).responses_create({"input": "JUDGE: 1 | 1"})
+    replayed = f"RuntimeError: {caught.value}"  # how a sample's grader error reads after replay
+    assert unanswered_calls([None, replayed, "ValueError: bad grader", replayed]) == 2
+    assert unanswered_calls([None], [f"batch grader failed: {replayed}", "metric x was not produced"]) == 1
+    assert unanswered_calls([None, "RuntimeError: the judge request failed: HTTP 503"]) == 0

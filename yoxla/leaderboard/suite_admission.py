@@ -8,7 +8,7 @@ record), checks its digest and signature, and hands a suite record to
    (:class:`~yoxla.leaderboard.suite_data.SuiteSource`); its tasks are exactly the file's; the
    file's task hashes (definition and data fingerprints) and suite hash equal the committed
    suite's, which equal its frozen hash file; the run is complete (no ``--limit``, no task
-   filter). Nothing of the file is used to score it but its stored answers and judge calls:
+   or row filter, no control skipped). Nothing of the file is used to score it but its stored answers and judge calls:
    no path, no code.
 5. **Coverage**: per task the predicted ids are exactly the task's items, in item order.
 6. **Re-derivation**: every task is re-scored from the stored answers through the one suite
@@ -16,7 +16,8 @@ record), checks its digest and signature, and hands a suite record to
    judge calls replayed, never sent) and compared with what is stored, field by field (every
    prediction's extracted value, validity, scores, outcome, grader error and judge calls;
    every metric, count and breakdown; the task score); then the suite and task scores and the
-   generation-error count. The first difference is named.
+   generation-error count. The first difference is named. A task with a sample whose judge
+   call has no stored answer (the judge failed, or none was given) is incomplete: excluded.
 
 A run whose generation settings differ from the committed manifest's is admitted on a board
 of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from yoxla.record import SuiteResultFile, SuiteTaskResult, derive_suite_task, first_difference, suite_scores
 from yoxla.safetext import one_line
+from yoxla.suites.judge import unanswered_calls
 
 if TYPE_CHECKING:
     from yoxla.leaderboard.admission import TaskRecord, Verdict
@@ -70,9 +72,9 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> Non
     if not missing and not extra and rec.suite.suite_hash != suite_hash(hashes):
         v.reasons.append(f"suite hash {rec.suite.suite_hash[:23]}… differs from the committed suite's")
     cond = rec.run.conditions
-    if cond.limit is not None or cond.tasks is not None:
+    if cond.limit is not None or cond.tasks is not None or cond.filters:
         v.reasons.append(
-            "a partial run (limit or a task filter in run.conditions): partial runs are never shown"
+            "a partial run (limit, a task or row filter in run.conditions): partial runs are never shown"
         )
 
 
@@ -147,6 +149,13 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         diff = first_difference(doc["tasks"][tid], derived, f"tasks.{tid}")
         if diff:
             v.reasons.append(_differs(f"task {tid}", diff))
+            continue
+        missing = unanswered_calls((p.grader_error for p in t.predictions), t.problems)
+        if missing:
+            v.reasons.append(
+                f"task {tid}: {missing} grader call(s) lack a judge's answer (the judge failed or was not "
+                "given); the task is incomplete"
+            )
             continue
         records[tid] = TaskRecord.from_suite(tid, t)
     if v.reasons:

@@ -257,6 +257,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for key, value in given.items():
         settings.set(key, value)
     settings.tasks = selection or []
+    if not args.resume or "results_dir" in explicit:
+        # Stored as an absolute path, so a resumed run writes where it started from any folder.
+        settings.results_dir = str(Path(settings.results_dir).resolve())
     filters = _filters(args)
     if filters:
         settings.filters = filters
@@ -301,7 +304,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--retry-errors re-uses the run's own settings; drop --{clash[0].replace('_', '-')}"
             )
-        overrides = {k: settings.get(k) for k in (*SESSION, "results_dir") if k in explicit}
+        overrides = {k: settings.get(k) for k in SESSION if k in explicit}
         overrides.update(
             progress=settings.progress, check_connection=settings.check_connection, command=settings.command
         )
@@ -426,7 +429,15 @@ def print_footer(report: Any) -> None:
     print(f"run folder: {report.run_dir}")
     if report.result_path is not None:
         kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"
-        print(f"result file: {report.result_path} [{kind}]")
+        print(f"result file: {_shown(report.result_path)} [{kind}]")
+
+
+def _shown(path: Any) -> Any:
+    """A path under the current folder as a relative one (the results folder is stored absolute)."""
+    try:
+        return Path(path).relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def _num(value: Any) -> str:

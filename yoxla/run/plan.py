@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from yoxla.editions import Edition, fingerprint, load_edition, load_rows, resolve_source
 from yoxla.providers.base import Provider
@@ -23,6 +23,8 @@ from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.executor import Item
 from yoxla.run.settings import RunSettings, generation_for, provider_options
 from yoxla.suite import Suite, load_suite
+
+R = TypeVar("R")
 
 
 @dataclass
@@ -103,41 +105,68 @@ def choose_rows(
     scored_only: bool,
     log: Log | None = None,
 ) -> tuple[list[str], dict[str, list[dict[str, Any]]]]:
-    """(the tasks that keep rows, the rows each keeps) under the row filters and --scored-only.
-
-    A row passes when, for every filtered column, its value is one of the given values (a
-    column's values are alternatives; columns must all match). A task without a filtered
-    column is left out of the run, and so is a task with no row left; a column that no
-    selected task has is an error (a typo must not run nothing).
-    """
+    """(the tasks that keep rows, the rows each keeps) under the row filters and --scored-only
+    (see :func:`pick_rows`); a benchmark task filters by its breakdown and metadata columns."""
     if not filters and not scored_only:
         return task_ids, {}
-    for name in filters:
-        if not any(name in filter_columns(suite.task(tid)) for tid in task_ids):
-            known = sorted({c for tid in task_ids for c in filter_columns(suite.task(tid))})
-            raise RunError(
-                f"no selected task has a column {name!r} to filter by; filterable columns: {', '.join(known)}"
-            )
-    declarations = None
+    controls: dict[str, Callable[[dict[str, Any]], bool]] = {}
     if scored_only:
         from yoxla.declarations import edition_declarations
 
         declarations = edition_declarations(edition)
+        for tid in task_ids:
+            decl = declarations.task(tid, suite.task(tid).id_field)
+            controls[tid] = decl.is_control
+    return pick_rows(
+        task_ids,
+        {tid: filter_columns(suite.task(tid)) for tid in task_ids},
+        rows,
+        lambda row, name: row.get(name),
+        filters,
+        controls,
+        log,
+    )
+
+
+def pick_rows(
+    task_ids: list[str],
+    columns: Mapping[str, Sequence[str]],
+    rows: Mapping[str, Sequence[R]],
+    value: Callable[[R, str], Any],
+    filters: Mapping[str, Sequence[str]],
+    controls: Mapping[str, Callable[[R], bool]],
+    log: Log | None = None,
+) -> tuple[list[str], dict[str, list[R]]]:
+    """(the tasks that keep rows, the rows each keeps): the one row filter of benchmark and suite runs.
+
+    ``columns`` names what each task may be filtered by, ``value(row, column)`` reads one,
+    ``controls`` (``--scored-only``) says per task which rows are controls to skip. A row
+    passes when, for every filtered column, its value is one of the given values (a column's
+    values are alternatives; columns must all match). A task without a filtered column is left
+    out of the run, and so is a task with no row left; a column that no selected task has is
+    an error (a typo must not run nothing), and so is a filter that leaves no row at all.
+    """
+    for name in filters:
+        if not any(name in columns[tid] for tid in task_ids):
+            known = sorted({c for tid in task_ids for c in columns[tid]})
+            raise RunError(
+                f"no selected task has a column {name!r} to filter by; filterable columns: "
+                + (", ".join(known) or "none (declare some in the task's metadata)")
+            )
     kept: list[str] = []
-    chosen: dict[str, list[dict[str, Any]]] = {}
+    chosen: dict[str, list[R]] = {}
     for tid in task_ids:
-        task = suite.task(tid)
-        lacking = [name for name in filters if name not in filter_columns(task)]
+        lacking = [name for name in filters if name not in columns[tid]]
         if lacking:
             if log:
                 log(f"filter: {tid} has no column {lacking[0]!r}; left out of this run")
             continue
-        decl = declarations.task(tid, task.id_field) if declarations is not None else None
+        is_control = controls.get(tid)
         picked = [
             row
             for row in rows[tid]
-            if all(_as_text(row.get(name)) in values for name, values in filters.items())
-            and not (decl is not None and decl.is_control(row))
+            if all(_as_text(value(row, name)) in values for name, values in filters.items())
+            and not (is_control is not None and is_control(row))
         ]
         if not picked:
             if log:

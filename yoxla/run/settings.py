@@ -39,10 +39,11 @@ IDENTITY = (
     "judge_provider",
     "judge_model",
 )
-# Where and how to connect, and where to write: a resumed session may change these.
-SESSION = ("config", "base_url", "sign_key", "judge_base_url", *TransportSettings.names())
+# Where and how to connect, and where to write: a resumed session may change these (when given;
+# else the stored value holds, so a resumed run writes its result file where it started).
+SESSION = ("config", "base_url", "sign_key", "judge_base_url", "results_dir", *TransportSettings.names())
 # Taken from the current command line on every session, given or not.
-CURRENT = ("progress", "check_connection", "runs_dir", "results_dir", "command")
+CURRENT = ("progress", "check_connection", "runs_dir", "command")
 NOT_STORED = ("sign_key", "progress", "check_connection", "command", "resume")
 
 

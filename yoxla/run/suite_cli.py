@@ -90,6 +90,11 @@ def print_suite_summary(report: Any) -> None:
     for tid, t in s["tasks"].items():
         for problem in t["problems"]:
             print(f"problem: {tid}: {problem}")
+        if t.get("judge_unanswered"):
+            print(
+                f"incomplete: {tid}: {t['judge_unanswered']} grader call(s) lack a judge's answer; "
+                "resume the run with its judge to ask again"
+            )
     print()
     score = s["suite_score"]
     print(f"suite {s['suite']}: {score:.2f}" if score is not None else f"suite {s['suite']}: -")

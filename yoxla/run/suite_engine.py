@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Provider
-from yoxla.providers.registry import get_spec, public_url, with_overrides
+from yoxla.providers.registry import get_spec, with_overrides
 from yoxla.results import model_slug
 from yoxla.run.artifacts import RUN_JSON, SUITE_KIND, read_json
 from yoxla.run.engine import (
@@ -46,7 +46,7 @@ from yoxla.run.settings import (
 )
 from yoxla.run.suite_finalize import check_plan, finalize_suite_run
 from yoxla.run.suite_job import SuiteJob
-from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
+from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
 from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
 
 KIND = SUITE_KIND
@@ -67,7 +67,9 @@ class SuiteHeld:
         write_run_info(self.dir, self.info)
 
     def finish(self, sent: int = 0) -> RunReport:
-        report = finalize_suite_run(self.dir, self.plan, sign_key=self.settings.sign_key, log=self.log)
+        report = finalize_suite_run(
+            self.dir, self.plan, sign_key=self.settings.sign_key, log=self.log, settings=self.settings
+        )
         report.sent = sent
         return report
 
@@ -114,10 +116,7 @@ def _check_provider(s: RunSettings) -> None:
             f"provider {s.provider!r} answers the built-in tasks only; for a suite use "
             "--provider suite-baseline (offline) or a model"
         )
-    if s.judge_model:
-        judge = RunSettings(provider=s.judge_provider or s.provider, model=s.judge_model, config=s.config)
-        judge.base_url = s.judge_base_url
-        precheck_provider(judge)
+    precheck_judge(s)
 
 
 def suite_run_record(
@@ -137,15 +136,10 @@ def suite_run_record(
         secrets=run_secrets(s),
     )
     info.pop("edition", None)
-    judge = None
-    if s.judge_model:
-        name = s.judge_provider or s.provider
-        spec = with_overrides(get_spec(name, s.config), s.judge_base_url)
-        judge = {"provider": name, "model": s.judge_model, "base_url": public_url(spec.base_url)}
     info.update(
         kind=KIND,
         suite={"id": plan.suite_id, "path": plan.path, "suite_hash": plan.suite_hash, "tasks": plan.hashes()},
-        judge=judge,
+        judge=judge_facts(s),
     )
     return info
 
@@ -161,7 +155,7 @@ def start_suite_run(
         raise RunError("give --provider and --model (or --preset NAME)")
     resolve_sign_key(s)
     _check_provider(s)
-    plan = make_suite_plan(s)  # datasets read, preprocessors run: before any model call
+    plan = make_suite_plan(s, log=log)  # datasets read, preprocessors run: before any model call
     s.run_id = check_run_id(s.run_id or default_suite_run_id(s, plan.suite_id))
     run_dir = Path(s.runs_dir) / s.run_id
     _refuse_existing(run_dir)
@@ -186,8 +180,10 @@ def _reopen(
         raise RunError(f"{run_dir.name} is not a suite run; continue it without --suite")
     s = adjust(settings_from(info))
     resolve_sign_key(s)
-    plan = make_suite_plan(s)
+    precheck_judge(s)  # a stored judge URL without its credentials: say so first
+    plan = make_suite_plan(s, log=log)
     check_plan(info, plan)
+    info["judge"] = judge_facts(s)  # the judge this session asks (--judge-base-url may have changed)
     return SuiteHeld(run_dir, info, s, plan, log), _clean_predictions(run_dir, log)
 
 

@@ -50,9 +50,10 @@ from yoxla.run.artifacts import (
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finalize import RunReport, _usage_total, model_info, write_finished
 from yoxla.run.lock import RunLock
-from yoxla.run.settings import now_iso, settings_from
+from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.suite_plan import SuitePlan, SuiteRunTask, make_suite_plan
+from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.scoring import SampleOutput, score_suite_task
 from yoxla.suites.worker import WorkerPool
 
@@ -145,13 +146,29 @@ def score_suite_run(
     return info, {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}, records, results
 
 
+def unanswered(results: Mapping[str, SuiteTaskResult]) -> dict[str, int]:
+    """Per task, the samples whose judge call has no answer (the judge failed or was not given)."""
+    found = {
+        tid: unanswered_calls((p.grader_error for p in t.predictions), t.problems)
+        for tid, t in results.items()
+    }
+    return {tid: n for tid, n in found.items() if n}
+
+
 def is_complete(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> bool:
+    """Every task, every item: no limit, no task or row filter, no control skipped, and every
+    judge call answered."""
     conditions = info.get("conditions") or {}
+    settings = info.get("settings") or {}
     return (
         conditions.get("limit") is None
         and not conditions.get("tasks")
+        and not conditions.get("filters")
+        and not settings.get("filters")
+        and not settings.get("scored_only")
         and set(results) == set(info["task_ids"])
         and all(t.rows == t.items for t in results.values())
+        and not unanswered(results)
     )
 
 
@@ -168,6 +185,7 @@ def build_suite_summary(
         if r.get("outcome") == "generation_error"
     ]
     tasks = {}
+    missing = unanswered(results)
     for tid, t in task_scores["tasks"].items():
         res = results.get(tid)
         m = res.metrics if res is not None else {}
@@ -182,6 +200,7 @@ def build_suite_summary(
             "grader_errors": m.get("grader_errors", 0),
             "truncated": m.get("truncated", 0),
             "judge_scored": bool(res and res.judge_scored),
+            "judge_unanswered": missing.get(tid, 0),
             "problems": t["problems"],
         }
     return {
@@ -252,13 +271,16 @@ def finalize_suite_run(
     sign_key: str | None = None,
     ask_judge: bool = True,
     log: Log | None = None,
+    settings: RunSettings | None = None,
 ) -> RunReport:
     """Score the stored answers; write task_scores.json, summary.json and (by default) the result file.
 
-    ``ask_judge``: a missing judge call may be sent to the run's judge model (never in rescore).
+    ``ask_judge``: a missing judge call may be sent to the run's judge model (never in rescore);
+    ``settings``: the session's settings (credentials of the URLs included), else run.json's.
+    A task with a judge call left without an answer makes the run incomplete.
     """
     info = read_json(run_dir / RUN_JSON)
-    client = open_judge(settings_from(info)) if ask_judge else None
+    client = open_judge(settings or settings_from(info)) if ask_judge else None
     judge = RecordingJudge(run_dir / JUDGEMENTS, client[0] if client else None)
     try:
         info, task_scores, records, results = score_suite_run(run_dir, plan, judge, log)

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Provider, ProviderOptions, Request
-from yoxla.providers.registry import create_provider, get_spec, public_url, with_overrides
+from yoxla.providers.registry import MASK, create_provider, get_spec, public_url, with_overrides
 from yoxla.run.artifacts import PredictionWriter, read_predictions, repair_predictions
+from yoxla.run.errors import RunError
 from yoxla.run.settings import RunSettings
 from yoxla.suites.judge import JudgeResponse, request_hash
 
@@ -112,15 +113,58 @@ class JudgeClient:
         self.provider.close()
 
 
-def open_judge(s: RunSettings) -> tuple[JudgeClient, dict[str, Any]] | None:
-    """The run's judge client and its facts (provider, model, base URL), or None without one."""
+def judge_settings(s: RunSettings) -> RunSettings | None:
+    """The judge's provider, model and base URL as settings of their own; None without a judge model.
+
+    The provider is ``--judge-provider`` (default: the run's). The base URL is
+    ``--judge-base-url``; without it a judge on the run's own provider asks the run's own
+    ``--base-url`` (the server the run talks to), and a judge on another provider its registry URL.
+    """
     if not s.judge_model:
         return None
     name = s.judge_provider or s.provider
-    spec = with_overrides(get_spec(name, s.config), s.judge_base_url)
-    provider = create_provider(spec, s.judge_model, ProviderOptions(seed=s.seed, transport=s.transport))
-    facts = {"provider": name, "model": s.judge_model, "base_url": public_url(spec.base_url)}
-    return JudgeClient(provider, s.judge_model), facts
+    judge = RunSettings(provider=name, model=s.judge_model, config=s.config)
+    judge.base_url = s.judge_base_url or (s.base_url if name == s.provider else None)
+    return judge
+
+
+def judge_facts(s: RunSettings) -> dict[str, Any] | None:
+    """What run.json and the result file record of the judge: provider, model, base URL (no credentials)."""
+    judge = judge_settings(s)
+    if judge is None:
+        return None
+    spec = with_overrides(get_spec(judge.provider, judge.config), judge.base_url)
+    return {"provider": judge.provider, "model": judge.model, "base_url": public_url(spec.base_url)}
+
+
+def _refuse_masked(judge: RunSettings) -> None:
+    if judge.base_url and MASK in judge.base_url:
+        raise RunError(
+            "the judge's base URL carried credentials, which are never stored; "
+            "give --judge-base-url (or --base-url) again"
+        )
+
+
+def precheck_judge(s: RunSettings) -> None:
+    """The judge's provider known, its key present, its base URL whole; nothing without a judge."""
+    from yoxla.run.plan import precheck_provider
+
+    judge = judge_settings(s)
+    if judge is not None:
+        _refuse_masked(judge)
+        precheck_provider(judge)
+
+
+def open_judge(s: RunSettings) -> tuple[JudgeClient, dict[str, Any]] | None:
+    """The run's judge client and its facts (provider, model, base URL), or None without one."""
+    judge = judge_settings(s)
+    facts = judge_facts(s)
+    if judge is None or facts is None:
+        return None
+    _refuse_masked(judge)
+    spec = with_overrides(get_spec(judge.provider, judge.config), judge.base_url)
+    provider = create_provider(spec, judge.model, ProviderOptions(seed=s.seed, transport=s.transport))
+    return JudgeClient(provider, judge.model), facts
 
 
 class RecordingJudge:

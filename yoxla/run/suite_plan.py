@@ -17,12 +17,12 @@ passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Request
-from yoxla.run.errors import RunError, ValidationFailed
+from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.settings import RunSettings
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
@@ -68,13 +68,14 @@ class SuitePlan:
     suite_id: str
     path: str  # the manifest's path in the repository
     tasks: dict[str, SuiteRunTask]  # the selected tasks, in manifest order
+    chosen: dict[str, tuple[Item, ...]] = field(default_factory=dict)  # items the row filters keep
 
     @property
     def task_ids(self) -> list[str]:
         return list(self.tasks)
 
     def selected(self, tid: str, limit: int | None) -> tuple[Item, ...]:
-        items = self.tasks[tid].prepared.items
+        items = self.chosen.get(tid, self.tasks[tid].prepared.items)
         return items if limit is None else items[:limit]
 
     def pending(
@@ -128,8 +129,45 @@ def load_suite_manifest(path: str) -> SuiteManifest:
         raise RunError(str(exc)) from None
 
 
-def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None) -> SuitePlan:
-    """Load the manifest named by ``s.suite`` and prepare its selected tasks (no model is asked)."""
+def filter_fields(task: SuiteTask) -> list[str]:
+    """The row fields a run may filter a suite task's items by: those its metadata declares
+    (``breakdowns``, ``group_field``, ``control_field``), as ``--filter`` does on the benchmark."""
+    spec = task.spec
+    named = [*spec.breakdowns, spec.group_field, spec.control_field]
+    return list(dict.fromkeys(n for n in named if n))
+
+
+def choose_items(
+    tasks: dict[str, SuiteRunTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
+) -> tuple[dict[str, SuiteRunTask], dict[str, tuple[Item, ...]]]:
+    """(the tasks that keep items, the items each keeps) under ``--filter``/``--category``/
+    ``--difficulty`` and ``--scored-only``, by the benchmark's rule (:func:`yoxla.run.plan.pick_rows`)."""
+    if not filters and not scored_only:
+        return tasks, {}
+    from yoxla.run.plan import pick_rows
+    from yoxla.suites.scoring import is_control
+    from yoxla.suites.templates import lookup
+
+    controls = (
+        {tid: (lambda item, spec=t.task.spec: is_control(spec, item.row)) for tid, t in tasks.items()}
+        if scored_only
+        else {}
+    )
+    kept, chosen = pick_rows(
+        list(tasks),
+        {tid: filter_fields(t.task) for tid, t in tasks.items()},
+        {tid: t.prepared.items for tid, t in tasks.items()},
+        lambda item, name: lookup(item.row, name.split(".")),
+        filters,
+        controls,
+        log,
+    )
+    return {tid: tasks[tid] for tid in kept}, {tid: tuple(items) for tid, items in chosen.items()}
+
+
+def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | None = None) -> SuitePlan:
+    """Load the manifest named by ``s.suite`` and prepare its selected tasks (no model is asked);
+    the row filters and ``--scored-only`` choose the items (a filter nothing passes is an error)."""
     if not s.suite:
         raise RunError("a suite run needs --suite FILE")
     manifest = load_suite_manifest(s.suite)
@@ -155,7 +193,8 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None) -> SuitePlan
     finally:
         if own:
             workers.close()
-    return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks)
+    tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
+    return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks, items)
 
 
 # Requests ---------------------------------------------------------------------------------------
@@ -195,6 +234,15 @@ def suite_request(
     )
 
 
+def row_filters(s: RunSettings) -> dict[str, list[str]]:
+    """The row filters of a suite run as its conditions state them (``controls: [skipped]`` for
+    ``--scored-only``, as in a benchmark result file); empty for a run of every item."""
+    out = {name: [str(v) for v in values] for name, values in sorted(s.filters.items())}
+    if s.scored_only:
+        out["controls"] = ["skipped"]
+    return out
+
+
 def suite_conditions(s: RunSettings, plan: SuitePlan) -> dict[str, Any]:
     """The conditions of a suite run, as run.json and the result file state them."""
     return {
@@ -202,6 +250,7 @@ def suite_conditions(s: RunSettings, plan: SuitePlan) -> dict[str, Any]:
         "thinking_budget": s.thinking_budget if s.thinking else None,
         "limit": s.limit,
         "tasks": list(s.tasks) or None,
+        **({"filters": row_filters(s)} if row_filters(s) else {}),
         "generation": {
             tid: t.generation.model_dump(mode="json", exclude_none=True, exclude={"instructions"})
             for tid, t in plan.tasks.items()

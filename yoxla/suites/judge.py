@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,6 +26,9 @@ from yoxla.suite import canonical_json, sha256_text
 MAX_CALLS_PER_SAMPLE = 20
 MAX_REQUEST_CHARS = 1_000_000
 BATCH_SAMPLE_ID = "__batch__"  # the judgements of a batch grader are kept under this id
+# The start of the grader error of a judge call that has no stored answer: the judge failed,
+# or no judge model was given. A task with one is incomplete (never complete, never admitted).
+UNANSWERED = "no stored judgement for judge call"
 
 
 class JudgeResponse(BaseModel):
@@ -46,6 +49,13 @@ class JudgeRecord(BaseModel):
     request: dict[str, Any]
     request_sha256: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
     response: JudgeResponse
+
+
+def unanswered_calls(grader_errors: Iterable[str | None], problems: Iterable[str] = ()) -> int:
+    """How many samples (and batch graders, named in the task's ``problems``) have a judge call
+    without a stored answer (see :data:`UNANSWERED`)."""
+    found = [*grader_errors, *problems]
+    return sum(1 for e in found if e is not None and UNANSWERED in e)
 
 
 def request_hash(request: dict[str, Any]) -> str:
@@ -81,7 +91,7 @@ class JudgeSession:
             if self.live is None:
                 if call >= len(self.stored):
                     raise RuntimeError(
-                        f"no stored judgement for judge call #{call + 1}; re-scoring replays stored "
+                        f"{UNANSWERED} #{call + 1}; re-scoring replays stored "
                         "judgements and never asks a model"
                     )
                 record = self.stored[call]

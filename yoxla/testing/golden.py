@@ -1,0 +1,346 @@
+"""The golden oracle: what today's built-in path gives, written down so a new path must match it.
+
+Two parts, both computed through the path that writes and admits result files today:
+
+* **sample**: for the sample edition and every one of its eleven tasks, for each answer set
+  (the gold answers, each cue-only strategy of :mod:`yoxla.baselines`, and a ``messy`` set
+  with wrappers, near misses, reasoning, generation errors, truncation and stored
+  probabilities), a digest of every rendered prompt, every per-example verdict, every task
+  metric (calibration included), each task score, the block scores and the YOXLA score.
+  Scored through :func:`yoxla.record.derive_task` with the edition's declarations, as the
+  runner's finish, ``yoxla rescore`` and admission do.
+* **results**: every committed result file under ``results/`` (benchmark and suite files),
+  re-derived by admission (:func:`yoxla.leaderboard.admission.check_file`, no cache): its
+  status, task scores, metrics, outcome counts and headline scores.
+
+``python -m yoxla.testing.golden --write`` regenerates ``tests/golden/sample_scores.json``;
+``--check`` (the default) compares and prints every difference. The test
+``tests/core/test_golden_oracle.py`` calls :func:`differences`. Floats agree within 1e-9,
+everything else exactly (NaN agrees with NaN).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+GOLDEN_FORMAT = 1
+GOLDEN_PATH = Path("tests") / "golden" / "sample_scores.json"
+TOLERANCE = 1e-9
+EDITION = "sample"
+MESSY = "messy"
+
+
+def digest(obj: Any) -> str:
+    """A short, stable digest of a JSON-ready value (16 hex digits of its canonical SHA-256)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# Answer sets -----------------------------------------------------------------------------------
+
+# Ways a model wraps, misspells or loses its answer. Thirteen (a prime), so with errors every
+# fifth row and truncation every fourth each task meets many combinations.
+_MESSY_FORMS: tuple[Callable[[str], str], ...] = (
+    lambda g: f"**{g}**",
+    lambda g: f"Cavab: {g}",
+    lambda g: f"<think>Əvvəlcə mətni oxuyuram; {g} ola bilər.</think>\n{g}",
+    lambda g: f"{g}.",
+    lambda g: _upper(g),
+    lambda g: "",
+    lambda g: f"“{g}”",
+    lambda g: "<think>Bu sualı həll etmək üçün əvvəlcə",
+    lambda g: g.replace("ə", "e").replace("ı", "i").replace("ş", "s").replace("ğ", "g"),
+    lambda g: f"```\n{g}\n```",
+    lambda g: f"{g}\n{g}",
+    lambda g: g.replace(".", ","),
+    lambda g: f"Məncə cavab belədir: {g}. Çünki mətndə belə yazılıb.",
+)
+
+
+def _upper(text: str) -> str:
+    from yoxla.text import az_upper
+
+    return az_upper(text)
+
+
+def gold_answer(task: Any, row: Mapping[str, Any]) -> str:
+    """The row's gold as a model would write it (the abstain label when there is no answer)."""
+    gold = row[task.gold]
+    if gold is None:
+        return str(task.answer.abstain.value) if task.answer.abstain is not None else ""
+    return str(gold)
+
+
+def _distribution(task: Any, row: Mapping[str, Any], i: int) -> dict[str, Any] | None:
+    """A deterministic stored distribution over the row's closed answer space (None when open)."""
+    from yoxla.calibration.distribution import LabelDistribution, answer_space
+
+    try:
+        space = answer_space(task, row)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not space:
+        return None
+    # Uneven masses that move with the row; a little mass outside the space on some rows.
+    masses = {label: 1.0 / (1 + (k + i) % len(space)) ** 1.5 for k, label in enumerate(space)}
+    total = sum(masses.values()) / (0.9 if i % 2 else 1.0)
+    masses = {k: v / total for k, v in masses.items()}
+    dist = LabelDistribution.from_masses(space, masses, method="label_scoring")
+    return None if dist is None else dist.to_dict()
+
+
+AnswerSet = tuple[list[str | None], list[str | None], list[str | None], list[dict[str, Any] | None] | None]
+
+
+def answer_sets(task: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, AnswerSet]:
+    """Every answer set for one task: name -> (raws, finish reasons, errors, distributions)."""
+    from yoxla.baselines import STRATEGIES, answers
+
+    n = len(rows)
+    plain = [dict(r) for r in rows]
+    stop: list[str | None] = ["stop"] * n
+    none: list[str | None] = [None] * n
+    out: dict[str, AnswerSet] = {"gold": ([gold_answer(task, r) for r in rows], stop, none, None)}
+    for strategy in STRATEGIES:
+        out[strategy] = (list(answers(strategy, task, plain)), stop, none, None)
+    raws: list[str | None] = []
+    finish: list[str | None] = []
+    errors: list[str | None] = []
+    dists: list[dict[str, Any] | None] = []
+    for i, row in enumerate(rows):
+        err = "HTTP 503 after 6 retries" if i % 5 == 3 else None
+        raws.append(None if err else _MESSY_FORMS[i % len(_MESSY_FORMS)](gold_answer(task, row)))
+        finish.append(None if err else ("length" if i % 4 == 1 else "stop"))
+        errors.append(err)
+        dists.append(None if err or i % 3 == 2 else _distribution(task, row, i))
+    out[MESSY] = (raws, finish, errors, dists)
+    return out
+
+
+# Computing -------------------------------------------------------------------------------------
+
+
+def _example(pred: Mapping[str, Any]) -> list[Any]:
+    """One derived prediction as a compact verdict row (long parsed texts as digests)."""
+    parsed = pred["parsed"]
+    if isinstance(parsed, str) and len(parsed) > 40:
+        parsed = "#" + digest(parsed)
+    return [
+        pred["id"],
+        pred["valid"],
+        parsed,
+        pred["abstained"],
+        pred["outcome"],
+        pred["reason"],
+        pred["near_miss"],
+        pred["score"],
+        bool(pred.get("control")),
+        "distribution" in pred,
+    ]
+
+
+def sample_oracle() -> dict[str, Any]:
+    """Prompts, verdicts, metrics and scores of every answer set on the sample edition."""
+    from yoxla.declarations import edition_declarations
+    from yoxla.editions import load_edition, load_rows
+    from yoxla.evaluators import block_scores, yoxla_score
+    from yoxla.record import derive_task
+    from yoxla.suite import load_suite
+
+    suite = load_suite()
+    edition = load_edition(EDITION)
+    declarations = edition_declarations(edition)
+    prompts: dict[str, Any] = {}
+    sets: dict[str, dict[str, Any]] = {}
+    for tid in edition.tasks:
+        task = suite.task(tid)
+        rows = load_rows(edition, tid)
+        prompts[tid] = {
+            "contract_hash": task.contract_hash,
+            "prompt_hash": task.prompt_hash,
+            "fingerprint": edition.tasks[tid].fingerprint,
+            "messages": [[str(r[task.id_field]), digest(task.messages(r))] for r in rows],
+        }
+        decl = declarations.task(tid, task.id_field)
+        for name, (raws, finish, errors, dists) in answer_sets(task, rows).items():
+            doc = derive_task(
+                task,
+                rows,
+                raws,
+                finish,
+                errors,
+                fingerprint=edition.tasks[tid].fingerprint,
+                distributions=dists,
+                declarations=decl,
+            )
+            entry = {
+                "score": doc["score"],
+                "metrics": doc["metrics"],
+                "examples": [_example(p) for p in doc["predictions"]],
+            }
+            if "calibration" in doc:
+                entry["calibration"] = doc["calibration"]
+            sets.setdefault(name, {"tasks": {}})["tasks"][tid] = entry
+    for entry in sets.values():
+        task_scores = {tid: t["score"] for tid, t in entry["tasks"].items()}
+        entry["blocks"] = block_scores(suite, task_scores)
+        entry["yoxla"] = yoxla_score(entry["blocks"])
+    return {"edition": EDITION, "prompts": prompts, "sets": sets}
+
+
+def result_files(root: Path) -> list[Path]:
+    """The committed result files under ``root/results`` (benchmark and suite files), sorted."""
+    base = root / "results"
+    return sorted(p for p in base.rglob("*.json") if p.is_file()) if base.is_dir() else []
+
+
+def results_oracle(root: Path) -> dict[str, Any]:
+    """Every committed result file as admission re-derives it today."""
+    from yoxla.leaderboard.admission import check_file
+    from yoxla.leaderboard.data import DataSource
+
+    data = DataSource()
+    out: dict[str, Any] = {}
+    try:
+        for path in result_files(root):
+            v = check_file(path, data=data, use_cache=False, root=root / "results")
+            out[path.relative_to(root).as_posix()] = {
+                "status": v.status,
+                "reasons": list(v.reasons),
+                "rechecked": v.rechecked,
+                "scores": v.scores,
+                "tasks": {
+                    tid: {
+                        "score": t.score,
+                        "metrics": t.metrics,
+                        "outcomes": dict(sorted(Counter(t.outcomes).items())),
+                    }
+                    for tid, t in sorted(v.tasks.items())
+                },
+            }
+    finally:
+        data.suites.close()  # the grader workers of Python-graded suites
+    return out
+
+
+def oracle(root: Path) -> dict[str, Any]:
+    """The whole golden document for the repository at ``root``."""
+    return {
+        "format": GOLDEN_FORMAT,
+        "tolerance": TOLERANCE,
+        "sample": sample_oracle(),
+        "results": results_oracle(root),
+    }
+
+
+# Comparing -------------------------------------------------------------------------------------
+
+
+def _walk(a: Any, b: Any, where: str) -> Iterator[tuple[str, Any, Any]]:
+    """Every (path, golden, computed) that differs: floats within TOLERANCE, the rest exactly."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None or isinstance(a, str):
+        if type(a) is not type(b) or a != b:
+            yield where, a, b
+        return
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                yield where, a, b
+            return
+        fa, fb = float(a), float(b)
+        if math.isnan(fa) and math.isnan(fb):
+            return
+        if not (math.isfinite(fa) and math.isfinite(fb)):
+            if fa != fb:
+                yield where, a, b
+            return
+        if abs(fa - fb) > TOLERANCE:
+            yield where, a, b
+        return
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a:
+                yield f"{where}.{k}", "absent", b[k]
+            elif k not in b:
+                yield f"{where}.{k}", a[k], "absent"
+            else:
+                yield from _walk(a[k], b[k], f"{where}.{k}")
+        return
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        if len(a) != len(b):
+            yield f"{where} (length)", len(a), len(b)
+            return
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _walk(x, y, f"{where}[{i}]")
+        return
+    if type(a) is not type(b) or a != b:
+        yield where, a, b
+
+
+def _jsonable(obj: Any) -> Any:
+    """The value as it reads back from JSON (tuples as lists, keys as text)."""
+    return json.loads(json.dumps(obj, ensure_ascii=False))
+
+
+def differences(golden: Mapping[str, Any], computed: Mapping[str, Any]) -> list[str]:
+    """One line per difference, naming what differs (task, answer set, metric) and both values.
+
+    ``sample.sets.<answer set>.tasks.<task>.metrics.<metric>``, ``results.<file>.tasks.<task>…``.
+    """
+    return [
+        f"{where}: golden {a!r}, now {b!r}"
+        for where, a, b in _walk(_jsonable(golden), _jsonable(computed), "golden")
+    ]
+
+
+def _dump(doc: Any, indent: str = "") -> str:
+    """Sorted, one line per list of plain values (a verdict row, a digest pair), so diffs stay readable."""
+    inner = indent + " "
+    if isinstance(doc, Mapping) and doc:
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_dump(doc[k], inner)}" for k in sorted(doc)
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(doc, list | tuple) and any(isinstance(x, Mapping | list | tuple) for x in doc):
+        return "[\n" + ",\n".join(inner + _dump(x, inner) for x in doc) + "\n" + indent + "]"
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m yoxla.testing.golden", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--root", default=".", help="the repository (default: the current folder)")
+    parser.add_argument("--write", action="store_true", help="write the golden file instead of checking it")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    path = root / GOLDEN_PATH
+    computed = oracle(root)
+    if args.write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_dump(computed) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+        return 0
+    if not path.is_file():
+        print(f"error: no golden file at {path} (write it with --write)", file=sys.stderr)
+        return 2
+    found = differences(json.loads(path.read_text(encoding="utf-8")), computed)
+    for line in found[:50]:
+        print(line)
+    if found:
+        print(f"{len(found)} difference(s) from {path}", file=sys.stderr)
+        return 1
+    print(f"{path}: no difference")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
