@@ -130,7 +130,11 @@ def main() -> None:
             first = run_child("first", folder, cache, "2")
             restart = run_child("restart", folder, cache, "3")
             assert first["shown"] == restart["shown"], (first, restart)
-            load = " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
+            load = (
+                " ".join(Path("/proc/loadavg").read_text().split()[:3])
+                if Path("/proc/loadavg").exists()
+                else "?"
+            )
             row = {
                 "files": n,
                 "distinct": min(distinct, n),

@@ -78,7 +78,11 @@ def test_workers_give_exactly_the_verdicts_of_one_process(tmp_path, monkeypatch)
     assert forks == []
     seen: list[tuple[int, int]] = []
     parallel = admit(
-        files, data=DataSource(allow_hub=False), root=folder, workers=2, progress=lambda d, t: seen.append((d, t))
+        files,
+        data=DataSource(allow_hub=False),
+        root=folder,
+        workers=2,
+        progress=lambda d, t: seen.append((d, t)),
     )
     assert forks == [2], "the files were not checked in worker processes"
     assert seen[-1] == (len(files), len(files)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
