@@ -180,3 +180,32 @@ def test_cache_place_and_start_up_line(tmp_path, monkeypatch):
     assert "first start" not in cache.describe()
     monkeypatch.setenv("YOXLA_NO_CACHE", "1")
     assert cache.cache_dir() is None and "every start checks every file" in cache.describe()
+
+
+def test_bootstrap_replicates_come_back_from_the_cache_unchanged(tmp_path, monkeypatch):
+    from yoxla.leaderboard import bootstrap
+
+    monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "c"))
+    rng = np.random.default_rng(7)
+    scores = (rng.random((4, 30)) > 0.4).astype(float)
+    pred, gold = rng.random((4, 30)) * 5, rng.random(30) * 5
+    tasks = [
+        bootstrap.TaskInput("nli_v1", "understanding", scores.mean(axis=1) * 100, scores),
+        bootstrap.TaskInput("sts_v1", "understanding", np.full(4, 50.0), scores, pred, gold),
+        bootstrap.TaskInput("knowledge_choice_v1", "knowledge", np.full(4, 20.0), None),
+    ]
+    calls: list[int] = []
+    real = bootstrap._resample
+    monkeypatch.setattr(bootstrap, "_resample", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = bootstrap.run_bootstrap(tasks, ["understanding", "knowledge"], 4, B=200)
+    again = bootstrap.run_bootstrap(tasks, ["understanding", "knowledge"], 4, B=200)
+    assert calls == [1]  # the second came from the disk
+    for a, b in ((first.task_reps, again.task_reps), (first.yoxla_reps, again.yoxla_reps)):
+        assert np.array_equal(a, b, equal_nan=True)
+    changed = [
+        tasks[0],
+        tasks[1],
+        bootstrap.TaskInput("knowledge_choice_v1", "knowledge", np.full(4, 21.0), None),
+    ]
+    bootstrap.run_bootstrap(changed, ["understanding", "knowledge"], 4, B=200)
+    assert calls == [1, 1]  # other inputs: resampled

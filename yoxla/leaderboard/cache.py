@@ -179,3 +179,34 @@ def store(
         tmp.replace(path)
     except (OSError, pickle.PicklingError, RecursionError):
         pass  # a cache that cannot be written is only slower
+
+
+def load_arrays(kind: str, key: str, names: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """Arrays stored under ``kind/key`` (NumPy's own format, no pickles), or None."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    import numpy as np
+
+    path = folder.parent / kind / f"{key}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return tuple(z[n] for n in names)
+    except (OSError, KeyError, ValueError, EOFError):
+        return None
+
+
+def store_arrays(kind: str, key: str, arrays: Mapping[str, Any]) -> None:
+    folder = cache_dir()
+    if folder is None:
+        return
+    import numpy as np
+
+    try:
+        target = folder.parent / kind
+        target.mkdir(parents=True, exist_ok=True)
+        tmp = target / f"{key}.{os.getpid()}.tmp.npz"
+        np.savez(tmp, **arrays)
+        tmp.replace(target / f"{key}.npz")
+    except OSError:
+        pass  # a cache that cannot be written is only slower
