@@ -36,8 +36,10 @@ def build_app(
     board: Any = None,
     log: Callable[[str], None] | None = None,
     warm: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Any:
-    """The page on an admitted board; ``warm=False`` leaves the views' preparation to ``demo.yoxla_warm()``."""
+    """The page on an admitted board; ``warm=False`` leaves the views' preparation to ``demo.yoxla_warm()``;
+    ``progress(done, total)`` hears each result file checked."""
     import gradio as gr
 
     from yoxla.leaderboard import texts
@@ -53,6 +55,7 @@ def build_app(
         data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"),
         trusted_keys=trusted_keys,
         log=note,
+        progress=progress,
     )
     note("computing intervals, ranks and floors")
     ctx = Context(prepare(board, log=note), Downloads())
@@ -145,16 +148,20 @@ def launch(demo: Any, **kwargs: Any) -> Any:
 
 
 def main() -> None:
+    from yoxla.leaderboard.startpage import StartPage
+
     t0 = time.perf_counter()
+    host = os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1")
+    port = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
+    page = StartPage(host, port)  # "checking N of M files" on the app's port until the board is ready
+    if page.start():
+        say(f"while the files are checked, http://{host}:{port} shows how far the check is")
     say("starting the YOXLA leaderboard (importing gradio)")
-    demo = build_app(log=say, warm=False)
-    _, url, _ = launch(
-        demo,
-        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        prevent_thread_lock=True,
-        quiet=True,
-    )
+    try:
+        demo = build_app(log=say, warm=False, progress=page.update)
+    finally:
+        page.stop()
+    _, url, _ = launch(demo, server_name=host, server_port=port, prevent_thread_lock=True, quiet=True)
     say(f"ready at {url} ({time.perf_counter() - t0:.1f} s); preparing every view's tables and figures")
     # Serving starts at once; a view opened meanwhile computes what it shows, then keeps it.
     threading.Thread(target=demo.yoxla_warm, name="yoxla-warm", daemon=True).start()

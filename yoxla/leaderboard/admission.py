@@ -44,7 +44,7 @@ import math
 import os
 import traceback
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -685,6 +685,80 @@ def check_bytes(data_bytes: bytes, *, path: str = "<memory>", **kw: Any) -> Verd
 # Files, caching and board rules ---------------------------------------------------------------
 
 
+def editions_token(editions: Mapping[str, Edition]) -> str:
+    """A digest of the editions passed in, the same in every process (sets sorted, no ``repr``)."""
+    from yoxla.leaderboard.cache import stable_digest
+
+    return stable_digest(dict(editions))
+
+
+@dataclass
+class _Job:
+    """One file to check: where it is, its bytes' digest, and the keys its verdict goes under."""
+
+    path: Path
+    sha: str
+    key: tuple[Any, ...]
+    ed_token: str
+
+
+def _lookup(
+    p: Path,
+    trusted: Mapping[str, str],
+    data: DataSource,
+    editions: Mapping[str, Edition] | None,
+    use_cache: bool,
+    root: str | os.PathLike[str] | None,
+) -> Verdict | _Job:
+    """The file's verdict if it is known (unreadable, or in the memory or disk cache), else its job."""
+    raw, problem = read_regular_file(p, MAX_BYTES, root)
+    if raw is None:
+        return Verdict(path=str(p), status=EXCLUDED, reasons=[one_line(problem or "cannot be read")])
+    sha = "sha256:" + hashlib.sha256(raw).hexdigest()
+    ed_token = "" if editions is None else editions_token(editions)
+    job = _Job(p, sha, (sha, tuple(sorted(trusted.items())), ed_token), ed_token)
+    if not use_cache:
+        return job
+    cached = data.verdicts.get(job.key)
+    if cached is None:
+        from yoxla.leaderboard import cache as disk
+
+        cached = disk.load(sha, trusted, ed_token, data, editions)
+        if cached is not None:
+            data.verdicts[job.key] = cached
+    return job if cached is None else _copy_verdict(cached, str(p))
+
+
+def _check_job(
+    job: _Job,
+    trusted: Mapping[str, str],
+    data: DataSource,
+    editions: Mapping[str, Edition] | None,
+    root: str | os.PathLike[str] | None,
+) -> Verdict:
+    """Check the file afresh (its bytes are read again: a file changed meanwhile is judged as it is now)."""
+    raw, problem = read_regular_file(job.path, MAX_BYTES, root)
+    if raw is None:
+        return Verdict(path=str(job.path), status=EXCLUDED, reasons=[one_line(problem or "cannot be read")])
+    return check_bytes(raw, path=str(job.path), trusted=trusted, data=data, editions=editions)
+
+
+def _remember(
+    job: _Job,
+    v: Verdict,
+    trusted: Mapping[str, str],
+    data: DataSource,
+    editions: Mapping[str, Edition] | None,
+    use_cache: bool,
+) -> Verdict:
+    if use_cache and v.sha256:
+        from yoxla.leaderboard import cache as disk
+
+        disk.store(v, trusted, job.ed_token, data, editions)
+        data.verdicts[(v.sha256, *job.key[1:])] = v
+    return _copy_verdict(v, str(job.path))
+
+
 def check_file(
     path: str | os.PathLike[str],
     *,
@@ -700,29 +774,14 @@ def check_file(
     edition's re-scoring used (the rows' fingerprints, or why there were none), so a cached
     verdict is exactly what a fresh check would give. Never raises.
     """
-    p = Path(path)
-    raw, problem = read_regular_file(p, MAX_BYTES, root)
-    if raw is None:
-        return Verdict(path=str(p), status=EXCLUDED, reasons=[one_line(problem or "cannot be read")])
-    sha = "sha256:" + hashlib.sha256(raw).hexdigest()
-    data = data or DataSource()
-    ed_token = "" if editions is None else hashlib.sha256(repr(sorted(editions.items())).encode()).hexdigest()
     trusted = trusted or {}
-    key = (sha, tuple(sorted(trusted.items())), ed_token)
-    cached = data.verdicts.get(key) if use_cache else None
-    if cached is None and use_cache:
-        from yoxla.leaderboard import cache as disk
-
-        cached = disk.load(sha, trusted, ed_token, data, editions)
-    if cached is None:
-        cached = check_bytes(raw, path=str(p), trusted=trusted, data=data, editions=editions)
-        if use_cache:
-            from yoxla.leaderboard import cache as disk
-
-            disk.store(cached, trusted, ed_token, data, editions)
-    if use_cache:
-        data.verdicts[key] = cached
-    return _copy_verdict(cached, str(p))
+    data = data or DataSource()
+    found = _lookup(Path(path), trusted, data, editions, use_cache, root)
+    if isinstance(found, Verdict):
+        return found
+    return _remember(
+        found, _check_job(found, trusted, data, editions, root), trusted, data, editions, use_cache
+    )
 
 
 def _copy_verdict(v: Verdict, path: str) -> Verdict:
@@ -805,6 +864,19 @@ def unique_names(verdicts: list[Verdict]) -> list[Verdict]:
     return verdicts
 
 
+WORKERS_ENV = "YOXLA_ADMISSION_WORKERS"
+
+
+def admission_workers() -> int:
+    """How many worker processes check files: ``$YOXLA_ADMISSION_WORKERS``, else one per core (at most 8)."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw.isdigit():
+        return max(1, int(raw))
+    return max(
+        1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    )
+
+
 def admit(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -812,14 +884,35 @@ def admit(
     data: DataSource | None = None,
     editions: Mapping[str, Edition] | None = None,
     root: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Verdict]:
-    """Verdicts for many files (one each, whatever the others hold), board rules applied."""
+    """Verdicts for many files (one each, whatever the others hold), board rules applied.
+
+    Files whose verdict is not cached are checked in ``workers`` processes (default
+    :func:`admission_workers`); every stored number is re-derived either way, and the verdicts
+    are exactly those of a check in this process. ``progress(done, total)`` hears each file."""
     data = data or DataSource()
-    verdicts = []
-    for p in paths:
-        v = check_file(p, trusted=trusted, data=data, editions=editions, root=root)
-        v.key = board_key(p, root)
-        verdicts.append(v)
+    trusted = trusted or {}
+    files = [Path(p) for p in paths]
+    found: list[Verdict | _Job] = [_lookup(p, trusted, data, editions, True, root) for p in files]
+    jobs = [(i, j) for i, j in enumerate(found) if isinstance(j, _Job)]
+    total, done = len(files), len(files) - len(jobs)
+    if progress is not None:
+        progress(done, total)
+    from yoxla.leaderboard.workers import check_jobs
+
+    for k, checked in check_jobs([j for _, j in jobs], trusted, data, editions, root, workers):
+        i, job = jobs[k]
+        found[i] = _remember(job, checked, trusted, data, editions, True)
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    verdicts: list[Verdict] = []
+    for p, got in zip(files, found, strict=True):
+        assert isinstance(got, Verdict)
+        got.key = board_key(p, root)
+        verdicts.append(got)
     return unique_names(supersede(verdicts))
 
 

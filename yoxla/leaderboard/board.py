@@ -393,20 +393,38 @@ def load_board(
     B: int = B_DEFAULT,
     editions: dict[str, Edition] | None = None,
     log: Callable[[str], None] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Board:
-    """Admit every result file under ``results_dir``; ``log`` hears what is being done."""
+    """Admit every result file under ``results_dir``; ``log`` hears what is being done, and
+    ``progress(done, total)`` each file checked (files not cached are checked in ``workers``
+    processes: :func:`yoxla.leaderboard.admission.admission_workers`)."""
     say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
     data = data or DataSource(data_dir=data_dir, allow_hub=allow_hub)
     files = find_result_files(folder)
-    say(f"found {len(files)} result file(s) under {folder}; checking them (cached by digest)")
+    from yoxla.leaderboard import cache as disk
+
+    say(f"found {len(files)} result file(s) under {folder}; checking them ({disk.describe()})")
     t0 = time.perf_counter()
+    last = [t0]
+
+    def heard(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if progress is not None:
+            progress(done, total)
+        if done == total or now - last[0] >= 5.0:
+            last[0] = now
+            say(f"checked {done} of {total} file(s)")
+
     verdicts = admit(
         files,
         trusted=load_trusted_keys(trusted_keys),
         data=data,
         editions=editions,
         root=folder,
+        workers=workers,
+        progress=heard,
     )
     board = Board(verdicts=verdicts, data=data, results_dir=str(folder), B=B, editions=dict(editions or {}))
     say(board.admission_line() + f" ({time.perf_counter() - t0:.1f} s)")

@@ -97,7 +97,45 @@ def spearman_reps(pred: np.ndarray, gold: np.ndarray, idx: np.ndarray) -> np.nda
     return out
 
 
+def inputs_digest(tasks: Sequence[TaskInput], blocks: Sequence[str], m: int, B: int, seed: int) -> str:
+    """SHA-256 of everything :func:`run_bootstrap` reads (and of this package's code): its cache key."""
+    import hashlib
+
+    from yoxla.leaderboard.cache import code_token
+
+    h = hashlib.sha256(f"boot-1|{code_token()}|{m}|{B}|{seed}|{','.join(blocks)}".encode())
+    for t in tasks:
+        h.update(f"|{t.task_id}|{t.block}".encode())
+        for a in (t.point, t.scores, t.prediction, t.gold):
+            if a is None:
+                h.update(b"|none")
+            else:
+                arr = np.ascontiguousarray(a, dtype=float)
+                h.update(f"|{arr.shape}".encode())
+                h.update(arr.tobytes())
+    return h.hexdigest()
+
+
 def run_bootstrap(
+    tasks: Sequence[TaskInput], blocks: Sequence[str], m: int, B: int = B_DEFAULT, seed: int = SEED
+) -> Boot:
+    """The replicates, from the disk cache when the same inputs were resampled before (a restart)."""
+    from yoxla.leaderboard import cache
+
+    key = inputs_digest(tasks, blocks, m, B, seed)
+    names = ("task_reps", "block_reps", "yoxla_reps")
+    found = cache.load_arrays("boot", key, names)
+    if found is not None:
+        t_reps, b_reps, y_reps = found
+        return Boot([t.task_id for t in tasks], list(blocks), t_reps, b_reps, y_reps, B)
+    boot = _resample(tasks, blocks, m, B, seed)
+    cache.store_arrays(
+        "boot", key, dict(zip(names, (boot.task_reps, boot.block_reps, boot.yoxla_reps), strict=True))
+    )
+    return boot
+
+
+def _resample(
     tasks: Sequence[TaskInput], blocks: Sequence[str], m: int, B: int = B_DEFAULT, seed: int = SEED
 ) -> Boot:
     t_reps = np.empty((m, len(tasks), B))

@@ -8,14 +8,18 @@ why there were none) is stored inside and compared at load time, so a verdict gi
 without the v1 rows is not reused once they are there, and the other way round. Every
 verdict is cached, excluded ones too, so a hostile file costs its check once.
 
-Entries live under ``$YOXLA_CACHE_DIR`` (default ``~/.cache/yoxla``); ``YOXLA_NO_CACHE=1``
-turns the cache off. They are pickles of this package's own records, written and read only
+Entries live under ``$YOXLA_CACHE_DIR``, else ``/data/yoxla-cache`` on a Space with persistent
+storage, else ``~/.cache/yoxla``; ``YOXLA_NO_CACHE=1`` turns the cache off. Every key is a
+SHA-256 of canonical content (:func:`stable_digest`), so processes with different hash seeds
+share the entries. They are pickles of this package's own records, written and read only
 by this module in the user's own cache folder.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import pickle
 from collections.abc import Mapping
@@ -25,7 +29,7 @@ from typing import Any
 
 CACHE_ENV = "YOXLA_CACHE_DIR"
 NO_CACHE_ENV = "YOXLA_NO_CACHE"
-_VERSION = b"admission-cache-3"
+_VERSION = b"admission-cache-4"
 
 
 @cache
@@ -44,18 +48,84 @@ def code_token() -> str:
     return h.hexdigest()
 
 
+def _canonical(obj: Any) -> Any:
+    """A JSON-able form of ``obj`` that is the same in every process: sets sorted, dataclasses and
+    models as their fields, mappings by key; nothing depends on the hash seed or an object's id."""
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        return repr(obj)  # NaN and infinities too; the repr round-trips
+    if isinstance(obj, bytes):
+        return {"__bytes__": obj.hex()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {
+            "__type__": type(obj).__qualname__,
+            **{f.name: _canonical(getattr(obj, f.name)) for f in dataclasses.fields(obj)},
+        }
+    if hasattr(obj, "model_dump") and callable(obj.model_dump):
+        return {"__type__": type(obj).__qualname__, **_canonical(obj.model_dump(mode="json"))}
+    if isinstance(obj, Mapping):
+        items = [(json.dumps(_canonical(k), sort_keys=True), _canonical(v)) for k, v in obj.items()]
+        return {"__map__": sorted(items, key=lambda kv: kv[0])}
+    if isinstance(obj, set | frozenset):
+        return {"__set__": sorted(json.dumps(_canonical(x), sort_keys=True) for x in obj)}
+    if isinstance(obj, list | tuple):
+        return [_canonical(x) for x in obj]
+    if isinstance(obj, Path):
+        return {"__path__": obj.as_posix()}
+    raise TypeError(f"no canonical form for {type(obj).__name__}")
+
+
+def stable_digest(obj: Any) -> str:
+    """SHA-256 of ``obj``'s canonical content: a cache key that two processes agree on whatever
+    their ``PYTHONHASHSEED`` (never ``hash()`` or the ``repr`` of a set)."""
+    body = json.dumps(_canonical(obj), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+PERSISTENT_ROOT = Path("/data")  # a Hugging Face Space's persistent storage, where it has some
+
+
+def cache_base() -> tuple[Path, bool]:
+    """Where the cache lives, and whether that place survives a restart.
+
+    ``$YOXLA_CACHE_DIR`` when set; on a Hugging Face Space (``$SPACE_ID`` set) with persistent
+    storage (``/data`` writable) ``/data/yoxla-cache``; otherwise ``~/.cache/yoxla``, which a
+    Space without persistent storage loses at every restart."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit), True
+    on_space = bool(os.environ.get("SPACE_ID"))
+    if on_space and PERSISTENT_ROOT.is_dir() and os.access(PERSISTENT_ROOT, os.W_OK):
+        return PERSISTENT_ROOT / "yoxla-cache", True
+    return Path(os.path.expanduser("~")) / ".cache" / "yoxla", not on_space
+
+
+def describe() -> str:
+    """One start-up line: where verdicts are cached, and whether a restart keeps them."""
+    folder = cache_dir()
+    if folder is None:
+        return f"verdict cache off ({NO_CACHE_ENV}=1): every start checks every file"
+    _, lasting = cache_base()
+    if not lasting:
+        return (
+            f"verdict cache at {folder}, which this Space loses at every restart (no persistent "
+            f"storage at {PERSISTENT_ROOT}; set {CACHE_ENV} to keep it): every start is a first start"
+        )
+    return f"verdict cache at {folder}"
+
+
 def cache_dir() -> Path | None:
     if os.environ.get(NO_CACHE_ENV, "").lower() in ("1", "true", "yes"):
         return None
-    base = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "yoxla")
-    return Path(base) / "admission"
+    return cache_base()[0] / "admission"
 
 
 def _key(sha256: str, trusted: Mapping[str, str], extra: str = "") -> str:
     h = hashlib.sha256(extra.encode())
     h.update(code_token().encode())
     h.update(sha256.encode())
-    h.update(repr(sorted(trusted.items())).encode())
+    h.update(stable_digest(dict(trusted)).encode())
     return h.hexdigest()
 
 
@@ -108,4 +178,35 @@ def store(
             pickle.dump((token, v), f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
     except (OSError, pickle.PicklingError, RecursionError):
+        pass  # a cache that cannot be written is only slower
+
+
+def load_arrays(kind: str, key: str, names: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """Arrays stored under ``kind/key`` (NumPy's own format, no pickles), or None."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    import numpy as np
+
+    path = folder.parent / kind / f"{key}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return tuple(z[n] for n in names)
+    except (OSError, KeyError, ValueError, EOFError):
+        return None
+
+
+def store_arrays(kind: str, key: str, arrays: Mapping[str, Any]) -> None:
+    folder = cache_dir()
+    if folder is None:
+        return
+    import numpy as np
+
+    try:
+        target = folder.parent / kind
+        target.mkdir(parents=True, exist_ok=True)
+        tmp = target / f"{key}.{os.getpid()}.tmp.npz"
+        np.savez(tmp, **arrays)
+        tmp.replace(target / f"{key}.npz")
+    except OSError:
         pass  # a cache that cannot be written is only slower

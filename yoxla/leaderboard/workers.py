@@ -1,0 +1,84 @@
+"""Admission in worker processes: the files a restart has no verdict for, checked on every core.
+
+Each worker is a fork of the process that admits, so it holds the same rows, suites, editions
+and trusted keys without pickling them; it reads the file again, checks it with
+:func:`yoxla.leaderboard.admission._check_job` (every stored number re-derived, exactly as in
+one process) and sends the verdict back. The parent alone writes the caches. The first file
+is checked here before any fork, so what it loads (an edition's rows, a committed suite) is
+loaded once and inherited. Forking a process that runs other threads can deadlock a child,
+so with threads alive (or off Linux) files are checked here, one after another.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import os
+
+    from yoxla.editions import Edition
+    from yoxla.leaderboard.admission import Verdict, _Job
+    from yoxla.leaderboard.data import DataSource
+
+MIN_JOBS = 8  # fewer files than this are checked here unless workers are asked for: a fork costs more
+
+# What a forked worker checks with: set in the parent just before the pool forks.
+_STATE: tuple[Any, ...] | None = None
+
+
+def can_fork() -> bool:
+    """Whether worker processes may be forked here (Linux, and no other thread alive)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _run(job: _Job) -> Verdict:
+    from yoxla.leaderboard.admission import _check_job
+
+    assert _STATE is not None
+    trusted, data, editions, root = _STATE
+    return _check_job(job, trusted, data, editions, root)
+
+
+def check_jobs(
+    jobs: list[_Job],
+    trusted: Mapping[str, str],
+    data: DataSource,
+    editions: Mapping[str, Edition] | None,
+    root: str | os.PathLike[str] | None,
+    workers: int | None,
+) -> Iterator[tuple[int, Verdict]]:
+    """``(index, verdict)`` for every job, in the order they finish."""
+    from yoxla.leaderboard.admission import _check_job, admission_workers
+
+    n = min(workers or admission_workers(), max(0, len(jobs) - 1))
+    if n <= 1 or not can_fork() or (workers is None and len(jobs) < MIN_JOBS):
+        for k, job in enumerate(jobs):
+            yield k, _check_job(job, trusted, data, editions, root)
+        return
+    yield 0, _check_job(jobs[0], trusted, data, editions, root)  # loads what the others share
+    global _STATE
+    _STATE = (trusted, data, editions, root)
+    left = set(range(1, len(jobs)))
+    try:
+        with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {pool.submit(_run, jobs[k]): k for k in sorted(left)}
+            for fut in as_completed(futures):
+                k = futures[fut]
+                try:
+                    v = fut.result()
+                except BrokenProcessPool:
+                    break  # a worker died (killed for memory, say): the rest are checked here
+                except Exception:  # a verdict that could not come back: checked here below
+                    continue
+                left.discard(k)
+                yield k, v
+    finally:
+        _STATE = None
+    for k in sorted(left):
+        yield k, _check_job(jobs[k], trusted, data, editions, root)
