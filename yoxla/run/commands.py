@@ -328,6 +328,27 @@ def _color(text: str, code: str) -> str:
     return text
 
 
+def probabilities_line(counts: Any, any_shown: bool) -> str | None:
+    """The summary's line on answer probabilities: asked, received, complete and partial, and
+    why the others have none; the old sentence for a summary written before these counts."""
+    if not isinstance(counts, dict):
+        return (
+            None if any_shown else "answer probabilities: not available from this provider (or not asked for)"
+        )
+    asked, received = counts.get("asked", 0), counts.get("received", 0)
+    complete, partial = counts.get("complete", 0), counts.get("partial", 0)
+    if not asked and not complete and not partial:
+        return "answer probabilities: not asked for (this provider gives none, or --no-probabilities)"
+    line = (
+        f"answer probabilities: asked in {asked} requests, received in {received}; "
+        f"distributions {complete} complete, {partial} partial"
+    )
+    absent = counts.get("absent") or {}
+    if absent:
+        line += " (none: " + ", ".join(f"{n} {why}" for why, n in absent.items()) + ")"
+    return line
+
+
 def print_summary(report: Any) -> None:
     from yoxla.suite import load_suite
 
@@ -390,8 +411,9 @@ def print_summary(report: Any) -> None:
                 ],
             )
         )
-    if not with_probs and s.get("provider") != "baseline":
-        print("answer probabilities: not available from this provider (or not asked for)")
+    line = probabilities_line(s.get("probabilities"), bool(with_probs))
+    if line and s.get("provider") != "baseline":
+        print(line)
     print()
     yoxla = s["yoxla"]
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.stored import run_distribution
+from yoxla.calibration.stored import probability_counts, run_distribution
 from yoxla.declarations import edition_declarations
 from yoxla.editions import fingerprint, load_edition, load_rows
 from yoxla.providers.registry import public_url
@@ -98,6 +98,8 @@ def score_run(
         by_task[r["task"]].append(r)
     tasks_out: dict[str, Any] = {}
     results: dict[str, TaskResult] = {}
+    seen_recs: list[dict[str, Any]] = []
+    seen_dists: list[dict[str, Any] | None] = []
     for tid in task_ids:
         task = suite.task(tid)
         order = {str(row[task.id_field]): i for i, row in enumerate(task_rows[tid])}
@@ -111,6 +113,9 @@ def score_run(
             rows = align_rows(task, task_rows[tid], [str(r["id"]) for r in recs])
         except ValueError as exc:
             raise CorruptRun(f"{run_dir / PREDICTIONS}: {exc}") from None
+        dists = [run_distribution(task, row, r) for row, r in zip(rows, recs, strict=True)]
+        seen_recs += recs
+        seen_dists += dists
         result = build_task_result(
             task,
             rows,
@@ -118,7 +123,7 @@ def score_run(
             [r.get("finish_reason") for r in recs],
             [r.get("error") for r in recs],
             fingerprint=info["tasks"][tid]["fingerprint"],
-            distributions=[run_distribution(task, row, r) for row, r in zip(rows, recs, strict=True)],
+            distributions=dists,
             declarations=declarations.task(tid, task.id_field),
         )
         results[tid] = result
@@ -134,6 +139,7 @@ def score_run(
         "tasks": tasks_out,
         "blocks": dict(scores.blocks),
         "yoxla": scores.yoxla if results else None,
+        "probabilities": probability_counts(seen_recs, seen_dists),
     }
     return info, task_scores, records, results
 
@@ -202,6 +208,7 @@ def build_summary(
         "generation_errors": len(errors),
         "generation_error_examples": errors,
         "usage": _usage_total(records),
+        "probabilities": task_scores.get("probabilities"),
         "wall_s": info.get("wall_s"),
         "result_file": info.get("result_file"),
     }
