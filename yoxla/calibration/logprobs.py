@@ -221,6 +221,10 @@ def _norm(body: str) -> str:
     return core + " " if core and text[-1:].isspace() else core
 
 
+# Characters outside ASCII the parser strips around a label: wrappers and white space.
+_MARKS = "«»“”\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
 def _opens_unshown(c: str) -> bool:
     """Whether unshown bytes (the start of a letter of two or more bytes) may begin ``c`` as
     the parser compares it: a letter outside ASCII in some case (``i`` is ``İ`` upper case),
@@ -228,11 +232,18 @@ def _opens_unshown(c: str) -> bool:
     return c.isspace() or any(not v.isascii() for v in (c, c.upper(), az_upper(c)))
 
 
-def _classify(
-    text: str, pending: bytes, keys: list[_Keys]
-) -> tuple[str | None, frozenset[str], frozenset[str]]:
-    """(the label this text spells or None, the labels it spells or is on the way to, those of
-    them that unshown bytes following the text may lead to)."""
+@dataclass(frozen=True)
+class _Class:
+    """How one path's text stands to the labels."""
+
+    complete: str | None  # the label it spells
+    compat: frozenset[str]  # the labels it spells or is on the way to
+    soft: frozenset[str]  # those whose next letter unshown bytes may begin
+    open_start: bool  # no letter of a label yet: unshown bytes may be a wrapper (« “) or white space
+
+
+def _classify(text: str, pending: bytes, keys: list[_Keys]) -> _Class:
+    """How ``text`` (and ``pending``, the bytes of a letter not finished yet) stands to the labels."""
     body, closers = _split_wrappers(text)
     norm = _norm(body)
     done = collapse_ws(nfc(body.rstrip(closers + " \t\r\n\f\v")))  # the answer once closed
@@ -242,6 +253,7 @@ def _classify(
     compat: set[str] = set()
     soft: set[str] = set()
     complete = None
+    separator = bool(pending) and any(m.encode("utf-8").startswith(pending) for m in _MARKS)
     for label, key, have, finished in forms:
         if pending:  # a letter split across tokens: a prefix whose next letter starts so
             if len(key) > len(have) and key.startswith(have):
@@ -249,16 +261,22 @@ def _classify(
                 if any(v.encode("utf-8").startswith(pending) for v in {c, c.upper(), az_upper(c)}):
                     compat.add(label)
                     soft.add(label)
+            if separator:  # or a wrapper (« “ ” ») or white space outside ASCII
+                if not have:
+                    compat.add(label)
+                    soft.add(label)
+                elif complete is None and finished == key:
+                    complete = label
+                    compat.add(label)
             continue
         if key.startswith(have):
             compat.add(label)
-            # Before the label has begun, unshown bytes may be a wrapper (« “) or white space.
-            if not have or (len(key) > len(have) and _opens_unshown(key[len(have)])):
+            if len(key) > len(have) and _opens_unshown(key[len(have)]):
                 soft.add(label)
         if complete is None and finished == key:
             complete = label
             compat.add(label)
-    return complete, frozenset(compat), frozenset(soft)
+    return _Class(complete, frozenset(compat), frozenset(soft), not pending and not norm.strip())
 
 
 # The tree of visible paths ---------------------------------------------------------------
@@ -271,6 +289,7 @@ class _Node:
     next_position: int | None  # whose alternatives are this node's children; None: not visible
     ends: bool = False
     generated: bool = False  # on the generated path
+    blind: bool = False  # generated, but its bytes are not known (``data``: the last known)
 
 
 @dataclass(frozen=True)
@@ -331,10 +350,12 @@ def _children(node: _Node, tokens: Sequence[TokenLogprob], path: Sequence[bytes 
             continue
         if i == match:
             data = path[pos]
-            if data is None:
-                out.append(_Kid(None, p, a.unknown or UNKNOWN_ANY))
-            else:
+            if data is not None:
                 out.append(_Kid(_Node(data, node.logp + a.logprob, nxt, generated=True), p))
+            elif any(d is not None for d in path[pos + 1 :]):  # known again further on: go through
+                out.append(_Kid(_Node(node.data, node.logp + a.logprob, nxt, generated=True, blind=True), p))
+            else:
+                out.append(_Kid(None, p, a.unknown or UNKNOWN_ANY))
             continue
         if a.unknown is not None:
             out.append(_Kid(None, p, a.unknown))
@@ -386,6 +407,7 @@ def _concatenated(tokens: Sequence[TokenLogprob], start: int, leftover: bytes) -
 
 
 _WS = b" \t\r\n\f\v"
+_REPLACEMENT = "\ufffd".encode()
 
 
 def _aligned(
@@ -443,7 +465,15 @@ def _aligned(
     out: list[bytes | None] = [None] * len(tokens)
     for j in range(n - 1, -1, -1):
         offsets = {pos for pos, _ in alive}
-        out[start + j] = answer[: offsets.pop()] if len(offsets) == 1 else None
+        # A text that drops the bytes it cannot decode (keyed by text) may begin with the end of
+        # the letter an unshown token began: where the two meet is not known.
+        hides = toks[j].unknown is not None and j + 1 < n and toks[j + 1].token_bytes is None
+        # A letter the server could not decode reads as U+FFFD in its text: not the token's bytes.
+        end = max(offsets)
+        hides = hides or (
+            toks[j].unknown is not None and end >= 3 and answer.startswith(_REPLACEMENT, end - 3)
+        )
+        out[start + j] = answer[: offsets.pop()] if len(offsets) == 1 and not hides else None
         alive = {a for a, b in steps[j] if b in alive}
     return out
 
@@ -594,16 +624,15 @@ def distribution_from_logprobs(
     path = _generated_path(tokens, root, after_think, text)
     stopped = finish_reason == "stop" and len(tokens) - (root.next_position or 0) < MAX_ANSWER_TOKENS
     keys = _label_keys(space)
-    memo: dict[tuple[bytes, bool], tuple[str | None, frozenset[str], frozenset[str]]] = {}
+    memo: dict[tuple[bytes, bool], _Class] = {}
 
-    def classify(node: _Node) -> tuple[str | None, frozenset[str], frozenset[str]]:
+    def classify(node: _Node) -> _Class:
         key = (node.data, node.ends)
         if key not in memo:
-            complete, compat, soft = _classify(*_decode(node.data), keys)
+            c = _classify(*_decode(node.data), keys)
             if node.ends:  # the answer stops here: it is a label or nothing
-                compat = frozenset([complete] if complete is not None else [])
-                soft = frozenset()
-            memo[key] = complete, compat, soft
+                c = _Class(c.complete, frozenset([c.complete] if c.complete else []), frozenset(), False)
+            memo[key] = c
         return memo[key]
 
     found: dict[str, float] = defaultdict(float)
@@ -616,11 +645,14 @@ def distribution_from_logprobs(
         for label in labels:
             doubt[label] += mass
 
-    def leads_to(kid: _Kid, compat: frozenset[str], soft: frozenset[str], complete: str | None) -> set[str]:
-        """The labels an unknown kid may go on to: any it may stand for the end (or anything)."""
-        if kid.unknown == UNKNOWN_ANY:
-            return set(compat)
-        return set(soft - {complete}) if complete is not None else set(soft)
+    def leads_to(kind: str | None, c: _Class) -> tuple[set[str], set[str]]:
+        """(labels an unshown token may go on to, those it reaches only by way of an unshown
+        wrapper, white space or a special token: counted like the unlisted remainder)."""
+        if kind == UNKNOWN_ANY:  # the end, a byte, or a token without text and then anything
+            could = set(c.soft) | ({c.complete} if c.complete is not None else set())
+            return could, set(c.compat) - could
+        could = set(c.soft) - {c.complete}
+        return could, (set(c.compat) - could - {c.complete}) if c.open_start else set()
 
     def cut_off(kids: list[_Kid]) -> tuple[float, float]:
         """(the unlisted remainder at a position, a bound on one unlisted token's mass)."""
@@ -632,11 +664,23 @@ def distribution_from_logprobs(
     stack = [root]
     while stack:
         node = stack.pop()
-        complete, compat, soft = classify(node)
+        c = classify(node)
+        complete, compat = c.complete, c.compat
         if not compat:
             continue  # this path left the answer space
         mass = math.exp(node.logp)
         kids = _children(node, tokens, path)
+        if node.blind:  # the generated path through tokens whose bytes are not fixed yet
+            rest, least = cut_off(kids or [])
+            unlisted += mass * rest
+            for label in compat:
+                hidden[label] += mass * min(rest, least)
+            for kid in kids or []:
+                if kid.node is not None and kid.node.generated:
+                    stack.append(kid.node)
+                else:  # a branch off a prefix that is not known: any label it was on the way to
+                    unsure(mass * kid.p, compat)
+            continue
         if complete is not None:
             longer = compat - {complete}
             if not longer:
@@ -647,11 +691,13 @@ def distribution_from_logprobs(
                 going_on = 0.0
                 for kid in kids:
                     if kid.node is None:
-                        could = leads_to(kid, compat, soft, complete) & longer
-                        if could:  # the end (this label) or on to a longer one: cannot split
+                        could, loose = leads_to(kid.unknown, c)
+                        if could & longer:  # the end (this label) or on to a longer one: cannot split
                             going_on += kid.p
-                            unsure(mass * kid.p, could | {complete})
-                    elif classify(kid.node)[1] & longer:
+                            unsure(mass * kid.p, (could & longer) | {complete})
+                        for label in loose & longer:
+                            hidden[label] += mass * kid.p
+                    elif classify(kid.node).compat & longer:
                         going_on += kid.p
                         stack.append(kid.node)
                 found[complete] += mass * max(0.0, 1.0 - going_on)
@@ -674,10 +720,15 @@ def distribution_from_logprobs(
         for label in compat:
             hidden[label] += mass * min(rest, least)
         for kid in kids:
-            if kid.node is None:
-                unsure(mass * kid.p, leads_to(kid, compat, soft, None))
-            else:
+            if kid.node is not None:
                 stack.append(kid.node)
+                continue
+            could, loose = leads_to(kid.unknown, c)
+            unsure(mass * kid.p, could)
+            if loose:
+                unlisted += mass * kid.p
+                for label in loose:
+                    hidden[label] += mass * kid.p
 
     total = math.fsum(found.values())
     if not total > 0.0:
