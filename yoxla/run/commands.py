@@ -7,6 +7,7 @@ one line and a non-zero exit; nothing here imports openai or tqdm until a comman
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shlex
@@ -625,11 +626,15 @@ def cmd_test(args: argparse.Namespace) -> int:
         thinking=args.thinking,
     )
     start = time.perf_counter()
+    plain = None
     try:
         comp = provider.generate(request)
+        latency = time.perf_counter() - start
+        if args.thinking and spec.reasoning is not None and not comp.error:
+            # the same request with the switch off: did the server read the switch at all?
+            plain = provider.generate(dataclasses.replace(request, thinking=False))
     finally:
         provider.close()
-    latency = time.perf_counter() - start
     if comp.error:
         print(f"yoxla: error: {args.provider}/{args.model}: {comp.error}", file=sys.stderr)
         return 1
@@ -640,7 +645,26 @@ def cmd_test(args: argparse.Namespace) -> int:
     print(f"reply: {comp.text!r}")
     print(f"finish reason: {comp.finish_reason}  attempts: {comp.attempts}  usage: {comp.usage or '-'}")
     print(f"latency: {latency:.2f} s")
+    if plain is not None:
+        print(thinking_switch_line(comp, plain))
     return 0
+
+
+def thinking_switch_line(on: Any, off: Any) -> str:
+    """Whether the thinking switch changed what the server reports: the prompt's token count
+    (a chat template that reads the switch renders a different prompt) with it and without."""
+    with_it, without = on.usage.get("prompt_tokens"), off.usage.get("prompt_tokens")
+    if off.error:
+        return f"thinking switch: cannot tell (the request without it failed: {off.error})"
+    if with_it is None or without is None:
+        return "thinking switch: cannot tell (the server reports no prompt token count)"
+    if with_it != without:
+        return f"thinking switch: changed the prompt ({with_it} prompt tokens with it, {without} without)"
+    return (
+        f"thinking switch: no effect on the prompt ({with_it} prompt tokens with it and without); "
+        "this server may read template options only at model load (llama-cpp-python does; "
+        "see docs/running.md)"
+    )
 
 
 # yoxla keygen ---------------------------------------------------------------------------
