@@ -140,3 +140,26 @@ def test_alternatives_are_kept_up_to_what_was_asked(runner, env_key, examples, a
         d is not None and d["top"] == p["parsed"]
         for d, p in zip(dists, doc["tasks"]["nli_v1"]["predictions"], strict=True)
     )
+
+
+def test_a_folder_holding_an_answer_too_long_to_store_still_finishes(runner, env_key, answers) -> None:
+    """A line written before such answers were refused on arrival: --resume and rescore read it
+    as the generation error a run gives it now, and the result file is admitted."""
+    with FakeServer(responder=lambda key, attempt, body: Reply(content=answers[key])) as srv:
+        rc, _, err = runner.api(srv, "old", "--block", "all", "--workers", "4")
+        assert rc == 0, err
+        path = runner.runs / "old" / "predictions.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines()
+        first = json.loads(lines[0])
+        lines[0] = json.dumps({**first, "raw": "x" * (MAX_RAW + 1), "text": "x" * (MAX_RAW + 1)})
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        rc, out, err = runner.api(srv, "old", "--resume")
+    assert rc == 0 and "Traceback" not in err, err
+    assert "generation errors: 1" in out and f"{MAX_RAW + 1:,} characters" in out
+    doc = admitted_or_refused(runner)
+    rc, _, err = runner("rescore", str(runner.runs / "old"), "--result")
+    assert rc == 0 and "Traceback" not in err, err
+    assert admitted_or_refused(runner)["tasks"] == doc["tasks"]
+    task = doc["tasks"][first["task"]]
+    (pred,) = [p for p in task["predictions"] if p["id"] == first["id"]]
+    assert pred["outcome"] == "generation_error" and pred.get("raw") is None

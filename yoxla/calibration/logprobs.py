@@ -35,6 +35,15 @@ that spell it, with these rules:
   is recovered as 0 when that hidden mass is negligible (at most ``tolerance`` × the label
   mass found), else it is missing.
 
+Server dialects (docs/calibration.md). An empty token is a token whose bytes the server did not
+show (vLLM's ``bytes: []`` for a token that is not whole UTF-8 on its own; llama-cpp-python's
+``bytes: null``, where byte and special tokens merge into one ``""`` entry): never the end of the
+answer, which is known only from a listed end token or, for the generated path, from the finish
+reason. Along the generated path such bytes are read from the answer text where the shown tokens
+fix them; elsewhere an unknown token counts for no label: its mass is doubt for the labels whose
+next letter it may begin (they become missing), or, before a label has begun, is counted like the
+unlisted remainder.
+
 Missing labels carry an upper bound on their raw mass. Ambiguous mass below the tolerance is
 treated like the unlisted remainder (it joins ``unlisted``) instead of making a label
 missing. When no label gets any mass, or there is no answer, nothing is derived: ``None``.
@@ -501,27 +510,39 @@ def _token_bytes(entry: Any) -> bytes:
     return token.encode("utf-8") if isinstance(token, str) else b""
 
 
-def _kept(entry: Any, where: str) -> dict[str, Any]:
-    """One token or alternative as stored: its four fields, bounded, every logprob finite."""
-    fields = ("token", "logprob", "bytes")
-    if isinstance(entry, Mapping):
-        out = {k: entry[k] for k in fields if k in entry}
+def _kept(entry: Any, i: int, j: int | None = None) -> dict[str, Any]:
+    """One token (``i``) or alternative (``i``, ``j``) as stored: its three fields, bounded, its
+    logprob finite."""
+    if type(entry) is dict or isinstance(entry, Mapping):
+        token, lp = entry.get("token"), entry.get("logprob")
+        out = {"token": token, "logprob": lp} if "logprob" in entry else {"token": token}
+        if "bytes" in entry:
+            out["bytes"] = raw = entry["bytes"]
+        else:
+            raw = None
     elif hasattr(entry, "model_dump"):  # an openai client object: its fields, not its whole dump
-        out = {k: getattr(entry, k, None) for k in fields}
+        token, lp, raw = entry.token, entry.logprob, entry.bytes
+        out = {"token": token, "logprob": lp, "bytes": raw}
     else:
         return {"token": entry}  # malformed: kept, so parse_logprobs refuses it later
-    lp = out.get("logprob")
-    if isinstance(lp, float) and not math.isfinite(lp):
-        raise LogprobsError(f"{where}: logprob is {lp}")
-    for name in ("token", "bytes"):
-        value = out.get(name)
-        if isinstance(value, str | list) and len(value) > MAX_TOKEN_CHARS:
-            raise LogprobsError(f"{where}: {name} longer than {MAX_TOKEN_CHARS}")
+    if lp.__class__ is float and not -math.inf < lp < math.inf:
+        raise LogprobsError(f"{_where(i, j)}: logprob is {lp}")
+    if (token.__class__ is str and len(token) > MAX_TOKEN_CHARS) or (
+        raw.__class__ is list and len(raw) > MAX_TOKEN_CHARS
+    ):
+        raise LogprobsError(f"{_where(i, j)}: a token longer than {MAX_TOKEN_CHARS}")
     return out
 
 
-def _logprob_key(entry: Any) -> float:
+def _where(i: int, j: int | None) -> str:
+    return f"token {i}" if j is None else f"token {i}, alternative {j}"
+
+
+def _logprob_key(entry: Any, i: int, j: int) -> float:
+    """The entry's logprob to rank it by (a malformed one ranks last); a non-finite one is refused."""
     lp = _get(entry, "logprob")
+    if isinstance(lp, float) and not math.isfinite(lp):
+        raise LogprobsError(f"{_where(i, j)}: logprob is {lp}")
     return float(lp) if isinstance(lp, int | float) and not isinstance(lp, bool) else -math.inf
 
 
@@ -558,16 +579,14 @@ def compact_logprobs(
         lo, hi = first or 0, last + 1 + max_answer_tokens
     items: list[dict[str, Any]] = []
     for i, entry in enumerate(entries[lo:hi], start=lo):
-        item = _kept(entry, f"token {i}")
+        item = _kept(entry, i)
         top = _get(entry, "top_logprobs")
         if isinstance(top, list):
-            for j, alt in enumerate(top):
-                if isinstance(_get(alt, "logprob"), float) and not math.isfinite(_get(alt, "logprob")):
-                    raise LogprobsError(f"token {i}, alternative {j}: logprob is {_get(alt, 'logprob')}")
-            if top_k is not None and len(top) > top_k:
-                keep = sorted(heapq.nlargest(top_k, range(len(top)), key=lambda j: _logprob_key(top[j])))
+            if top_k is not None and len(top) > top_k:  # every one is checked, the top ones kept
+                keys = [_logprob_key(alt, i, j) for j, alt in enumerate(top)]
+                keep = sorted(heapq.nlargest(top_k, range(len(top)), key=keys.__getitem__))
                 top = [top[j] for j in keep]
-            item["top_logprobs"] = [_kept(alt, f"token {i}, alternative {j}") for j, alt in enumerate(top)]
+            item["top_logprobs"] = [_kept(alt, i, j) for j, alt in enumerate(top)]
         elif top is not None:
             item["top_logprobs"] = top  # malformed: parse_logprobs refuses it later
         items.append(item)

@@ -127,8 +127,15 @@ class Completion:
             reasoning=None,
             logprobs=None,
             label_scores=None,
-            error=f"answer refused: {size:,} characters, over the {MAX_RAW:,} a result file stores",
+            error=oversized(size),
         )
+
+
+def oversized(size: int) -> str:
+    """The generation error of an answer longer than a result file stores."""
+    from yoxla.record import MAX_RAW
+
+    return f"answer refused: {size:,} characters, over the {MAX_RAW:,} a result file stores"
 
 
 class Provider(ABC):

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.stored import probability_counts, run_distribution
+from yoxla.calibration.stored import LOGPROBS_KEY, probability_counts, run_distribution
 from yoxla.declarations import edition_declarations
 from yoxla.editions import fingerprint, load_edition, load_rows
+from yoxla.providers.base import oversized
 from yoxla.providers.registry import public_url
 from yoxla.record import (
+    MAX_RAW,
     DatasetInfo,
     ModelInfo,
     ModelMetadata,
@@ -63,6 +65,16 @@ class RunReport:
     sent: int = 0
 
 
+def _bounded(record: dict[str, Any]) -> dict[str, Any]:
+    """A line whose answer is longer than a result file stores (written before such answers were
+    refused on arrival) reads as the generation error a run gives it now."""
+    raw = record.get("raw")
+    if not isinstance(raw, str) or len(raw) <= MAX_RAW:
+        return record
+    out = {k: v for k, v in record.items() if k not in (LOGPROBS_KEY, "raw", "text")}
+    return {**out, "raw": None, "text": "", "error": oversized(len(raw)), "outcome": "generation_error"}
+
+
 def score_run(
     run_dir: Path, task_rows: dict[str, list[dict[str, Any]]] | None = None, log: Log | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
@@ -74,6 +86,7 @@ def score_run(
     """
     info = read_json(run_dir / RUN_JSON)
     records, _ = read_predictions(run_dir / PREDICTIONS)
+    records = [_bounded(r) for r in records]
     records, dropped = drop_duplicates(records)
     if dropped and log:
         log(duplicates_note(run_dir / PREDICTIONS, dropped))
