@@ -45,3 +45,14 @@ def test_without_thinking_one_request_and_no_verdict(runner) -> None:
         assert len(srv.bodies) == 1 and _switch(srv.bodies[0]) is False
     assert rc == 0, err
     assert "thinking switch" not in out
+
+
+def test_a_switch_outside_the_chat_template_is_not_probed(runner, env_key) -> None:
+    """OpenRouter's switch (`reasoning: {enabled: …}`) changes the reasoning, not the prompt."""
+    with FakeServer(responder=lambda k, a, b: Reply(content="Bakı")) as srv:
+        rc, out, err = runner(
+            "test", "--provider", "openrouter", "--model", "m", "--base-url", srv.base_url, "--thinking"
+        )
+        assert len(srv.bodies) == 1 and srv.bodies[0]["reasoning"] == {"enabled": True}
+    assert rc == 0, err
+    assert "thinking switch" not in out

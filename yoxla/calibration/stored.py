@@ -94,8 +94,9 @@ def probability_counts(
     records: Sequence[Mapping[str, Any]], distributions: Sequence[Mapping[str, Any] | None]
 ) -> dict[str, Any]:
     """How answer probabilities fared over a run's lines (same order as their distributions):
-    requests that asked for token logprobs, those that received them, the distributions
-    derived (complete and partial), and why the rest have none (reason → count)."""
+    requests that asked for token logprobs (or were label-scored by a local model), those that
+    received them, the distributions derived (complete and partial), and why the rest have none
+    (reason → count)."""
     asked = received = complete = partial = 0
     absent: dict[str, int] = {}
 
@@ -108,11 +109,12 @@ def probability_counts(
                 partial += 1
             else:
                 complete += 1
-        if not record.get(ASKED_KEY):
+        scored = record.get(DISTRIBUTION_KEY) is not None  # a local model's label scoring
+        if not (record.get(ASKED_KEY) or scored):
             continue
         asked += 1
         refused = record.get(REFUSED_KEY)
-        if record.get(LOGPROBS_KEY) or refused:
+        if record.get(LOGPROBS_KEY) or refused or scored:
             received += 1
         if dist is not None:
             continue

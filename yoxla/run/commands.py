@@ -630,8 +630,12 @@ def cmd_test(args: argparse.Namespace) -> int:
     try:
         comp = provider.generate(request)
         latency = time.perf_counter() - start
-        if args.thinking and spec.reasoning is not None and not comp.error:
-            # the same request with the switch off: did the server read the switch at all?
+        if (
+            args.thinking
+            and "chat_template_kwargs" in ((spec.reasoning or {}).get("on") or {})
+            and not comp.error
+        ):
+            # the same request with the switch off: did the server's chat template read it at all?
             plain = provider.generate(dataclasses.replace(request, thinking=False))
     finally:
         provider.close()
