@@ -227,8 +227,8 @@ def test_the_recordings_show_each_dialect() -> None:
             asked = ex["request"]["top_logprobs"]
             for tok in ex["response"]["choices"][0]["logprobs"]["content"]:
                 fewer += len(tok["top_logprobs"]) < asked
-                kinds |= {t.unknown for t in parse_logprobs([{**tok, "top_logprobs": []}])}
-                kinds |= {t.unknown for t in parse_logprobs(tok["top_logprobs"] and [tok])[0].top}
+                (parsed,) = parse_logprobs([tok])
+                kinds |= {parsed.unknown, *(a.unknown for a in parsed.top)}
         if path.name.startswith("vllm"):
             assert UNKNOWN_PARTIAL in kinds and UNKNOWN_ANY not in kinds and fewer == 0
         else:
