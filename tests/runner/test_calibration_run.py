@@ -124,6 +124,16 @@ def test_probabilities_are_requested_stored_derived_and_readmitted(runner, env_k
         assert {"1", "10", "19"} <= set(missing) and "1" not in p["distribution"]["probs"]
     assert kc["calibration"]["n_partial"] == len(beside)
     assert kc["calibration"]["n_with_probs"] == len(through)
+    # The summary counts what was asked, what came back, and what it gave.
+    counts = runner.json("cal", "summary.json")["probabilities"]
+    n_asked = 12 + 12 + 25 + 12 + 12 + 10 + 12 + 14
+    assert (counts["asked"], counts["received"]) == (n_asked, 12 + len(through) + len(beside))
+    assert (counts["complete"], counts["partial"]) == (12 + len(through), len(beside))
+    assert counts["absent"] == {"none in the reply": n_asked - counts["received"]}
+    assert (
+        f"answer probabilities: asked in {n_asked} requests, received in {counts['received']}; "
+        f"distributions {counts['complete']} complete, {counts['partial']} partial"
+    ) in out
     space = [str(i) for i in range(1, 21)]
     assert through[0]["distribution"] == distribution_from_logprobs(parse_logprobs(THROUGH), space).to_dict()
 
@@ -265,3 +275,26 @@ def test_providers_command_lists_the_probabilities_each_can_give(runner) -> None
     line = next(x for x in out.splitlines() if x.startswith("vllm "))
     assert "logprobs (top 20)" in line
     assert "label scoring" in next(x for x in out.splitlines() if x.startswith("transformers "))
+
+
+def test_the_summary_line_on_probabilities() -> None:
+    from yoxla.run.commands import probabilities_line
+
+    # a summary written before the counts existed keeps the old sentence
+    assert probabilities_line(None, False) == (
+        "answer probabilities: not available from this provider (or not asked for)"
+    )
+    assert probabilities_line(None, True) is None
+    none = {"asked": 0, "received": 0, "complete": 0, "partial": 0, "absent": {}}
+    assert "not asked for" in (probabilities_line(none, False) or "")
+    counts = {
+        "asked": 109,
+        "received": 107,
+        "complete": 60,
+        "partial": 41,
+        "absent": {"none in the reply": 2, "refused: logprob is nan": 6},
+    }
+    assert probabilities_line(counts, True) == (
+        "answer probabilities: asked in 109 requests, received in 107; distributions 60 complete, "
+        "41 partial (none: 2 none in the reply, 6 refused: logprob is nan)"
+    )

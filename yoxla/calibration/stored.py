@@ -31,6 +31,8 @@ LOGPROBS_KEY = "logprobs"  # predictions.jsonl: the answer's token logprobs as t
 # predictions.jsonl: a distribution in its stored form: a local model's label scoring, or one
 # carried over from a result file (--retry-errors FILE)
 DISTRIBUTION_KEY = "distribution"
+ASKED_KEY = "probabilities_asked"  # predictions.jsonl: the request asked for token logprobs
+REFUSED_KEY = "logprobs_refused"  # predictions.jsonl: why the logprobs that came back were not kept
 
 
 def _space(task: Task, row: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -74,11 +76,63 @@ def run_distribution(task: Task, row: Mapping[str, Any], record: Mapping[str, An
     raw = record.get(LOGPROBS_KEY)
     if not raw:
         return None
+    text = record.get("text")
+    finish = record.get("finish_reason")
     try:
-        dist = distribution_from_logprobs(parse_logprobs(raw), space)
+        dist = distribution_from_logprobs(
+            parse_logprobs(raw),
+            space,
+            text=text if isinstance(text, str) else None,
+            finish_reason=finish if isinstance(finish, str) else None,
+        )
     except (LogprobsError, ValueError):
         return None
     return None if dist is None else dist.to_dict()
+
+
+def probability_counts(
+    records: Sequence[Mapping[str, Any]], distributions: Sequence[Mapping[str, Any] | None]
+) -> dict[str, Any]:
+    """How answer probabilities fared over a run's lines (same order as their distributions):
+    requests that asked for token logprobs (or were label-scored by a local model), those that
+    received them, the distributions derived (complete and partial), and why the rest have none
+    (reason → count)."""
+    asked = received = complete = partial = 0
+    absent: dict[str, int] = {}
+
+    def why(reason: str) -> None:
+        absent[reason] = absent.get(reason, 0) + 1
+
+    for record, dist in zip(records, distributions, strict=True):
+        if dist is not None:
+            if dist.get("missing"):
+                partial += 1
+            else:
+                complete += 1
+        scored = record.get(DISTRIBUTION_KEY) is not None  # a local model's label scoring
+        if not (record.get(ASKED_KEY) or scored):
+            continue
+        asked += 1
+        refused = record.get(REFUSED_KEY)
+        if record.get(LOGPROBS_KEY) or refused or scored:
+            received += 1
+        if dist is not None:
+            continue
+        if record.get("error"):
+            why("generation error")
+        elif refused:
+            why(f"refused: {str(refused).split(': ', 1)[-1]}")
+        elif not record.get(LOGPROBS_KEY):
+            why("none in the reply")
+        else:
+            why("no label among the tokens")
+    return {
+        "asked": asked,
+        "received": received,
+        "complete": complete,
+        "partial": partial,
+        "absent": dict(sorted(absent.items())),
+    }
 
 
 def _field(pred: Any, name: str) -> Any:

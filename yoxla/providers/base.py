@@ -8,7 +8,7 @@ torch or transformers.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from yoxla.providers.transport import TransportSettings
@@ -101,12 +101,41 @@ class Completion:
     # (yoxla.calibration.stored.run_distribution); None: the provider gave none.
     logprobs: list[dict[str, Any]] | None = None  # the answer's token logprobs, as the API returned them
     label_scores: dict[str, Any] | None = None  # a local model's distribution over the answer space
+    probabilities_asked: bool = False  # the request asked for token logprobs
+    logprobs_refused: str | None = None  # why the logprobs that came back were not kept (NaN, …)
 
     @property
     def raw(self) -> str:
         """Stored raw output: reasoning kept inside <think> tags, then the answer verbatim."""
         think = f"<think>{self.reasoning}</think>" if self.reasoning else ""
         return think + (self.text or "")
+
+    def bounded(self) -> Completion:
+        """This completion, or a generation error when its raw output is longer than a result
+        file may store (``MAX_RAW`` characters): refused at once, in one line, so that the run
+        folder never holds an answer its result file could not."""
+        from yoxla.record import MAX_RAW
+
+        if self.error or len(self.text or "") + len(self.reasoning or "") + 15 <= MAX_RAW:
+            return self
+        size = len(self.raw)
+        if size <= MAX_RAW:
+            return self
+        return replace(
+            self,
+            text=None,
+            reasoning=None,
+            logprobs=None,
+            label_scores=None,
+            error=oversized(size),
+        )
+
+
+def oversized(size: int) -> str:
+    """The generation error of an answer longer than a result file stores."""
+    from yoxla.record import MAX_RAW
+
+    return f"answer refused: {size:,} characters, over the {MAX_RAW:,} a result file stores"
 
 
 class Provider(ABC):

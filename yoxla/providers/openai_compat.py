@@ -74,16 +74,19 @@ def _field(obj: Any, name: str) -> Any:
     return value
 
 
-def _token_logprobs(choice: Any) -> list[dict[str, Any]] | None:
-    """The answer's token logprobs as plain JSON (the part that is read: compact_logprobs);
-    None when the server returned none."""
-    from yoxla.calibration.logprobs import compact_logprobs
+def _token_logprobs(choice: Any, top_k: int | None) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """(the answer's token logprobs as plain JSON: the part that is read, compact_logprobs;
+    why they were refused). (None, None) when the server returned none."""
+    from yoxla.calibration.logprobs import LogprobsError, compact_logprobs
 
     logprobs = getattr(choice, "logprobs", None)
     content = getattr(logprobs, "content", None) if logprobs is not None else None
     if not content or not isinstance(content, list):
-        return None
-    return compact_logprobs(content)
+        return None, None
+    try:
+        return compact_logprobs(content, top_k=top_k), None
+    except LogprobsError as exc:
+        return None, str(exc)[:200]
 
 
 def _refuses_logprobs(exc: Any) -> bool:
@@ -221,6 +224,8 @@ class OpenAICompatProvider(Provider):
         text, reasoning = split_reasoning(
             getattr(message, "content", None), reasoning if isinstance(reasoning, str) else None
         )
+        asked = "logprobs" in body
+        logprobs, refused = _token_logprobs(choice, body.get("top_logprobs")) if asked else (None, None)
         return Completion(
             text=text,
             reasoning=reasoning,
@@ -229,7 +234,9 @@ class OpenAICompatProvider(Provider):
             usage=_usage(getattr(resp, "usage", None)),
             latency_s=latency,
             attempts=outcome.attempts,
-            logprobs=_token_logprobs(choice) if "logprobs" in body else None,
+            logprobs=logprobs,
+            probabilities_asked=asked,
+            logprobs_refused=refused,
         )
 
     # Checks -------------------------------------------------------------------------

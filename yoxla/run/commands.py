@@ -7,6 +7,7 @@ one line and a non-zero exit; nothing here imports openai or tqdm until a comman
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shlex
@@ -331,6 +332,27 @@ def _color(text: str, code: str) -> str:
     return text
 
 
+def probabilities_line(counts: Any, any_shown: bool) -> str | None:
+    """The summary's line on answer probabilities: asked, received, complete and partial, and
+    why the others have none; the old sentence for a summary written before these counts."""
+    if not isinstance(counts, dict):
+        return (
+            None if any_shown else "answer probabilities: not available from this provider (or not asked for)"
+        )
+    asked, received = counts.get("asked", 0), counts.get("received", 0)
+    complete, partial = counts.get("complete", 0), counts.get("partial", 0)
+    if not asked and not complete and not partial:
+        return "answer probabilities: not asked for (this provider gives none, or --no-probabilities)"
+    line = (
+        f"answer probabilities: asked in {asked} requests, received in {received}; "
+        f"distributions {complete} complete, {partial} partial"
+    )
+    absent = counts.get("absent") or {}
+    if absent:
+        line += " (none: " + ", ".join(f"{n} {why}" for why, n in absent.items()) + ")"
+    return line
+
+
 def print_summary(report: Any) -> None:
     from yoxla.suite import load_suite
 
@@ -393,8 +415,9 @@ def print_summary(report: Any) -> None:
                 ],
             )
         )
-    if not with_probs and s.get("provider") != "baseline":
-        print("answer probabilities: not available from this provider (or not asked for)")
+    line = probabilities_line(s.get("probabilities"), bool(with_probs))
+    if line and s.get("provider") != "baseline":
+        print(line)
     print()
     yoxla = s["yoxla"]
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
@@ -614,11 +637,19 @@ def cmd_test(args: argparse.Namespace) -> int:
         thinking=args.thinking,
     )
     start = time.perf_counter()
+    plain = None
     try:
         comp = provider.generate(request)
+        latency = time.perf_counter() - start
+        if (
+            args.thinking
+            and "chat_template_kwargs" in ((spec.reasoning or {}).get("on") or {})
+            and not comp.error
+        ):
+            # the same request with the switch off: did the server's chat template read it at all?
+            plain = provider.generate(dataclasses.replace(request, thinking=False))
     finally:
         provider.close()
-    latency = time.perf_counter() - start
     if comp.error:
         print(f"yoxla: error: {args.provider}/{args.model}: {comp.error}", file=sys.stderr)
         return 1
@@ -629,7 +660,26 @@ def cmd_test(args: argparse.Namespace) -> int:
     print(f"reply: {comp.text!r}")
     print(f"finish reason: {comp.finish_reason}  attempts: {comp.attempts}  usage: {comp.usage or '-'}")
     print(f"latency: {latency:.2f} s")
+    if plain is not None:
+        print(thinking_switch_line(comp, plain))
     return 0
+
+
+def thinking_switch_line(on: Any, off: Any) -> str:
+    """Whether the thinking switch changed what the server reports: the prompt's token count
+    (a chat template that reads the switch renders a different prompt) with it and without."""
+    with_it, without = on.usage.get("prompt_tokens"), off.usage.get("prompt_tokens")
+    if off.error:
+        return f"thinking switch: cannot tell (the request without it failed: {off.error})"
+    if with_it is None or without is None:
+        return "thinking switch: cannot tell (the server reports no prompt token count)"
+    if with_it != without:
+        return f"thinking switch: changed the prompt ({with_it} prompt tokens with it, {without} without)"
+    return (
+        f"thinking switch: no effect on the prompt ({with_it} prompt tokens with it and without); "
+        "this server may read template options only at model load (llama-cpp-python does; "
+        "see docs/running.md)"
+    )
 
 
 # yoxla keygen ---------------------------------------------------------------------------

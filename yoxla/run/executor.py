@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
-from yoxla.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY
+from yoxla.calibration.stored import ASKED_KEY, DISTRIBUTION_KEY, LOGPROBS_KEY, REFUSED_KEY
 from yoxla.evaluators import score_example
 from yoxla.parsing import answer_text
 from yoxla.providers.base import Completion, Provider, ProviderError, Request
@@ -68,8 +68,12 @@ def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, 
         "error": comp.error,
     }
     # What the answer's distribution is derived from when the run is finished (absent: none).
+    if comp.probabilities_asked:
+        record[ASKED_KEY] = True
     if comp.logprobs is not None and not comp.error:
         record[LOGPROBS_KEY] = comp.logprobs
+    if comp.logprobs_refused is not None and not comp.error:
+        record[REFUSED_KEY] = comp.logprobs_refused
     if comp.label_scores is not None and not comp.error:
         record[DISTRIBUTION_KEY] = comp.label_scores
     return record
@@ -155,6 +159,7 @@ def execute(
             comps = [Completion(error=msg) for _ in reqs]
         if len(comps) != len(reqs):
             raise ProviderError(f"provider returned {len(comps)} completions for {len(reqs)} requests")
+        comps = [comp.bounded() for comp in comps]  # an answer too long to store is refused here
         for comp in comps:
             if comp.error:
                 comp.error = redact(comp.error, secrets)

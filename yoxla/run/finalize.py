@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.stored import run_distribution
+from yoxla.calibration.stored import LOGPROBS_KEY, probability_counts, run_distribution
 from yoxla.declarations import edition_declarations
 from yoxla.editions import fingerprint, load_edition, load_rows
+from yoxla.providers.base import oversized
 from yoxla.providers.registry import public_url
 from yoxla.record import (
+    MAX_RAW,
     DatasetInfo,
     ModelInfo,
     ModelMetadata,
@@ -63,6 +65,16 @@ class RunReport:
     sent: int = 0
 
 
+def _bounded(record: dict[str, Any]) -> dict[str, Any]:
+    """A line whose answer is longer than a result file stores (written before such answers were
+    refused on arrival) reads as the generation error a run gives it now."""
+    raw = record.get("raw")
+    if not isinstance(raw, str) or len(raw) <= MAX_RAW:
+        return record
+    out = {k: v for k, v in record.items() if k not in (LOGPROBS_KEY, "raw", "text")}
+    return {**out, "raw": None, "text": "", "error": oversized(len(raw)), "outcome": "generation_error"}
+
+
 def score_run(
     run_dir: Path, task_rows: dict[str, list[dict[str, Any]]] | None = None, log: Log | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
@@ -74,6 +86,7 @@ def score_run(
     """
     info = read_json(run_dir / RUN_JSON)
     records, _ = read_predictions(run_dir / PREDICTIONS)
+    records = [_bounded(r) for r in records]
     records, dropped = drop_duplicates(records)
     if dropped and log:
         log(duplicates_note(run_dir / PREDICTIONS, dropped))
@@ -98,6 +111,8 @@ def score_run(
         by_task[r["task"]].append(r)
     tasks_out: dict[str, Any] = {}
     results: dict[str, TaskResult] = {}
+    seen_recs: list[dict[str, Any]] = []
+    seen_dists: list[dict[str, Any] | None] = []
     for tid in task_ids:
         task = suite.task(tid)
         order = {str(row[task.id_field]): i for i, row in enumerate(task_rows[tid])}
@@ -111,6 +126,9 @@ def score_run(
             rows = align_rows(task, task_rows[tid], [str(r["id"]) for r in recs])
         except ValueError as exc:
             raise CorruptRun(f"{run_dir / PREDICTIONS}: {exc}") from None
+        dists = [run_distribution(task, row, r) for row, r in zip(rows, recs, strict=True)]
+        seen_recs += recs
+        seen_dists += dists
         result = build_task_result(
             task,
             rows,
@@ -118,7 +136,7 @@ def score_run(
             [r.get("finish_reason") for r in recs],
             [r.get("error") for r in recs],
             fingerprint=info["tasks"][tid]["fingerprint"],
-            distributions=[run_distribution(task, row, r) for row, r in zip(rows, recs, strict=True)],
+            distributions=dists,
             declarations=declarations.task(tid, task.id_field),
         )
         results[tid] = result
@@ -134,6 +152,7 @@ def score_run(
         "tasks": tasks_out,
         "blocks": dict(scores.blocks),
         "yoxla": scores.yoxla if results else None,
+        "probabilities": probability_counts(seen_recs, seen_dists),
     }
     return info, task_scores, records, results
 
@@ -202,6 +221,7 @@ def build_summary(
         "generation_errors": len(errors),
         "generation_error_examples": errors,
         "usage": _usage_total(records),
+        "probabilities": task_scores.get("probabilities"),
         "wall_s": info.get("wall_s"),
         "result_file": info.get("result_file"),
     }

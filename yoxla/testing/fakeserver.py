@@ -52,6 +52,17 @@ def prompt_key(body: dict[str, Any]) -> str:
     return str(users[-1]) if users else ""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that drops its connection (a timeout, a closed keep-alive) is not an error here."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 @dataclass
 class FakeServer:
     responder: Responder | None = None
@@ -88,7 +99,7 @@ class FakeServer:
 
     def start(self) -> FakeServer:
         handler = _make_handler(self)
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd = _QuietServer(("127.0.0.1", 0), handler, bind_and_activate=False)
         httpd.daemon_threads = True
         httpd.request_queue_size = 256
         httpd.allow_reuse_address = True
