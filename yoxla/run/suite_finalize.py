@@ -252,6 +252,7 @@ def finalize_suite_run(
     sign_key: str | None = None,
     ask_judge: bool = True,
     log: Log | None = None,
+    rescore: bool = False,
 ) -> RunReport:
     """Score the stored answers; write task_scores.json, summary.json and (by default) the result file.
 
@@ -277,6 +278,7 @@ def finalize_suite_run(
         suite_result_path(info, complete) if write_result_file and results else None,
         lambda: build_suite_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
         lambda: build_suite_summary(info, task_scores, records, results, complete),
+        rescore=rescore,
     )
     _warn_unanswered_judge(info, results, log)
     return report
@@ -309,5 +311,10 @@ def rescore_suite_run(
         raise RunError(f"{run_dir} is not a run folder (no run.json)")
     with RunLock(run_dir, log):
         return finalize_suite_run(
-            run_dir, write_result_file=write_result_file, sign_key=sign_key, ask_judge=False, log=log
+            run_dir,
+            write_result_file=write_result_file,
+            sign_key=sign_key,
+            ask_judge=False,
+            log=log,
+            rescore=True,
         )
