@@ -181,3 +181,16 @@ def test_export_escapes_runnable_cells_and_reads_them_back(tmp_path):
     anns, problems = read_annotations(path, "alice", "person", {"nli_v1": task}, {"nli_v1": rows})
     assert problems == []
     assert sorted(a.id for a in anns) == sorted(str(r[task.id_field]) for r in rows)
+
+
+def test_a_sheet_over_the_size_limit_is_one_line(template, tmp_path, capsys, monkeypatch):
+    from yoxla.annotation import sheets
+
+    monkeypatch.setattr(sheets, "MAX_SHEET_BYTES", 1000)  # the real limit is 20 MB: the rule, on a sheet
+    folder = tmp_path / "sample"
+    folder.mkdir()
+    (folder / "alice.csv").write_bytes(template)
+    args = ["annotate", "compare", "--edition", "sample", "--annotator", "alice", "--dir", str(folder)]
+    assert run(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"alice.csv: {len(template):,} bytes, more than the 1,000 a sheet may have"), err

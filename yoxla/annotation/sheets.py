@@ -131,10 +131,13 @@ def read_sheet_rows(path: Path, needed: Sequence[str]) -> list[tuple[int, dict[s
     if not path.is_file():
         raise SheetError(f"no sheet at {path}")
     name = one_line(str(path), 200)
-    size = path.stat().st_size
-    if size > MAX_SHEET_BYTES:
-        raise SheetError(f"{name}: {size:,} bytes, more than the {MAX_SHEET_BYTES:,} a sheet may have")
-    data = path.read_bytes()
+    try:
+        size = path.stat().st_size
+        if size > MAX_SHEET_BYTES:
+            raise SheetError(f"{name}: {size:,} bytes, more than the {MAX_SHEET_BYTES:,} a sheet may have")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SheetError(f"{name}: cannot be read ({one_line(exc.strerror or str(exc), 100)})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
