@@ -286,6 +286,15 @@ def test_verify_cli_exit_codes(committed: list[Path], base_doc: dict[str, Any], 
     bad = verify(committed[0], _missing_example(base_doc, tmp_path))
     assert bad.returncode == 1
     assert "EXCLUDED" in bad.stdout and "missing from the predictions" in bad.stdout
+    (tmp_path / "empty" / "partial").mkdir(parents=True)
+    (tmp_path / "empty" / "notes.txt").write_text("no results here", encoding="utf-8")
+    (tmp_path / "empty" / "partial" / "skipped.json").write_text("{}", encoding="utf-8")
+    none = verify(tmp_path / "empty")
+    assert none.returncode == 1
+    assert none.stderr.strip() == f"error: {tmp_path / 'empty'} holds no result files (*.json)"
+    mixed = verify(tmp_path / "empty", committed[0])  # the files are checked, the folder still fails
+    assert mixed.returncode == 1 and "1 of 1 file(s) admitted" in mixed.stdout
+    assert "holds no result files" in mixed.stderr
 
 
 def test_size_limit_is_fifty_megabytes() -> None:

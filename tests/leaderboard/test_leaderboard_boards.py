@@ -453,10 +453,19 @@ def test_methodology_shows_review_status_per_task(committed_prepared, tmp_path: 
             w = csv.DictWriter(fh, fieldnames=list(sheet[0]))
             w.writeheader()
             w.writerows(sheet)
+    # Bad files in the repository: the table still shows the good sheets and lists each problem.
+    (folder / "carol.csv").write_bytes("task,id\nnli_v1,ə\n".encode("cp1254", errors="replace"))
+    (folder / "resolutions.csv").write_bytes(b"\xef\xbb\xbftask,id\n\xef\xbb\xbf")
     prepared = dataclasses.replace(committed_prepared, annotations_root=tmp_path, _memo={})
     ctx = view_context(prepared)
     meth = ctx.views["methodology"]
+    for v in ctx.views.values():
+        v.warm(ctx, "sample")  # the app's start-up preparation
     out = meth.render(ctx, "sample")
+    problems = out[meth.review_problems]["value"].splitlines()
+    assert len(problems) == 2 and out[meth.review_problems]["visible"] is True, problems
+    assert "carol.csv: missing column(s) input_sha, label, not_natural, note" in problems[0]
+    assert "resolutions.csv line 2: a byte-order mark" in problems[1]
     table = value(out[meth.review.df])
     nli = table[table["Task"] == "nli_v1"].iloc[0]
     assert (nli["Reviewed"], nli["Open"], nli["Not annotated"]) == (3, 1, len(rows) - 4)

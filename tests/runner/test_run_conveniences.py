@@ -292,3 +292,55 @@ def test_scored_only_skips_the_controls_and_is_partial(runner, with_controls) ->
     doc = _doc(runner.results / "partial" / "sample" / "baseline__first.json")
     assert doc["run"]["conditions"]["filters"] == {"controls": ["skipped"]}
     assert "control" not in json.dumps(doc["tasks"]["nli_v1"]["predictions"])
+
+
+# rescore keeps the run's time; rates keep their precision ----------------------------------
+
+
+def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
+    runner, server, env_key, monkeypatch
+) -> None:
+    import yoxla.run.finalize as finalize
+
+    rc, _, err = runner.api(server, "r1")
+    assert rc == 0, err
+    path = runner.results.joinpath(*RESULT)
+    finished = _doc(path)["run"]["finished_at"]
+    assert finished and runner.json("r1", "run.json")["finished_at"] == finished
+    later = "2099-01-02T03:04:05Z"
+    monkeypatch.setattr(finalize, "now_iso", lambda: later)
+    rc, _, err = runner("rescore", str(runner.runs / "r1"), "--result", base=False)
+    assert rc == 0, err
+    doc = _doc(path)
+    assert doc["run"]["finished_at"] == finished != later
+    assert doc["created_at"] == later  # the document itself is the rescore's
+    info = runner.json("r1", "run.json")
+    assert (info["finished_at"], info["rescored_at"]) == (finished, later)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.00031, "0.00031"),
+        (0.042, "0.042"),
+        (0.5, "0.50"),
+        (3.14159, "3.1"),
+        (12.34, "12.3"),
+        (1234.5, "1234"),
+    ],
+)
+def test_rates_and_times_are_printed_with_the_precision_they_need(value, text) -> None:
+    from yoxla.run.commands import figure
+
+    assert figure(value) == text
+
+
+def test_footer_of_a_short_slow_run_prints_a_rate_not_zero(capsys) -> None:
+    from types import SimpleNamespace
+
+    from yoxla.run.commands import print_footer
+
+    summary = {"usage": {"total_tokens": 3}, "wall_s": 40.0}
+    report = SimpleNamespace(summary=summary, sent=1, run_dir="runs/x", result_path=None, complete=True)
+    print_footer(report)
+    assert "wall time: 40.0 s, 0.025 req/s this session" in capsys.readouterr().out

@@ -68,6 +68,23 @@ def test_max_rows_and_relative_folder(tmp_path):
     assert [r["id"] for r in got.rows] == ["s1", "s2"]
 
 
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_a_dataset_over_the_row_limit_is_refused_with_the_limit_named(tmp_path, monkeypatch, suffix):
+    monkeypatch.setattr(D, "MAX_ROWS", 5)  # the real limit is 1,000,000: the rule, on a small file
+    rows = [{"id": str(i), "mətn": f"sətir {i}"} for i in range(6)]
+    if suffix == "csv":
+        body = "id,mətn\n" + "".join(f"{r['id']},{r['mətn']}\n" for r in rows)
+        (tmp_path / "d.csv").write_text(body, encoding="utf-8")
+    else:
+        write_jsonl(tmp_path / "d.jsonl", rows)
+    with pytest.raises(DatasetError, match=r"dataset: 6 rows, more than the 5 a suite dataset may have"):
+        D.load_dataset(local(f"d.{suffix}"), tmp_path)
+    got = D.load_dataset(local(f"d.{suffix}", max_rows=3), tmp_path)  # asked for: the first ones
+    assert [r["id"] for r in got.rows] == ["0", "1", "2"]
+    write_jsonl(tmp_path / "five.jsonl", rows[:5])
+    assert len(D.load_dataset(local("five.jsonl"), tmp_path).rows) == 5  # at the limit: all of it
+
+
 def test_explicit_format_overrides_suffix(tmp_path):
     write_jsonl(tmp_path / "d.txt", ROWS[:1])
     assert D.load_dataset(local("d.txt", format="jsonl"), tmp_path).rows == (ROWS[0],)

@@ -8,6 +8,7 @@ import pytest
 from suites_helpers import cases
 
 from yoxla.suites import extraction as E
+from yoxla.suites import numbers as N
 from yoxla.suites.spec import TaskSpec
 
 CASES = cases("extraction_cases.yaml")
@@ -78,10 +79,45 @@ def test_regex_input_is_capped():
     )  # the end is kept
 
 
-def test_regex_last_stops_after_the_match_cap():
-    text = " ".join(str(i) for i in range(E.MAX_MATCHES + 50))
+def test_regex_last_past_the_match_cap_is_an_extraction_error():
+    text = " ".join(str(i) for i in range(E.MAX_MATCHES + 1))
     got = _extractor({"type": "regex_last", "pattern": r"\d+"}).extract(text)
-    assert got.value == str(E.MAX_MATCHES - 1)
+    assert (got.value, got.valid, got.reason) == (None, False, E.ERROR)
+    assert got.error == "the regex matched more than 10,000 times"
+
+
+def test_regex_last_at_the_match_cap_is_still_a_value():
+    text = " ".join(str(i) for i in range(E.MAX_MATCHES))
+    got = _extractor({"type": "regex_last", "pattern": r"\d+"}).extract(text)
+    assert got.value == str(E.MAX_MATCHES - 1) and got.error is None
+
+
+def test_label_set_has_the_regex_time_cap():
+    # each label occurs everywhere but never as a whole word: the old search took over 30 s
+    ex = _extractor({"type": "label_set", "labels": ["a" * k for k in range(1, 1001)]})
+    start = time.monotonic()
+    got = ex.extract("a" * E.MAX_REGEX_INPUT)
+    elapsed = time.monotonic() - start
+    assert elapsed < 10.0, elapsed  # loose: the machine may be loaded; the outcome is what counts
+    assert (got.value, got.reason) == (None, E.ERROR)
+    assert got.error == f"the label search hit its time limit ({E.REGEX_TIMEOUT_S:g} s)"
+
+
+@pytest.mark.parametrize(
+    ("labels", "text", "value"),
+    [
+        (["A", "AB", "B"], "AB və ya A", "AB"),  # first occurrence, the longer label at a tie
+        (["B", "A"], "x A, B", "A"),  # first in the text, not first in the list
+        (["İLHAM", "ilham"], "İlham gəldi", "İLHAM"),  # the same needle: the earlier label
+        (["ZİDD", "yes"], "YES, yox: ZİDD", "yes"),  # two case rules, one text
+        (["ZİDD", "yes"], "zidd, then yes", "ZİDD"),
+        (["a+", "b"], "x a+ b", "a+"),  # a label ending in punctuation needs no boundary there
+        (["ışıq"], "IŞIQ", "ışıq"),
+        (["söz"], "sözlər", None),  # inside a word: no label
+    ],
+)
+def test_label_set_search(labels, text, value):
+    assert _extractor({"type": "label_set", "labels": labels}).extract(text).value == value
 
 
 @pytest.mark.parametrize(
@@ -93,6 +129,52 @@ def test_compile_pattern_refuses(pattern, flags, message):
         E.compile_pattern(pattern, flags)
 
 
+NUMBER_CASES = cases("number_cases.yaml")
+
+
+def test_number_cases_cover_both_languages_and_every_refusal():
+    assert {c["lang"] for c in NUMBER_CASES} == {"az", "en"}
+    assert {c.get("refused") for c in NUMBER_CASES} == {
+        None, N.FORMULA, N.AMBIGUOUS, N.POWER, N.TOO_LARGE,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"{c['lang']}-{c['text']!r}-{c.get('last', False)}") for c in NUMBER_CASES]
+)
+def test_number_rule(case):
+    spec = {"type": "number", "position": "last" if case.get("last") else "first"}
+    got = _extractor(spec).extract(case["text"])
+    assert got.number == case["value"], got
+    assert got.valid is (case["value"] is not None), got
+    if case["value"] is not None:
+        assert got.value == E.number_text(float(case["value"]))
+    elif "refused" in case:
+        assert (got.reason, got.near_miss) == (E.NOT_A_NUMBER, case["refused"]), got
+    else:
+        assert (got.reason, got.near_miss) == (E.NO_MATCH, None), got
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("2 " * 50_000, 2.0, 2.0),
+        ("x=1 " * 25_000, 1.0, 1.0),
+        ("3x+" * 30_000, N.FORMULA, N.FORMULA),
+        ("1 + " * 25_000, N.FORMULA, N.FORMULA),
+        ("5 1²" * 20_000, 5.0, N.POWER),
+        ("1.2." * 25_000, N.AMBIGUOUS, N.AMBIGUOUS),
+        ("Q3 " * 30_000, None, None),
+    ],
+    ids=["numbers", "assignments", "glued_formula", "spaced_formula", "powers", "dots", "codes"],
+)
+def test_number_rule_on_long_hostile_text(text, first, last):
+    # 100,000 characters of one pattern: the scan is linear (bench-free: the value is checked)
+    for position, expected in ((False, first), (True, last)):
+        got = N.find_number(text[: E.MAX_REGEX_INPUT], last=position)
+        assert (got.refused if isinstance(expected, str) else got.value) == expected, got
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [
@@ -102,12 +184,17 @@ def test_compile_pattern_refuses(pattern, flags, message):
         ("3.5", 3.5),
         ("12 500", 12500.0),
         ("−4", -4.0),
+        (" 1e3 ", 1000.0),
+        (".5", 0.5),
+        ("1,000", None),
         ("3 manat", None),
+        ("3x", None),
+        ("1e400", None),
         ("", None),
     ],
 )
 def test_parse_number(text, value):
-    assert E.parse_number(text) == value
+    assert N.parse_number(text) == value
 
 
 @pytest.mark.parametrize(("value", "text"), [(3.0, "3"), (3.5, "3.5"), (-0.25, "-0.25"), (1e20, "1e+20")])

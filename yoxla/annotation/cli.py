@@ -1,9 +1,12 @@
 """``yoxla annotate export | compare | status``: the blind-annotation workflow on the command line.
 
 Registered through ``yoxla.cli.EXTENSIONS``. Bad input (no sheet, an unknown annotator name, a
-task without a closed answer space) ends with one line and exit status 2; a sheet or
-resolutions file with problems (unknown ids, labels outside the answer space) exits 1 after
-listing them.
+task without a closed answer space, a sheet that cannot be read: not UTF-8, a byte-order mark
+past the start, a NUL, a cell over 100,000 characters, a column missing or twice) ends with one
+line and exit status 2 (``status`` lists an unreadable sheet as a problem instead and counts the
+others); a sheet or resolutions file with problems (unknown ids, a row twice, labels outside
+the answer space) exits 1 after listing them. With ``--task``, rows of the edition's other
+tasks are skipped.
 """
 
 from __future__ import annotations
@@ -97,6 +100,12 @@ def _sheet(args: argparse.Namespace) -> tuple[Any, dict[str, Any], dict[str, lis
         _usage(exc)
 
 
+def _left_out(edition: Any, tasks: dict[str, Any]) -> set[str]:
+    """The edition's tasks this command was not asked about (``--task``): their rows in a sheet
+    are skipped, never "no such row"."""
+    return set(edition.task_ids) - set(tasks)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     edition, tasks, rows, folder, _, path = _sheet(args)
     try:
@@ -120,7 +129,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     edition, tasks, rows, _, kind, path = _sheet(args)
     try:
-        annotations, problems = read_annotations(path, args.annotator, kind, tasks, rows)
+        skip = _left_out(edition, tasks)
+        annotations, problems = read_annotations(path, args.annotator, kind, tasks, rows, skip)
         result = compare(annotations, tasks, rows) if annotations else None
     except SheetError as exc:
         _usage(exc)
@@ -166,7 +176,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     edition, tasks, rows = _load(args, only_annotatable=False)
     folder = annotations_dir(edition.name, args.dir)
     try:
-        status, problems = review_status(Path(folder), tasks, rows)
+        status, problems = review_status(Path(folder), tasks, rows, _left_out(edition, tasks))
     except SheetError as exc:
         _usage(exc)
     body = [

@@ -14,9 +14,8 @@ A row with an unsettled disagreement, ``?`` or flag is *open*. Model annotations
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,10 @@ from yoxla.annotation.sheets import (
     annotatable,
     input_sha,
     read_annotations,
+    read_sheet_rows,
 )
 from yoxla.parsing import parse
+from yoxla.safetext import one_line
 from yoxla.suite import Task
 
 RESOLUTION_COLUMNS = ("task", "id", "input_sha", "gold", "decided_by", "reason")
@@ -179,24 +180,30 @@ class Resolution:
 
 
 def read_resolutions(
-    folder: Path, tasks: Mapping[str, Task], rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]]
+    folder: Path,
+    tasks: Mapping[str, Task],
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    skip_tasks: Collection[str] = (),
 ) -> tuple[list[Resolution], list[str]]:
     """(resolutions, problems) from ``folder/resolutions.csv``; none when the file is absent."""
     path = folder / RESOLUTIONS
     if not path.is_file():
         return [], []
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = set(RESOLUTION_COLUMNS) - set(reader.fieldnames or [])
-        if missing:
-            raise SheetError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
-        records = list(reader)
+    records = read_sheet_rows(path, RESOLUTION_COLUMNS)
     index = _rows_index(tasks, rows_by_task)
     out, problems = [], []
-    for line, rec in enumerate(records, start=2):
+    seen: set[tuple[str, str, str]] = set()
+    for line, rec in records:
         values = {k: (rec.get(k) or "").strip() for k in RESOLUTION_COLUMNS}
-        where = f"{RESOLUTIONS} line {line} ({values['task']} {values['id']})"
-        row = index.get((values["task"], values["id"]))
+        where = one_line(f"{RESOLUTIONS} line {line} ({values['task']} {values['id']})", 200)
+        if values["task"] in skip_tasks:
+            continue
+        key = (values["task"], values["id"])
+        if (*key, values["input_sha"]) in seen:
+            problems.append(f"{where}: the row's text is resolved twice")
+            continue
+        seen.add((*key, values["input_sha"]))
+        row = index.get(key)
         if row is None:
             problems.append(f"{where}: no such row in this edition")
             continue
@@ -233,27 +240,43 @@ class TaskReview:
 
 
 def load_all_annotations(
-    folder: Path, tasks: Mapping[str, Task], rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]]
+    folder: Path,
+    tasks: Mapping[str, Task],
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    skip_tasks: Collection[str] = (),
 ) -> tuple[list[Annotation], list[str]]:
-    """Every sheet of the folder: people's at the top, models' under ``model/``."""
+    """Every sheet of the folder: people's at the top, models' under ``model/``. A sheet that
+    cannot be read is one problem and leaves the other sheets counted."""
     found: list[Annotation] = []
     problems: list[str] = []
     for kind, base in ((PERSON, folder), (MODEL, folder / "model")):
         for path in sorted(base.glob("*.csv")) if base.is_dir() else []:
             if kind == PERSON and path.name == RESOLUTIONS:
                 continue
-            got, bad = read_annotations(path, path.stem, kind, tasks, rows_by_task)
+            try:
+                got, bad = read_annotations(path, path.stem, kind, tasks, rows_by_task, skip_tasks)
+            except SheetError as exc:
+                problems.append(f"{exc} (the sheet is left out)")
+                continue
             found.extend(got)
             problems.extend(bad)
     return found, problems
 
 
 def review_status(
-    folder: Path, tasks: Mapping[str, Task], rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]]
+    folder: Path,
+    tasks: Mapping[str, Task],
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    skip_tasks: Collection[str] = (),
 ) -> tuple[dict[str, TaskReview], list[str]]:
-    """Review status of every task in ``rows_by_task`` (for ``yoxla annotate status`` and the app)."""
-    annotations, problems = load_all_annotations(folder, tasks, rows_by_task)
-    resolutions, bad = read_resolutions(folder, tasks, rows_by_task)
+    """Review status of every task in ``rows_by_task`` (for ``yoxla annotate status`` and the app).
+
+    Unreadable files are problems (the app's review table lists them), never an exception."""
+    annotations, problems = load_all_annotations(folder, tasks, rows_by_task, skip_tasks)
+    try:
+        resolutions, bad = read_resolutions(folder, tasks, rows_by_task, skip_tasks)
+    except SheetError as exc:
+        resolutions, bad = [], [f"{exc} (no resolution is counted)"]
     problems.extend(bad)
     out: dict[str, TaskReview] = {}
     for tid, rows in rows_by_task.items():

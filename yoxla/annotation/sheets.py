@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yoxla.csvsafe import safe_row, unescape_cell
 from yoxla.parsing import parse
+from yoxla.safetext import one_line
 from yoxla.suite import Task, canonical_json
 from yoxla.text import az_key
 
@@ -28,6 +32,9 @@ RESOLUTIONS = "resolutions.csv"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _YES = {"1", "x", "+", "yes", "y", "true", "bəli", "hə"}
 _NO = {"", "0", "-", "no", "n", "false", "xeyr", "yox"}
+MAX_SHEET_BYTES = 20 * 1024 * 1024  # a sheet or resolutions file read back
+MAX_FIELD_CHARS = 100_000  # one cell
+_BOM = "\ufeff"
 
 
 class SheetError(ValueError):
@@ -94,19 +101,83 @@ def export_sheet(
         for n, (task, row) in enumerate(items, start=1):
             plain = dict(row)
             writer.writerow(
-                [
-                    n,
-                    task.id,
-                    plain[task.id_field],
-                    input_sha(task, plain),
-                    task.render_user(plain),
-                    " | ".join(task.answer.values_for(plain)),
-                    "",
-                    "",
-                    "",
-                ]
+                safe_row(  # a text a spreadsheet would run (=1+1, @SUM(…)) gets an apostrophe
+                    [
+                        n,
+                        task.id,
+                        plain[task.id_field],
+                        input_sha(task, plain),
+                        task.render_user(plain),
+                        " | ".join(task.answer.values_for(plain)),
+                        "",
+                        "",
+                        "",
+                    ]
+                )
             )
     return len(items)
+
+
+def read_sheet_rows(path: Path, needed: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """(line, record) of every row of an annotation CSV (a sheet or resolutions.csv), each cell
+    with :func:`yoxla.csvsafe.safe_cell`'s apostrophe undone. ``line`` counts records as a
+    spreadsheet counts rows (the header is line 1; a cell may hold several lines of text).
+
+    The file is hostile until read: at most :data:`MAX_SHEET_BYTES`, UTF-8 with at most one
+    byte-order mark at its very start, no NUL, cells of at most :data:`MAX_FIELD_CHARS`
+    characters, a header with every column of ``needed`` and no column twice. Anything else is
+    a :class:`SheetError` naming the file, the line and the problem, in one line.
+    """
+    if not path.is_file():
+        raise SheetError(f"no sheet at {path}")
+    name = one_line(str(path), 200)
+    try:
+        size = path.stat().st_size
+        if size > MAX_SHEET_BYTES:
+            raise SheetError(f"{name}: {size:,} bytes, more than the {MAX_SHEET_BYTES:,} a sheet may have")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SheetError(f"{name}: cannot be read ({one_line(exc.strerror or str(exc), 100)})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SheetError(
+            f"{name} line {line}: not UTF-8 text (byte {exc.start}); save the sheet as CSV UTF-8"
+        ) from None
+    text = text.removeprefix(_BOM)
+    for bad, what in ((_BOM, "a byte-order mark (only the file's very start may have one)"), ("\0", "a NUL")):
+        at = text.find(bad)
+        if at >= 0:
+            raise SheetError(f"{name} line {text.count(chr(10), 0, at) + 1}: {what}")
+    # strict: an unclosed quote is an error, never a cell that swallows the rows after it
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    out: list[tuple[int, dict[str, str]]] = []
+    too_long = f"a cell longer than {MAX_FIELD_CHARS:,} characters"
+    try:  # the csv module's own field limit is process-wide; the cell limit is checked here
+        header = next(reader, None)
+        if header is None:
+            raise SheetError(f"{name}: empty file (the first row is the header)")
+        twice = sorted(h for h, n in Counter(header).items() if n > 1)
+        if twice:
+            raise SheetError(f"{name} line 1: column(s) {one_line(', '.join(twice), 200)} appear twice")
+        missing = [c for c in needed if c not in header]
+        if missing:
+            raise SheetError(f"{name}: missing column(s) {', '.join(missing)}")
+        for values in reader:
+            line = len(out) + 2
+            if any(len(v) > MAX_FIELD_CHARS for v in values):
+                raise SheetError(f"{name} line {line}: {too_long}")
+            if not values or (len(values) == 1 and not values[0].strip()):
+                continue
+            if len(values) > len(header) and any(v.strip() for v in values[len(header) :]):
+                raise SheetError(f"{name} line {line}: {len(values)} cells, the header has {len(header)}")
+            cells = [unescape_cell(v) for v in values[: len(header)]]
+            out.append((line, dict(zip(header, cells, strict=False))))
+    except csv.Error as exc:
+        why = too_long if "field limit" in str(exc) else str(exc)
+        raise SheetError(f"{name} line {len(out) + 2}: {why}") from None
+    return out
 
 
 def write_instructions(folder: Path, tasks: Sequence[Task]) -> Path:
@@ -158,18 +229,13 @@ def read_annotations(
     kind: str,
     tasks: Mapping[str, Task],
     rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    skip_tasks: Collection[str] = (),
 ) -> tuple[list[Annotation], list[str]]:
-    """(annotations, problems) of one sheet. Rows left empty are skipped; rows naming an
-    unknown task or id, a label outside the answer space or an unreadable flag are problems."""
-    if not path.is_file():
-        raise SheetError(f"no sheet at {path}")
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        needed = {"task", "id", "input_sha", "label", "not_natural", "note"}
-        if not needed <= set(header):
-            raise SheetError(f"{path}: missing column(s) {', '.join(sorted(needed - set(header)))}")
-        records = list(reader)
+    """(annotations, problems) of one sheet. Rows left empty are skipped, and so are rows of
+    ``skip_tasks`` (tasks of the edition left out with ``--task``); rows naming an unknown task
+    or id, a row twice, a label outside the answer space or an unreadable flag are problems.
+    A sheet that cannot be read as a whole is a :class:`SheetError` (:func:`read_sheet_rows`)."""
+    records = read_sheet_rows(path, ("task", "id", "input_sha", "label", "not_natural", "note"))
     index = {
         (tid, str(row[tasks[tid].id_field])): row
         for tid, rows in rows_by_task.items()
@@ -179,12 +245,14 @@ def read_annotations(
     out: list[Annotation] = []
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
-    for line, rec in enumerate(records, start=2):
+    for line, rec in records:
         tid, rid = (rec.get("task") or "").strip(), (rec.get("id") or "").strip()
         raw = (rec.get("label") or "").strip()
         natural = (rec.get("not_natural") or "").strip()
         note = (rec.get("note") or "").strip()
-        where = f"{path.name} line {line} ({tid} {rid})"
+        where = one_line(f"{path.name} line {line} ({tid} {rid})", 200)
+        if tid in skip_tasks:
+            continue  # a task of the edition that this command was not asked about (--task)
         if (tid, rid) not in index:
             problems.append(f"{where}: no such row in this edition")
             continue

@@ -1199,6 +1199,7 @@ def review_table(board: Board, edition: str, root: Path) -> tuple[pd.DataFrame, 
     (``yoxla.annotation.review_status`` on ``root/<edition>``; model annotations never count)."""
     from yoxla.annotation import review_status
     from yoxla.annotation.sheets import SheetError
+    from yoxla.safetext import one_line
 
     cols = ["Task", "Rows", "Reviewed", "Reviewed %", "By agreement", "By resolution", "Open"]
     cols += ["Not annotated", "People", "Model annotators (never count)"]
@@ -1210,10 +1211,10 @@ def review_table(board: Board, edition: str, root: Path) -> tuple[pd.DataFrame, 
         return pd.DataFrame(columns=cols), [
             f"the {edition} rows are not available here, so the review status is not shown"
         ]
-    try:
+    try:  # unreadable sheets are problems already; anything else leaves the table out, never the app
         status, problems = review_status(root / edition, load_suite().tasks, rows)
-    except SheetError as exc:
-        return pd.DataFrame(columns=cols), [str(exc)]
+    except (SheetError, OSError) as exc:
+        return pd.DataFrame(columns=cols), [one_line(str(exc))]
     out = []
     for s in status.values():
         annotatable = s.annotatable

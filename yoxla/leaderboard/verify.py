@@ -1,7 +1,8 @@
 """``yoxla verify FILE…``: the leaderboard's admission rule on the command line.
 
-Exits 1 when any named file is excluded (so a pull request's CI fails before review), 0
-otherwise; superseded files are reported but are not a failure. Imports stay light: the
+Exits 1 when any named file is excluded (so a pull request's CI fails before review), or a
+named folder holds no result file (nothing checked is no pass), 0 otherwise; superseded files
+are reported but are not a failure. Imports stay light: the
 admission machinery is imported when the command runs.
 """
 
@@ -32,15 +33,19 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_verify)
 
 
-def _expand(items: list[str]) -> list[Path]:
-    """Files as given; a folder stands for every result file under it."""
+def _expand(items: list[str]) -> tuple[list[Path], list[str]]:
+    """(files, empty folders): files as given; a folder stands for every result file under it."""
     from yoxla.leaderboard.board import find_result_files
 
     out: list[Path] = []
+    empty: list[str] = []
     for item in items:
         p = Path(item)
-        out.extend(find_result_files(p) if p.is_dir() else [p])
-    return out
+        found = find_result_files(p) if p.is_dir() else [p]
+        if not found:
+            empty.append(item)
+        out.extend(found)
+    return out, empty
 
 
 def _score_text(v: Any) -> str:
@@ -55,7 +60,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from yoxla.leaderboard.admission import EXCLUDED, admit, load_trusted_keys
     from yoxla.leaderboard.data import DataSource
 
-    paths = _expand(args.files)
+    paths, empty = _expand(args.files)
+    for folder in empty:  # nothing checked is no pass: say so, and fail
+        print(f"error: {one_line(folder, 200)} holds no result files (*.json)", file=sys.stderr)
+    if not paths:
+        return 1
     trusted = load_trusted_keys(args.trusted_keys)
     verdicts = admit(
         paths, trusted=trusted, data=DataSource(data_dir=args.data_dir, allow_hub=not args.no_hub)
@@ -92,4 +101,4 @@ def cmd_verify(args: argparse.Namespace) -> int:
         f", {failed} excluded" if failed else ""
     )
     print(summary, file=sys.stderr if args.json else sys.stdout)
-    return 1 if failed else 0
+    return 1 if failed or empty else 0

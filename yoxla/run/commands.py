@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import shlex
@@ -438,6 +439,17 @@ def print_summary(report: Any) -> None:
     print_footer(report)
 
 
+def figure(value: float) -> str:
+    """A measured quantity with the precision it needs: ``1234``, ``12.3``, ``0.042``, ``0.00031``
+    (at least two significant digits below 10, never rounded to ``0.0``)."""
+    if value >= 100 or value == 0:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    decimals = max(1, 1 - math.floor(math.log10(value)))
+    return f"{value:.{decimals}f}"
+
+
 def print_footer(report: Any) -> None:
     """Tokens, wall time, the run folder and the result file (benchmark and suite runs)."""
     s = report.summary
@@ -447,8 +459,8 @@ def print_footer(report: Any) -> None:
     )
     wall = s.get("wall_s") or 0.0
     sent = getattr(report, "sent", 0)
-    rate = f", {sent / wall:.1f} req/s this session" if wall and sent else ""
-    print(f"wall time: {wall:.1f} s{rate}")
+    rate = f", {figure(sent / wall)} req/s this session" if wall and sent else ""
+    print(f"wall time: {figure(wall)} s{rate}")
     print(f"run folder: {report.run_dir}")
     if report.result_path is not None:
         kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"

@@ -337,8 +337,12 @@ def finalize_run(
     write_result_file: bool = True,
     sign_key: str | None = None,
     log: Log | None = None,
+    rescore: bool = False,
 ) -> RunReport:
-    """Score the stored outputs; write task_scores.json, summary.json and (by default) the result file."""
+    """Score the stored outputs; write task_scores.json, summary.json and (by default) the result file.
+
+    ``rescore``: the run finished before; its ``finished_at`` is kept (see :func:`write_finished`).
+    """
     info, task_scores, records, results = score_run(run_dir, task_rows, log)
     complete = is_complete(info, task_scores)
     return write_finished(
@@ -349,6 +353,7 @@ def finalize_run(
         result_path_for(info, complete) if write_result_file else None,
         lambda: build_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
         lambda: build_summary(info, task_scores, records, complete),
+        rescore=rescore,
     )
 
 
@@ -360,13 +365,23 @@ def write_finished(
     result_path: Path | None,
     document: Callable[[], dict[str, Any]],
     summary: Callable[[], dict[str, Any]],
+    *,
+    rescore: bool = False,
 ) -> RunReport:
     """Write the result file (when ``result_path`` is given), task_scores.json and summary.json
     in the order that never lies: run.json says ``finalizing`` first and ``complete`` (or
     ``incomplete``) only once the result file exists. ``document`` and ``summary`` are built
-    after run.json records the finish time and the result file's path."""
+    after run.json records the finish time and the result file's path.
+
+    A rescore (``rescore``) keeps the run's ``finished_at`` (when it has one) and records its own
+    time apart, as ``rescored_at`` in run.json (the result file's ``created_at`` is the rescore's).
+    """
     if result_path is not None:
-        info.update(status="finalizing", finished_at=now_iso(), result_file=str(result_path))
+        if rescore and info.get("finished_at"):
+            info.update(rescored_at=now_iso())
+        else:
+            info.update(finished_at=now_iso())
+        info.update(status="finalizing", result_file=str(result_path))
         _write(run_dir / RUN_JSON, info, run_dir)
         doc = document()
         with _writing(result_path, run_dir):
@@ -398,4 +413,6 @@ def rescore_run(
     if not (run_dir / RUN_JSON).is_file():
         raise RunError(f"{run_dir} is not a run folder (no run.json)")
     with RunLock(run_dir, log):
-        return finalize_run(run_dir, write_result_file=write_result_file, sign_key=sign_key, log=log)
+        return finalize_run(
+            run_dir, write_result_file=write_result_file, sign_key=sign_key, log=log, rescore=True
+        )

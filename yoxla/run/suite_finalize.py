@@ -272,6 +272,7 @@ def finalize_suite_run(
     ask_judge: bool = True,
     log: Log | None = None,
     settings: RunSettings | None = None,
+    rescore: bool = False,
 ) -> RunReport:
     """Score the stored answers; write task_scores.json, summary.json and (by default) the result file.
 
@@ -299,6 +300,7 @@ def finalize_suite_run(
         suite_result_path(info, complete) if write_result_file and results else None,
         lambda: build_suite_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
         lambda: build_suite_summary(info, task_scores, records, results, complete),
+        rescore=rescore,
     )
     _warn_unanswered_judge(info, results, log)
     return report
@@ -331,5 +333,10 @@ def rescore_suite_run(
         raise RunError(f"{run_dir} is not a run folder (no run.json)")
     with RunLock(run_dir, log):
         return finalize_suite_run(
-            run_dir, write_result_file=write_result_file, sign_key=sign_key, ask_judge=False, log=log
+            run_dir,
+            write_result_file=write_result_file,
+            sign_key=sign_key,
+            ask_judge=False,
+            log=log,
+            rescore=True,
         )

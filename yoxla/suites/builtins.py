@@ -40,7 +40,8 @@ from typing import Any
 
 from yoxla.evaluators import SPAN_KEYS, macro_f1, pearson, spearman
 from yoxla.spans import ZERO, score_span, token_f1
-from yoxla.suites.extraction import Extracted, parse_number
+from yoxla.suites.extraction import Extracted
+from yoxla.suites.numbers import parse_number
 from yoxla.suites.spec import BuiltinGrader
 from yoxla.suites.templates import lookup
 from yoxla.text import az_lower, nfc

@@ -84,6 +84,11 @@ def _finish(
     where: str,
     commits: dict[str, str] | None = None,
 ) -> LoadedDataset:
+    if spec.max_rows is None and len(rows) > MAX_ROWS:
+        raise DatasetError(
+            f"{where}: {len(rows):,} rows, more than the {MAX_ROWS:,} a suite dataset may have "
+            f"(set max_rows to use the first ones)"
+        )
     rows = rows[: spec.max_rows or MAX_ROWS]
     if not rows:
         raise DatasetError(f"{where}: no rows were read")

@@ -3,15 +3,20 @@
 Every extractor first drops reasoning (``<think>…</think>``, :func:`yoxla.parsing.answer_text`).
 
 * ``none``: trims white space and symmetric wrappers (```` ``` ````, ``**``, quotes, « »).
-* ``take_first``: the first ``lines`` non-empty lines (after the same trimming).
+* ``take_first``: the first ``lines`` non-empty lines, each stripped of white space. Wrappers
+  that enclose the whole answer are stripped *before* it is split into lines (``**A\nB**``
+  gives ``A``); a wrapper around one line only stays (``**A**\nB`` gives ``**A**``).
 * ``regex`` / ``regex_last``: the first / last match's ``group``; untrusted patterns run on
   the ``regex`` module with a time limit, on at most :data:`MAX_REGEX_INPUT` characters
   (the start for ``regex``, the end for ``regex_last``) and at most :data:`MAX_MATCHES`
-  matches, so a catastrophic pattern costs a fraction of a second, never the run.
+  matches, so a catastrophic pattern costs a fraction of a second, never the run. A cap that
+  is reached is an extraction error with its reason, never a value. The group is stripped of
+  surrounding white space.
 * ``label_set``: the label that occurs first in the text as a whole word (ties: the longer
   label); case-insensitive matching follows Azerbaijani rules (``İ``↔``i``, ``I``↔``ı``) for
-  Azerbaijani labels and English rules for ASCII labels.
-* ``number``: the first (or last) number; ``3,5`` and ``3.5`` are both 3.5.
+  Azerbaijani labels and English rules for ASCII labels; under the regex time limit.
+* ``number``: the first (or last) number by the rule of :mod:`yoxla.suites.numbers`
+  (``3,5`` and ``3.5`` are both 3.5; ``3x+2=11``, ``10²``, ``1,000`` are refused, with why).
 * ``strict``: :func:`yoxla.parsing.parse` over the task's closed answer space (choices, a
   numeric range, free text, or text with an abstention phrase), with its invalid reasons and
   near-miss kinds. Anything outside the space is invalid.
@@ -19,13 +24,13 @@ Every extractor first drops reasoning (``<think>…</think>``, :func:`yoxla.pars
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from yoxla.parsing import answer_text, parse, strip_wrappers
 from yoxla.suite import AnswerSpace, Label, Task
+from yoxla.suites.numbers import find_number
 from yoxla.text import az_lower, nfc
 
 if TYPE_CHECKING:
@@ -40,9 +45,9 @@ MAX_PATTERN = 1_000
 EMPTY = "empty_output"
 NO_MATCH = "no_match"
 ERROR = "extraction_error"
+NOT_A_NUMBER = "not_a_number"  # number: the number shown is refused (near_miss says why)
 
 _FLAGS = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL", "x": "VERBOSE", "u": ""}
-_NUMBER = re.compile(r"(?<![\w.,])[-+−]?(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+)(?:[.,]\d+)?(?![\w])")
 
 
 @dataclass(frozen=True)
@@ -83,15 +88,6 @@ def number_text(value: float) -> str:
     return repr(value)
 
 
-def parse_number(text: str) -> float | None:
-    """A number written as ``3``, ``-2``, ``3,5``, ``3.5``, ``12 500``; None when it is not one."""
-    t = text.strip().replace("−", "-")
-    t = re.sub(r"(?<=\d)[ \u00a0\u202f](?=\d{3}\b)", "", t)
-    if not re.fullmatch(r"[-+]?\d+(?:[.,]\d+)?", t):
-        return None
-    return float(t.replace(",", "."))
-
-
 class Extractor:
     """Base: ``extract(raw)`` for one stored output (None when the request failed)."""
 
@@ -103,6 +99,11 @@ class Extractor:
 
 def _missing(text: str, reason: str = NO_MATCH) -> Extracted:
     return Extracted(None, False, EMPTY if not text.strip() else reason)
+
+
+def _failed(why: str) -> Extracted:
+    """The extraction itself failed (a cap was reached): an error with its reason, never a value."""
+    return Extracted(None, False, ERROR, error=why)
 
 
 class NoneExtractor(Extractor):
@@ -137,15 +138,15 @@ class RegexExtractor(Extractor):
             if self.last:
                 match = None
                 for n, m in enumerate(self.compiled.finditer(hay, timeout=REGEX_TIMEOUT_S), start=1):
+                    if n > MAX_MATCHES:
+                        return _failed(f"the regex matched more than {MAX_MATCHES:,} times")
+                    if time.monotonic() - start > REGEX_TIMEOUT_S:
+                        raise TimeoutError
                     match = m
-                    if n >= MAX_MATCHES or time.monotonic() - start > REGEX_TIMEOUT_S:
-                        break
             else:
                 match = self.compiled.search(hay, timeout=REGEX_TIMEOUT_S)
         except TimeoutError:
-            return Extracted(
-                None, False, ERROR, error=f"the regex hit its time limit ({REGEX_TIMEOUT_S:g} s)"
-            )
+            return _failed(f"the regex hit its time limit ({REGEX_TIMEOUT_S:g} s)")
         value = match.group(self.group) if match is not None else None
         if value is None or not value.strip():
             return _missing(text)
@@ -166,11 +167,33 @@ def _word_char(c: str) -> bool:
 
 
 class LabelSetExtractor(Extractor):
+    """One search per case rule: an alternation of the labels (longest first, then in order),
+    each with its word boundaries, on the ``regex`` module under the regex time limit."""
+
     closed = True
 
     def __init__(self, labels: list[str], case_sensitive: bool) -> None:
+        import regex
+
         self.labels = [nfc(label) for label in labels]
         self.case_sensitive = case_sensitive
+        groups: dict[bool, list[tuple[str, int]]] = {False: [], True: []}
+        for order, label in enumerate(self.labels):
+            needle, english = self._needle(label)
+            groups[english].append((needle, order))
+        self._searches = []
+        self._longest = max((len(n) for ns in groups.values() for n, _ in ns), default=0)
+        for english, needles in groups.items():
+            if not needles:
+                continue
+            needles.sort(key=lambda x: (-len(x[0]), x[1]))
+            alts = []
+            for k, (needle, _) in enumerate(needles):
+                left = r"(?<![\p{L}\p{N}_])" if _word_char(needle[0]) else ""
+                right = r"(?![\p{L}\p{N}_])" if _word_char(needle[-1]) else ""
+                alts.append(f"(?P<l{k}>{left}{regex.escape(needle)}{right})")
+            pattern = regex.compile("|".join(alts), regex.VERSION0)
+            self._searches.append((english, pattern, [order for _, order in needles]))
 
     def _needle(self, label: str) -> tuple[str, bool]:
         if self.case_sensitive:
@@ -181,23 +204,25 @@ class LabelSetExtractor(Extractor):
         text = nfc(answer_text(raw))[:MAX_REGEX_INPUT]
         if not text.strip():
             return _missing(text)
-        az_hay = text if self.case_sensitive else az_lower(text)
-        en_hay = text if self.case_sensitive else _en_lower(text)
         best: tuple[int, int, int] | None = None
-        for order, label in enumerate(self.labels):
-            needle, english = self._needle(label)
-            hay = en_hay if english else az_hay
-            i = hay.find(needle)
-            while i >= 0:
-                end = i + len(needle)
-                left_ok = i == 0 or not (_word_char(hay[i - 1]) and _word_char(needle[0]))
-                right_ok = end == len(hay) or not (_word_char(hay[end]) and _word_char(needle[-1]))
-                if left_ok and right_ok:
-                    key = (i, -len(needle), order)
-                    if best is None or key < best:
-                        best = key
-                    break
-                i = hay.find(needle, i + 1)
+        start = time.monotonic()
+        for english, pattern, orders in self._searches:
+            if self.case_sensitive:
+                hay = text
+            else:
+                hay = _en_lower(text) if english else az_lower(text)
+            left = max(REGEX_TIMEOUT_S - (time.monotonic() - start), 0.001)
+            # a later match than the best so far cannot win: search no further than it
+            end = len(hay) if best is None else min(len(hay), best[0] + self._longest)
+            try:
+                m = pattern.search(hay, 0, end, timeout=left)
+            except TimeoutError:
+                return _failed(f"the label search hit its time limit ({REGEX_TIMEOUT_S:g} s)")
+            if m is not None:
+                order = orders[int(m.lastgroup[1:])]
+                key = (m.start(), -(m.end() - m.start()), order)
+                if best is None or key < best:
+                    best = key
         if best is None:
             return _missing(text)
         return Extracted(self.labels[best[2]], True)
@@ -210,15 +235,12 @@ class NumberExtractor(Extractor):
     def extract(self, raw: str | None) -> Extracted:
         text = answer_text(raw)
         hay = text[-MAX_REGEX_INPUT:] if self.last else text[:MAX_REGEX_INPUT]
-        found = None
-        for m in _NUMBER.finditer(hay):
-            found = m.group(0)
-            if not self.last:
-                break
-        value = parse_number(found) if found is not None else None
-        if value is None:
+        found = find_number(hay, last=self.last)
+        if found.refused is not None:
+            return Extracted(None, False, NOT_A_NUMBER, near_miss=found.refused)
+        if found.value is None:
             return _missing(text)
-        return Extracted(number_text(value), True, number=value)
+        return Extracted(number_text(found.value), True, number=found.value)
 
 
 @dataclass(frozen=True)

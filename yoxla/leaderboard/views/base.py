@@ -24,6 +24,7 @@ import gradio as gr
 import pandas as pd
 from gradio.components.plot import PlotData
 
+from yoxla.csvsafe import safe_frame
 from yoxla.leaderboard.figures import Figure, to_json
 from yoxla.leaderboard.prepared import Prepared
 
@@ -66,7 +67,7 @@ class Downloads:
         return path
 
     def _write(self, stem: str, frame: pd.DataFrame) -> str:
-        text = _csv_safe(frame).to_csv(index=False)
+        text = safe_frame(frame).to_csv(index=False)  # no cell a spreadsheet would run
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
         safe_stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem)[:80]
         key = f"{safe_stem}-{digest}"
@@ -83,29 +84,6 @@ class Downloads:
         if not path.exists():
             path.write_bytes(data)
         return str(path)
-
-
-_FORMULA = re.compile(r"^[=+\-@\t\r]")
-
-
-def _csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text cells that a spreadsheet would run as a formula get a leading apostrophe."""
-    out = frame.copy()
-    for col in out.columns:
-        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
-            out[col] = [
-                "'" + x if isinstance(x, str) and _FORMULA.match(x) and not _number_like(x) else x
-                for x in out[col]
-            ]
-    return out
-
-
-def _number_like(text: str) -> bool:
-    try:
-        float(text.replace("−", "-").split()[0])
-    except (ValueError, IndexError):
-        return False
-    return True
 
 
 def datatypes(frame: pd.DataFrame) -> list[str]:
