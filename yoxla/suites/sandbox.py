@@ -110,6 +110,8 @@ def _safe_folder(folder: Path | None) -> str | None:
 def bwrap_argv(bwrap: str, tmp: str, folder: Path | None) -> list[str]:
     """The ``bwrap`` command line that precedes the worker's own command."""
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # The private folder first: what is shown below may lie under /tmp (mounted over it, not hidden).
+    argv += ["--bind", tmp, SANDBOX_TMP, "--proc", "/proc", "--dev", "/dev"]
     for d in SYSTEM_DIRS:
         if os.path.islink(d):
             argv += ["--symlink", os.readlink(d), d]
@@ -124,8 +126,7 @@ def bwrap_argv(bwrap: str, tmp: str, folder: Path | None) -> list[str]:
     for p in _existing(shown):
         if not any(p == d or p.startswith(d + "/") for d in SYSTEM_DIRS):
             argv += ["--ro-bind", p, p]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", tmp, SANDBOX_TMP, "--chdir", SANDBOX_TMP]
-    return [*argv, "--"]
+    return [*argv, "--chdir", SANDBOX_TMP, "--"]
 
 
 def _probe() -> Isolation:

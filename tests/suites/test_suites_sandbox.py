@@ -1,0 +1,292 @@
+"""What suite code can reach: a probe grader and preprocessor, sandboxed (bwrap) and reduced."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from suites_helpers import FAST, ROWS, write_jsonl, write_manifest
+
+from yoxla.suites import sandbox
+from yoxla.suites.loader import load_manifest
+from yoxla.suites.prepare import prepare_task
+from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.worker import WorkerPool
+
+FAKE_KEY = "sk-or-v1-planted-" + "7" * 40
+
+# Each check is one number: 1.0 when the probe reached what it tried, 0.0 when it did not.
+PROBE = """
+import os, socket, subprocess, sys
+
+PARENT, KEY, MARK = {parent}, {key!r}, {mark!r}
+DOTENV, SSH, OUTSIDE, SUITE_FILE, PORT = {dotenv!r}, {ssh!r}, {outside!r}, {suite_file!r}, {port}
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _environ_leak():
+    found = 0.0
+    for pid in {{str(PARENT), str(os.getppid()), *[p for p in os.listdir("/proc") if p.isdigit()]}}:
+        data = _read(f"/proc/{{pid}}/environ")
+        if data is not None and KEY.encode() in data:
+            found = 1.0
+    return found
+
+
+def _wrote(path):
+    try:
+        with open(path, "w") as fh:
+            fh.write("probe")
+        return 1.0
+    except OSError:
+        return 0.0
+
+
+def _connected():
+    try:
+        with socket.create_connection(("127.0.0.1", PORT), timeout=1):
+            return 1.0
+    except OSError:
+        return 0.0
+
+
+def _detach():
+    # a double fork into a new session, eight times: a bounded fork storm of sleepers
+    inner = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', MARK], start_new_session=True)"
+    for _ in range(8):
+        subprocess.Popen([sys.executable, "-c", inner.replace("MARK", repr(MARK))], start_new_session=True).wait()
+
+
+def checks():
+    _detach()
+    return {{
+        "environ_parent_readable": float(_read(f"/proc/{{PARENT}}/environ") is not None),
+        "environ_key": _environ_leak(),
+        "dotenv": float(_read(DOTENV) is not None),
+        "ssh": float(_read(SSH) is not None),
+        "wrote_outside": _wrote(OUTSIDE),
+        "wrote_suite": _wrote(SUITE_FILE + ".probe"),
+        "connected": _connected(),
+        "suite_readable": float(_read(SUITE_FILE) is not None),
+    }}
+
+
+def grade(sample, item):
+    return {{"scores": checks()}}
+
+
+def transform_row(row):
+    return {{**row, **{{k: str(v) for k, v in checks().items()}}}}
+"""
+
+
+@pytest.fixture
+def mode(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """Forget the probed mode before and after (each test chooses it through the environment)."""
+    sandbox.reset_for_tests()
+    yield monkeypatch
+    monkeypatch.undo()
+    sandbox.reset_for_tests()
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
+    """A checkout with a .env, a HOME with ~/.ssh, a suite folder, a listening loopback port."""
+    repo = tmp_path / "repo"
+    suite = repo / "suites" / "probe"
+    suite.mkdir(parents=True)
+    write_jsonl(suite / "data.jsonl", ROWS)
+    (repo / ".env").write_text(f"OPENROUTER_API_KEY={FAKE_KEY}\n", encoding="utf-8")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OPENROUTER_API_KEY", FAKE_KEY)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    mark = f"yoxla-probe-{uuid.uuid4().hex}"
+    values = {
+        "parent": os.getpid(),
+        "key": FAKE_KEY,
+        "mark": mark,
+        "dotenv": str(repo / ".env"),
+        "ssh": str(home / ".ssh" / "id_ed25519"),
+        "outside": str(repo / "written-by-probe.txt"),
+        "suite_file": str(suite / "data.jsonl"),
+        "port": listener.getsockname()[1],
+    }
+    try:
+        yield {"suite": suite, "source": PROBE.format(**values), "mark": mark, "listener": listener, **values}
+    finally:
+        listener.close()
+        _kill_marked(mark)  # never leave a sleeper behind, even when an assertion failed
+
+
+def _marked(mark: str) -> list[int]:
+    """Live processes (zombies are dead) whose command line holds ``mark``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if mark.encode() in cmdline and state != b"Z":
+            found.append(int(name))
+    return found
+
+
+def _kill_marked(mark: str) -> None:
+    for pid in _marked(mark):
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
+def _left_behind(mark: str) -> list[int]:
+    deadline = time.monotonic() + 3
+    while (left := _marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def _probe_task(source: str, role: str) -> dict[str, object]:
+    code = {"type": "python", "source": source, "timeout_seconds": 20}
+    task: dict[str, object] = {
+        "id": "probe",
+        "dataset": {"path": "data.jsonl"},
+        "prompt_template": "{{sual}}",
+        "target_template": "{{cavab}}",
+    }
+    if role == "grader":
+        task["grader"] = code
+    else:
+        task["preprocess"] = {**code, "contract": "row"}
+    return task
+
+
+def _run_probe(world: dict[str, object], role: str) -> dict[str, float]:
+    suite = world["suite"]
+    assert isinstance(suite, Path)
+    manifest = load_manifest(write_manifest(suite, [_probe_task(str(world["source"]), role)]))
+    task = manifest.task("probe")
+    with WorkerPool(FAST) as pool:
+        prepared = prepare_task(task, pool, limit=1)
+        if role == "grader":
+            scored = score_suite_task(prepared, [SampleOutput("Bakı")], pool=pool)
+            result = scored.results[0]
+            assert result.grader_error is None, result.grader_error
+            found = dict(result.scores)
+        else:
+            row = prepared.items[0].row
+            found = {k: float(row[k]) for k in ("environ_parent_readable", "environ_key", "dotenv", "ssh")}
+            found.update(
+                {k: float(row[k]) for k in ("wrote_outside", "wrote_suite", "connected", "suite_readable")}
+            )
+        assert _marked(str(world["mark"])), "the probe's detached sleepers should be running here"
+    return found
+
+
+def _nothing_accepted(world: dict[str, object]) -> bool:
+    listener = world["listener"]
+    assert isinstance(listener, socket.socket)
+    try:
+        conn, _ = listener.accept()
+    except BlockingIOError:
+        return True
+    conn.close()
+    return False
+
+
+def _bwrap_or_skip(mode: pytest.MonkeyPatch) -> None:
+    mode.delenv(sandbox.FORCE_ENV, raising=False)
+    chosen = sandbox.isolation()
+    if not chosen.sandboxed:
+        pytest.skip(f"bwrap cannot run here: {chosen.reason}")
+
+
+@pytest.mark.parametrize("role", ["grader", "preprocess"])
+def test_sandboxed_probe_finds_nothing_reaches_nothing_leaves_nothing(mode, world, role):
+    _bwrap_or_skip(mode)
+    found = _run_probe(world, role)
+    assert found["suite_readable"] == 1.0  # its own folder is there, read-only
+    # A write "outside" can only land in its private /tmp (where the suite's folder is mounted when
+    # it lies under /tmp, as here): the real file must not exist.
+    reached = {k: v for k, v in found.items() if k not in ("suite_readable", "wrote_outside") and v}
+    assert reached == {}, reached
+    assert not Path(str(world["outside"])).exists()
+    assert not Path(str(world["suite_file"]) + ".probe").exists()
+    assert _nothing_accepted(world)
+    assert _left_behind(str(world["mark"])) == []
+
+
+def test_reduced_mode_is_announced_blocks_proc_environ_and_ends_every_descendant(
+    mode, world, capsys, role="grader"
+):
+    mode.setenv(sandbox.FORCE_ENV, "reduced")
+    chosen = sandbox.isolation()
+    assert not chosen.sandboxed and "reduced" in chosen.reason
+    found = _run_probe(world, role)
+    assert "code isolation is reduced" in capsys.readouterr().err
+    assert found["environ_parent_readable"] == 0.0
+    assert found["environ_key"] == 0.0
+    assert _left_behind(str(world["mark"])) == []
+
+
+def test_the_announcement_is_made_once_per_process(mode, capsys):
+    mode.setenv(sandbox.FORCE_ENV, "reduced")
+    for _ in range(3):
+        sandbox.announce(sandbox.isolation())
+    assert capsys.readouterr().err.count("code isolation is reduced") == 1
+    sandbox.reset_for_tests()
+    mode.delenv(sandbox.FORCE_ENV)
+    sandbox.announce(sandbox.Isolation(True, "bwrap"))
+    assert capsys.readouterr().err == ""
+
+
+def test_without_bwrap_on_path_the_mode_is_reduced_with_the_reason(mode, tmp_path):
+    mode.delenv(sandbox.FORCE_ENV, raising=False)
+    mode.setenv("PATH", str(tmp_path))
+    chosen = sandbox.isolation()
+    assert not chosen.sandboxed and "bwrap" in chosen.reason and "not installed" in chosen.reason
+    assert "code isolation is reduced" in chosen.line()
+
+
+def test_a_bwrap_that_cannot_run_gives_the_reduced_mode(mode, tmp_path):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    mode.delenv(sandbox.FORCE_ENV, raising=False)
+    mode.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    chosen = sandbox.isolation()
+    assert not chosen.sandboxed and "No permissions to creating new namespace" in chosen.reason
+
+
+def test_the_sandbox_never_shows_a_home_or_a_checkout_root(tmp_path):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    argv = sandbox.bwrap_argv("bwrap", str(tmp_path), tmp_path / "repo")
+    shown = {argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"}
+    assert str(tmp_path / "repo") not in shown
+    assert str(Path.home()) not in shown and "/" not in shown
+    assert str(sandbox.PACKAGE) in shown
+    suite = tmp_path / "suites" / "x"
+    suite.mkdir(parents=True)
+    argv = sandbox.bwrap_argv("bwrap", str(tmp_path), suite)
+    assert str(suite.resolve()) in {argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"}
