@@ -33,7 +33,7 @@ def test_example_validates_offline(path, capsys):
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
 def test_committed_suite_matches_its_frozen_hashes(path, capsys):
-    code, out, err = _cli(capsys, "suite", "check", path)
+    code, out, err = _cli(capsys, "suite", "check", path, "--run-code")
     assert code == 0, out + err
 
 
@@ -42,7 +42,7 @@ def test_example_renders(path, capsys):
     from yoxla.suites.loader import load_manifest
 
     tid = next(iter(load_manifest(path).tasks))
-    code, out, _ = _cli(capsys, "suite", "render", path, "--task", tid, "-n", "2")
+    code, out, _ = _cli(capsys, "suite", "render", path, "--task", tid, "-n", "2", "--run-code")
     assert code == 0
     assert out.count(f"=== {tid} item ") == 2 and "[user]" in out and "[target]" in out
 

@@ -290,3 +290,67 @@ def test_the_sandbox_never_shows_a_home_or_a_checkout_root(tmp_path):
     suite.mkdir(parents=True)
     argv = sandbox.bwrap_argv("bwrap", str(tmp_path), suite)
     assert str(suite.resolve()) in {argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"}
+
+
+# `suite render` and `suite check` run no code unless asked ---------------------------------------
+
+PRE = "def transform_row(row):\n    return row\n"
+
+
+def _two_tasks(folder: Path) -> Path:
+    write_jsonl(folder / "data.jsonl", ROWS)
+    plain = {
+        "id": "plain",
+        "dataset": {"path": "data.jsonl"},
+        "prompt_template": "{{sual}}",
+        "target_template": "{{cavab}}",
+    }
+    coded = {**plain, "id": "coded", "preprocess": {"type": "python", "contract": "row", "source": PRE}}
+    return write_manifest(folder, [plain, coded])
+
+
+@pytest.fixture
+def no_worker(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Any worker start is recorded (and refused): the commands must not start one."""
+    started: list[str] = []
+
+    def refuse(self: object) -> None:
+        started.append("start")
+        raise OSError("no worker may start in this test")
+
+    monkeypatch.setattr("yoxla.suites.worker.Worker._start", refuse)
+    return started
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
+    from yoxla.cli import run as cli_run
+
+    code = cli_run([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def test_render_without_run_code_names_the_task_it_cannot_show(tmp_path, capsys, no_worker):
+    path = _two_tasks(tmp_path)
+    code, out = _cli(capsys, "suite", "render", path, "--task", "coded")
+    assert code == 1 and no_worker == []
+    assert "task coded has a Python preprocessor" in out and "--run-code" in out and "===" not in out
+    code, out = _cli(capsys, "suite", "render", path, "--task", "plain", "-n", "1")
+    assert code == 0 and "=== plain item s1" in out and no_worker == []
+
+
+def test_check_without_run_code_checks_the_rest_and_lists_what_it_could_not(tmp_path, capsys, no_worker):
+    path = _two_tasks(tmp_path)
+    code, out = _cli(capsys, "suite", "check", path, "--write")
+    assert code == 1 and no_worker == []
+    assert "coded: not checked: it has a Python preprocessor" in out
+    assert "1 task(s) not checked without --run-code: coded" in out
+    assert "froze 1 new task(s)" in out and "removed" not in out  # plain was frozen, coded left alone
+
+
+def test_check_and_render_with_run_code_run_the_preprocessor(tmp_path, capsys):
+    path = _two_tasks(tmp_path)
+    code, out = _cli(capsys, "suite", "check", path, "--write", "--run-code")
+    assert code == 0 and "froze 2 new task(s)" in out
+    code, out = _cli(capsys, "suite", "render", path, "--task", "coded", "-n", "1", "--run-code")
+    assert code == 0 and "=== coded item s1" in out
