@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -354,3 +355,19 @@ def test_check_and_render_with_run_code_run_the_preprocessor(tmp_path, capsys):
     assert code == 0 and "froze 2 new task(s)" in out
     code, out = _cli(capsys, "suite", "render", path, "--task", "coded", "-n", "1", "--run-code")
     assert code == 0 and "=== coded item s1" in out
+
+
+def test_a_sandboxed_worker_outlives_the_thread_that_started_it(mode):
+    # bwrap --die-with-parent follows the starting *thread*: a runner thread that ends must not
+    # take the worker with it while another thread still uses it.
+    _bwrap_or_skip(mode)
+    from yoxla.suites.worker import Worker
+
+    with Worker("def f(x):\n    return x + 1\n", "<t>", FAST) as w:
+        first: list[object] = []
+        thread = threading.Thread(target=lambda: first.append(w.call(["f"], [1], 5.0).value))
+        thread.start()
+        thread.join()
+        time.sleep(0.3)
+        assert first == [2] and w.alive
+        assert w.call(["f"], [2], 5.0).value == 3 and w.starts == 1

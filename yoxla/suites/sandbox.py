@@ -22,6 +22,7 @@ sandbox is known to be unwanted); any other value, or none, probes ``bwrap`` onc
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import signal
 import site
@@ -30,9 +31,12 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 FORCE_ENV = "YOXLA_CODE_ISOLATION"
 PACKAGE = Path(__file__).resolve().parent.parent  # the yoxla package folder
@@ -195,6 +199,39 @@ def make_undumpable() -> bool:
     except (OSError, AttributeError):
         return False
     return _undumpable
+
+
+# One long-lived thread starts the sandboxed workers -----------------------------------------------
+
+_jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] = queue.SimpleQueue()
+_spawner: threading.Thread | None = None
+
+
+def _serve_spawns() -> None:
+    while True:
+        fn, box, done = _jobs.get()
+        try:
+            box.append((True, fn()))
+        except BaseException as exc:
+            box.append((False, exc))
+        done.set()
+
+
+def in_spawner(fn: Callable[[], T]) -> T:
+    """``fn()`` run in the spawner thread, which lives as long as the process (a daemon)."""
+    global _spawner
+    with _lock:
+        if _spawner is None or not _spawner.is_alive():
+            _spawner = threading.Thread(target=_serve_spawns, name="yoxla-worker-spawner", daemon=True)
+            _spawner.start()
+    box: list[Any] = []
+    done = threading.Event()
+    _jobs.put((fn, box, done))
+    done.wait()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 # Ending a process tree (the reduced mode) ---------------------------------------------------------

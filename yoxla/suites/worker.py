@@ -171,17 +171,23 @@ class Worker:
         else:
             sandbox.make_undumpable()  # the worker must not read this process's /proc entries
         self.sandboxed = mode.sandboxed
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            cwd=folder,
-            env=env,
-            start_new_session=True,
-            close_fds=True,
-            bufsize=0,
-        )
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=folder,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+                bufsize=0,
+            )
+
+        # bwrap --die-with-parent ends the sandbox when the *thread* that started it ends: start
+        # it from one long-lived thread, so a worker outlives the runner thread that asked first.
+        proc = sandbox.in_spawner(start) if mode.sandboxed else start()
         self._proc, self._log, self._buf = proc, log, bytearray()
         self._finalizer = weakref.finalize(self, _kill, proc, folder, log, not mode.sandboxed)
         self.starts += 1
