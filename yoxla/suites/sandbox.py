@@ -29,6 +29,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -49,7 +50,8 @@ SYSTEM_FILES = (
     "/etc/localtime",
     "/etc/alternatives",
 )
-SANDBOX_TMP = "/tmp"
+SANDBOX_TMP = "/tmp"  # the private folder, mounted here
+SANDBOX_HOME = "/tmp/home"  # HOME, TMPDIR and the working folder: kept apart from mount points
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def bwrap_argv(bwrap: str, tmp: str, folder: Path | None) -> list[str]:
     for p in _existing(shown):
         if not any(p == d or p.startswith(d + "/") for d in SYSTEM_DIRS):
             argv += ["--ro-bind", p, p]
-    return [*argv, "--chdir", SANDBOX_TMP, "--"]
+    return [*argv, "--dir", SANDBOX_HOME, "--chdir", SANDBOX_HOME, "--"]
 
 
 def _probe() -> Isolation:
@@ -141,12 +143,12 @@ def _probe() -> Isolation:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Isolation(False, "bwrap (the bubblewrap package) is not installed")
-    tmp = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
-    cmd = [*bwrap_argv(bwrap, tmp, None), sys.executable, "-s", "-P", "-B", "-c", "pass"]
     try:
-        done = subprocess.run(
-            cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
-        )
+        with tempfile.TemporaryDirectory(prefix="yoxla-probe-") as tmp:
+            cmd = [*bwrap_argv(bwrap, tmp, None), sys.executable, "-s", "-P", "-B", "-c", "pass"]
+            done = subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
+            )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Isolation(False, f"bwrap cannot run here ({type(exc).__name__})")
     if done.returncode != 0:

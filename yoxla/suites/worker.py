@@ -167,7 +167,7 @@ class Worker:
         env = worker_env(folder)
         if mode.sandboxed:
             cmd = sandbox.bwrap_argv(shutil.which("bwrap") or "bwrap", folder, self.folder) + cmd
-            env = worker_env(sandbox.SANDBOX_TMP)
+            env = worker_env(sandbox.SANDBOX_HOME)
         else:
             sandbox.make_undumpable()  # the worker must not read this process's /proc entries
         self.sandboxed = mode.sandboxed
