@@ -220,7 +220,7 @@ def _bwrap_or_skip(mode: pytest.MonkeyPatch) -> None:
     mode.delenv(sandbox.FORCE_ENV, raising=False)
     chosen = sandbox.isolation()
     if not chosen.sandboxed:
-        pytest.skip(f"bwrap cannot run here: {chosen.reason}")
+        pytest.skip(chosen.reason)
 
 
 @pytest.mark.parametrize("role", ["grader", "preprocess"])
