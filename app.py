@@ -147,6 +147,9 @@ def launch(demo: Any, **kwargs: Any) -> Any:
 def main() -> None:
     t0 = time.perf_counter()
     say("starting the YOXLA leaderboard (importing gradio)")
+    from yoxla.suites.sandbox import announce, isolation
+
+    announce(isolation(), say)  # committed suites' Python runs at start-up: say when it is not sandboxed
     demo = build_app(log=say, warm=False)
     _, url, _ = launch(
         demo,

@@ -371,3 +371,29 @@ def test_a_sandboxed_worker_outlives_the_thread_that_started_it(mode):
         time.sleep(0.3)
         assert first == [2] and w.alive
         assert w.call(["f"], [2], 5.0).value == 3 and w.starts == 1
+
+
+def test_start_up_announces_reduced_isolation_only_for_tasks_with_code(mode, tmp_path, capsys):
+    mode.setenv(sandbox.FORCE_ENV, "reduced")
+    manifest = load_manifest(_two_tasks(tmp_path))
+    sandbox.announce_for([manifest.task("plain")])
+    assert capsys.readouterr().err == ""
+    shown: list[str] = []
+    sandbox.announce_for(manifest.tasks.values(), shown.append)
+    assert len(shown) == 1 and shown[0].startswith("warning: code isolation is reduced")
+    sandbox.announce_for(manifest.tasks.values(), shown.append)
+    assert len(shown) == 1  # once per process
+
+
+def test_a_suite_run_announces_before_its_code_runs(mode, tmp_path, capsys, no_worker):
+    from yoxla.run.errors import ValidationFailed
+    from yoxla.run.settings import RunSettings
+    from yoxla.run.suite_plan import make_suite_plan
+
+    mode.setenv(sandbox.FORCE_ENV, "reduced")
+    path = _two_tasks(tmp_path)
+    settings = RunSettings(provider="suite-baseline", model="first", suite=str(path), tasks=["coded"])
+    with WorkerPool(FAST) as pool, pytest.raises(ValidationFailed):
+        make_suite_plan(settings, pool)  # no worker can start here: the notice came first
+    assert no_worker == ["start"]
+    assert capsys.readouterr().err.count("code isolation is reduced") == 1

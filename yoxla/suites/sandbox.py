@@ -173,14 +173,26 @@ def reset_for_tests() -> None:
         _chosen, _announced = None, False
 
 
-def announce(mode: Isolation) -> None:
-    """Say once per process that code isolation is reduced (the sandboxed mode stays quiet)."""
+def announce(mode: Isolation, write: Callable[[str], None] | None = None) -> None:
+    """Say once per process that code isolation is reduced (the sandboxed mode stays quiet).
+
+    ``write`` prints the line (the app's start-up log); stderr by default.
+    """
     global _announced
     with _lock:
         if _announced or mode.sandboxed:
             return
         _announced = True
-    print(mode.line(), file=sys.stderr, flush=True)
+    if write is not None:
+        write(mode.line())
+    else:
+        print(mode.line(), file=sys.stderr, flush=True)
+
+
+def announce_for(tasks: Iterable[Any], write: Callable[[str], None] | None = None) -> None:
+    """At start-up: announce a reduced isolation when one of ``tasks`` has Python code."""
+    if any(t.preprocess_code is not None or t.grader_code for t in tasks):
+        announce(isolation(), write)
 
 
 def make_undumpable() -> bool:
