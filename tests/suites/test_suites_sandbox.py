@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -287,6 +288,8 @@ def test_the_sandbox_never_shows_a_home_or_a_checkout_root(tmp_path):
     assert str(tmp_path / "repo") not in shown
     assert str(Path.home()) not in shown and "/" not in shown
     assert str(sandbox.PACKAGE) in shown
+    prefix = os.path.realpath(sys.prefix)  # the interpreter's own folder, unless /usr shows it
+    assert prefix in shown or prefix.startswith("/usr/") or prefix == "/usr"
     suite = tmp_path / "suites" / "x"
     suite.mkdir(parents=True)
     argv = sandbox.bwrap_argv("bwrap", str(tmp_path), suite)

@@ -96,7 +96,7 @@ def python_paths() -> list[str]:
 
 
 def _safe_folder(folder: Path | None) -> str | None:
-    """The suite folder to show read-only, or None for one that would show too much."""
+    """A folder to show read-only (resolved), or None for one that would show too much."""
     if folder is None:
         return None
     try:
@@ -125,10 +125,10 @@ def bwrap_argv(bwrap: str, tmp: str, folder: Path | None) -> list[str]:
             argv += ["--ro-bind", d, d]
     for f in SYSTEM_FILES:
         argv += ["--ro-bind-try", f, f]
-    shown = [*python_paths(), str(PACKAGE)]
-    suite = _safe_folder(folder)
-    if suite is not None:
-        shown.append(suite)
+    # Python's folders pass the same test as the suite's: never the home or the checkout's root
+    # (a Python that then cannot start fails the probe, and the mode is reduced).
+    wanted = [*(Path(p) for p in python_paths()), folder]
+    shown = [str(PACKAGE), *(p for p in map(_safe_folder, wanted) if p is not None)]
     for p in _existing(shown):
         if not any(p == d or p.startswith(d + "/") for d in SYSTEM_DIRS):
             argv += ["--ro-bind", p, p]
