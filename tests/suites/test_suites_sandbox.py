@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -16,8 +18,6 @@ from suites_helpers import FAST, ROWS, write_jsonl, write_manifest
 
 from yoxla.suites import sandbox
 from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleOutput, score_suite_task
 from yoxla.suites.worker import WorkerPool
 
 FAKE_KEY = "sk-or-v1-planted-" + "7" * 40
@@ -26,7 +26,7 @@ FAKE_KEY = "sk-or-v1-planted-" + "7" * 40
 PROBE = """
 import os, socket, subprocess, sys
 
-PARENT, KEY, MARK = {parent}, {key!r}, {mark!r}
+PARENT, KEY, MARK = __PARENT__, {key!r}, {mark!r}  # PARENT: the process that runs the worker
 DOTENV, SSH, OUTSIDE, SUITE_FILE, PORT = {dotenv!r}, {ssh!r}, {outside!r}, {suite_file!r}, {port}
 
 
@@ -122,7 +122,6 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     listener.setblocking(False)
     mark = f"yoxla-probe-{uuid.uuid4().hex}"
     values = {
-        "parent": os.getpid(),
         "key": FAKE_KEY,
         "mark": mark,
         "dotenv": str(repo / ".env"),
@@ -184,26 +183,66 @@ def _probe_task(source: str, role: str) -> dict[str, object]:
     return task
 
 
-def _run_probe(world: dict[str, object], role: str) -> dict[str, float]:
-    suite = world["suite"]
-    assert isinstance(suite, Path)
-    manifest = load_manifest(write_manifest(suite, [_probe_task(str(world["source"]), role)]))
-    task = manifest.task("probe")
-    with WorkerPool(FAST) as pool:
-        prepared = prepare_task(task, pool, limit=1)
-        if role == "grader":
-            scored = score_suite_task(prepared, [SampleOutput("Bakı")], pool=pool)
-            result = scored.results[0]
-            assert result.grader_error is None, result.grader_error
-            found = dict(result.scores)
-        else:
-            row = prepared.items[0].row
-            found = {k: float(row[k]) for k in ("environ_parent_readable", "environ_key", "dotenv", "ssh")}
-            found.update(
-                {k: float(row[k]) for k in ("wrote_outside", "wrote_suite", "connected", "suite_readable")}
-            )
-        assert _marked(str(world["mark"])), "the probe's detached sleepers should be running here"
-    return found
+# The probe runs in a process of its own, started with the planted key in its environment, so
+# that the key is really in its /proc/<pid>/environ (a variable set later is not).
+RUNNER = """
+import json, os, sys
+args = json.loads(sys.argv[1])
+sys.path.insert(0, args["helpers"])
+from suites_helpers import FAST, write_manifest
+from pathlib import Path
+from yoxla.suites.loader import load_manifest
+from yoxla.suites.prepare import prepare_task
+from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.worker import WorkerPool
+
+task = args["task"]
+code = task.get("grader") or task["preprocess"]
+code["source"] = code["source"].replace("__PARENT__", str(os.getpid()))
+manifest = load_manifest(write_manifest(Path(args["suite"]), [task]))
+def marked():
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            n += args["mark"].encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            pass
+    return n
+with WorkerPool(FAST) as pool:
+    prepared = prepare_task(manifest.task("probe"), pool, limit=1)
+    if "grader" in task:
+        result = score_suite_task(prepared, [SampleOutput("Bakı")], pool=pool).results[0]
+        found = dict(result.scores) if result.grader_error is None else {"error": result.grader_error}
+    else:
+        found = {k: float(v) for k, v in prepared.items[0].row.items() if k not in ("id", "sual", "cavab", "mövzu")}
+    running = marked()
+print(json.dumps({"found": found, "running": running}))
+"""
+
+
+def _run_probe(world: dict[str, object], role: str) -> tuple[dict[str, float], str]:
+    """What the probe reached, and the stderr of the process that ran it."""
+    root = Path(__file__).resolve().parents[2]
+    args = {
+        "helpers": str(Path(__file__).parent),
+        "suite": str(world["suite"]),
+        "task": _probe_task(str(world["source"]), role),
+        "mark": world["mark"],
+    }
+    env = dict(os.environ, OPENROUTER_API_KEY=FAKE_KEY)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, json.dumps(args)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")[-2000:]
+    reply = json.loads(done.stdout.decode("utf-8").strip().splitlines()[-1])
+    assert "error" not in reply["found"], reply["found"]
+    assert reply["running"] >= 8, "the probe's detached sleepers should be running while the worker is"
+    return reply["found"], done.stderr.decode("utf-8", "replace")
 
 
 def _nothing_accepted(world: dict[str, object]) -> bool:
@@ -227,7 +266,7 @@ def _bwrap_or_skip(mode: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("role", ["grader", "preprocess"])
 def test_sandboxed_probe_finds_nothing_reaches_nothing_leaves_nothing(mode, world, role):
     _bwrap_or_skip(mode)
-    found = _run_probe(world, role)
+    found, _ = _run_probe(world, role)
     assert found["suite_readable"] == 1.0  # its own folder is there, read-only
     # A write "outside" can only land in its private /tmp (where the suite's folder is mounted when
     # it lies under /tmp, as here): the real file must not exist.
@@ -245,8 +284,8 @@ def test_reduced_mode_is_announced_blocks_proc_environ_and_ends_every_descendant
     mode.setenv(sandbox.FORCE_ENV, "reduced")
     chosen = sandbox.isolation()
     assert not chosen.sandboxed and "reduced" in chosen.reason
-    found = _run_probe(world, role)
-    assert "code isolation is reduced" in capsys.readouterr().err
+    found, err = _run_probe(world, role)
+    assert "code isolation is reduced" in err
     assert found["environ_parent_readable"] == 0.0
     assert found["environ_key"] == 0.0
     assert _left_behind(str(world["mark"])) == []
