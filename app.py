@@ -157,6 +157,9 @@ def main() -> None:
     if page.start():
         say(f"while the files are checked, http://{host}:{port} shows how far the check is")
     say("starting the YOXLA leaderboard (importing gradio)")
+    from yoxla.suites.sandbox import announce, isolation
+
+    announce(isolation(), say)  # committed suites' Python runs at start-up: say when it is not sandboxed
     try:
         demo = build_app(log=say, warm=False, progress=page.update)
     finally:

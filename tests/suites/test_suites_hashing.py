@@ -151,13 +151,13 @@ def _cli(capsys, *argv) -> tuple[int, str, str]:
 
 def test_check_freezes_then_refuses_in_place_edits(tmp_path, capsys):
     path = _setup(tmp_path, copy.deepcopy(BASE))
-    code, out, _ = _cli(capsys, "suite", "check", str(path))
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path))
     assert code == 1 and "--write" in out
-    code, out, _ = _cli(capsys, "suite", "check", str(path), "--write")
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path), "--write")
     assert code == 0 and "froze 2 new task(s)" in out
     frozen = json.loads(hash_file_path(path).read_text(encoding="utf-8"))
     assert sorted(frozen["tasks"]) == ["t1", "t2"] and frozen["suite_hash"].startswith("sha256:")
-    code, out, _ = _cli(capsys, "suite", "check", str(path))
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path))
     assert code == 0 and "t1: unchanged" in out
     # An in-place edit is refused, with or without --write, and the hash file is kept.
     doc = copy.deepcopy(BASE)
@@ -165,20 +165,20 @@ def test_check_freezes_then_refuses_in_place_edits(tmp_path, capsys):
     path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     before = hash_file_path(path).read_text(encoding="utf-8")
     for extra in ([], ["--write"]):
-        code, out, _ = _cli(capsys, "suite", "check", str(path), *extra)
+        code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path), *extra)
         assert code == 1 and "task t1 changed in place (its definition" in out and "t1_v2" in out
     assert hash_file_path(path).read_text(encoding="utf-8") == before
     # The same change under a new id is fine: the old id stays frozen.
     _t1(doc)["id"] = "t1_v2"
     doc["tasks"].append(copy.deepcopy(BASE["tasks"][0]))
     path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    code, out, _ = _cli(capsys, "suite", "check", str(path), "--write")
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path), "--write")
     assert code == 0 and "t1_v2: new" in out and "t1: unchanged" in out
 
 
 def test_check_names_changed_data(tmp_path, capsys):
     path = _setup(tmp_path, copy.deepcopy(BASE))
-    assert _cli(capsys, "suite", "check", str(path), "--write")[0] == 0
+    assert _cli(capsys, "suite", "check", "--run-code", str(path), "--write")[0] == 0
     write_jsonl(tmp_path / "train.jsonl", ROWS[1:3])
-    code, out, _ = _cli(capsys, "suite", "check", str(path))
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path))
     assert code == 1 and "the rows of its fewshot" in out

@@ -10,7 +10,7 @@ from suites_helpers import FAST, ROWS, cases
 from yoxla.suites.errors import PreprocessError
 from yoxla.suites.prepare import prepare_task
 from yoxla.suites.scoring import SampleOutput, score_suite_task
-from yoxla.suites.worker import Worker, WorkerPool, worker_env
+from yoxla.suites.worker import Worker, WorkerLimits, WorkerPool, worker_env
 
 GRADERS = cases("grader_cases.yaml")
 TIMEOUT = 0.5
@@ -200,3 +200,84 @@ def test_failing_preprocessor_fails_the_task_naming_the_row(load, pool, source, 
         prepare_task(load(_pre_task(source, contract)).task("p"), pool)
     assert message in str(err.value)
     assert "task 'p'" in str(err.value)
+
+
+# Forged protocol lines ----------------------------------------------------------------------------
+# A grader can reach the protocol stream (here through the child's own object); whatever it
+# writes there is read as hostile: the item in flight gets one grader error, the others are
+# scored by a restarted worker, and the parent never raises.
+
+FORGE = (
+    "import gc\n"
+    "def _send(data):\n"
+    "    out = next(o for o in gc.get_objects() if type(o).__name__ == 'Child').proto_out\n"
+    "    out.flush()\n"
+    "    out.buffer.write(data + b'\\n')\n"
+    "    out.buffer.flush()\n"
+    "def grade(sample, item):\n"
+    "    if item['id'] == 's2':\n"
+    "        _send({line!r})\n"
+    "    return 1.0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        pytest.param('{"i": 3, "ok": true, "value": 1.0}', "a result for another item", id="other_item"),
+        pytest.param('{"ok": true, "value": 1.0}', "a result for another item", id="no_index"),
+        pytest.param('{"i": 1, "ok": true, "value": NaN}', "not a finite number", id="nan_score"),
+        pytest.param('{"i": 1, "ok": true, "value": Infinity}', "not a finite number", id="infinite_score"),
+        pytest.param("[" * 200_000 + "]" * 200_000, "nested more than", id="nested_200000"),
+        pytest.param('{"i": 1, "value": 1.0}', "not a result", id="no_ok"),
+        pytest.param('{"i": 1, "ok": "yes"}', "not a result", id="ok_not_bool"),
+        pytest.param('{"i": 1, "ok": false, "error": {"x": 1}}', "without its error", id="error_not_text"),
+        pytest.param(
+            '{"op": "judge", "i": 9999999, "request": {}}', "judge request for another", id="judge_far"
+        ),
+        pytest.param(
+            '{"op": "judge", "i": -1, "request": {}}', "judge request for another", id="judge_negative"
+        ),
+        pytest.param('{"done": 4}', "ended a batch early", id="done_early"),
+        pytest.param("42", "not a protocol line", id="not_an_object"),
+        pytest.param(b"\xff\xfe", "not a protocol line", id="not_utf8"),
+    ],
+)
+def test_a_forged_protocol_line_is_one_grader_error(load, pool, line, message):
+    data = line if isinstance(line, bytes) else line.encode("utf-8")
+    prepared = prepare_task(load(_grader_task(FORGE.format(line=data))).task("g"), pool)
+    scored = score_suite_task(prepared, [SampleOutput("x")] * 4, pool=pool)
+    outcomes = [r.outcome for r in scored.results]
+    # s2's grader error, then the genuine reply for s2 (after a forged line with s2's index) may be
+    # taken for s3: never more than those two, and s4 is always scored.
+    assert outcomes[0] == "correct" and outcomes[1] == "grader_error" and outcomes[3] == "correct", outcomes
+    assert message in (scored.results[1].grader_error or ""), scored.results[1].grader_error
+    assert scored.metrics["grader_errors"] <= 2
+
+
+def test_a_forged_score_of_1e308_is_kept_as_the_grader_s_own_answer(load, pool):
+    # A finite number written with the right index is indistinguishable from the grader's own
+    # answer (the grader decides its scores); the reply it then sends is the one left over.
+    line = b'{"i": 1, "ok": true, "value": 1e308}'
+    prepared = prepare_task(load(_grader_task(FORGE.format(line=line))).task("g"), pool)
+    scored = score_suite_task(prepared, [SampleOutput("x")] * 4, pool=pool)
+    assert [r.outcome for r in scored.results][3] == "correct"
+    assert scored.results[1].scores == {"score": 1e308}
+    assert "another item" in (scored.results[2].grader_error or "")
+
+
+def test_a_forged_line_while_loading_is_a_load_error():
+    source = (
+        "import gc\nnext(o for o in gc.get_objects() if type(o).__name__ == 'Child').send('{\"i\": 5}')\n"
+    )
+    with Worker(source, "<t>", FAST) as w:
+        res = w.call(["f"], [], 1.0)
+    assert not res.ok and "an item it was not asked about" in (res.error or "")
+
+
+def test_an_oversized_protocol_line_is_an_error_not_a_crash():
+    limits = WorkerLimits(memory_mb=1024, load_timeout_s=20.0, grace_s=0.5, max_response_bytes=1 << 16)
+    with Worker("def f():\n    return 'ə' * 100_000\n", "<t>", limits) as w:
+        res = w.call(["f"], [], 2.0)
+        assert not res.ok and "larger than" in (res.error or "")
+        assert w.call(["g", "len"], [[1, 2]], 2.0).ok is False  # restarted: the code defines no g()

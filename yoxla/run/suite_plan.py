@@ -30,6 +30,7 @@ from yoxla.suites.hashing import suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask, load_manifest
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import repo_path, suite_id
+from yoxla.suites.sandbox import announce_for
 from yoxla.suites.worker import WorkerPool
 
 DEFAULT_MAX_TOKENS = 1024
@@ -179,6 +180,7 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
         raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
+    announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
     workers = pool or WorkerPool()
     tasks: dict[str, SuiteRunTask] = {}

@@ -19,8 +19,14 @@ function runs, ``ctx.responses_create(**request)`` writes ``{"op": "judge", "i":
 A soft per-call time limit (SIGALRM) turns a slow call into an error and keeps the process;
 the parent also keeps a hard deadline and kills the process if the soft one does not fire
 (code stuck in C). ``RLIMIT_AS`` turns a huge allocation into a ``MemoryError``.
+
+Before any user code runs, the process (Linux) becomes a child subreaper, so what the code
+starts stays below it even after ``setsid`` and a double fork (the parent ends the whole tree),
+drops every capability (bounding set included) and sets ``no_new_privs``: it cannot read a
+non-dumpable parent's ``/proc`` entries, nor regain privileges by running a program.
 """
 
+import ctypes
 import inspect
 import io
 import json
@@ -200,7 +206,36 @@ def _accepts(fn, n):
     return any(p.kind == p.VAR_POSITIONAL for p in params) or len(positional) >= n
 
 
+PR_CAPBSET_DROP = 24
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CAP_VERSION_3 = 0x20080522
+
+
+def harden():
+    """Subreaper, no capabilities, no new privileges (Linux; each step is best effort)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as fh:
+            last = int(fh.read().strip())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (two words each): none
+    libc.capset(header, data)
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
 def main():
+    harden()
     memory_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024

@@ -4,11 +4,14 @@
   templates rendered on the first rows, regexes compiled, every grader answers one sample
   (the target given as the model's answer); prints each task's hash and the suite hash.
 * ``render FILE --task ID -n 3``: the exact messages a model will see, few-shot included.
+  A task with a Python preprocessor is shown only with ``--run-code`` (render and check run
+  none of a manifest's Python unless asked: they are what a reviewer runs on a pull request).
 * ``floors FILE [--gate]``: the cue-only strategies' task scores (``suite-baseline``);
   ``--gate`` exits 1 when one scores more than ``--margin`` points above chance.
 * ``check FILE [--write]``: compare every task's hash with the frozen hash file
   (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
-  freezes new tasks (never rewrites a frozen one).
+  freezes new tasks (never rewrites a frozen one). A task with a Python preprocessor is
+  hashed only with ``--run-code``; without it, it is listed as not checked (exit status 1).
 
 Exit status: 0 ok, 1 a problem found, 2 a manifest that cannot be read (one line, no traceback).
 """
@@ -98,12 +101,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _needs_code(task: Any) -> bool:
+    """Is the task's data shaped by its own Python (a preprocessor)?"""
+    return task.preprocess_code is not None
+
+
+NO_CODE = "has a Python preprocessor; {what} without running it: add --run-code (runs {where})"
+
+
+def _code_note(what: str) -> str:
+    from yoxla.suites.sandbox import isolation
+
+    mode = isolation()
+    where = "inside bwrap" if mode.sandboxed else "with reduced isolation, see docs/suites.md"
+    return NO_CODE.format(what=what, where=where)
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import messages_text, prepare_task
 
     manifest = load_manifest(args.file)
     task = manifest.task(args.task)
+    if _needs_code(task) and not args.run_code:
+        print(f"task {task.id} {_code_note('its prompts cannot be shown')}")
+        return 1
     prepared = prepare_task(task, limit=args.n)
     for k, item in enumerate(prepared.items, start=1):
         print(f"=== {task.id} item {item.id} ({k}/{len(prepared.items)}) ===")
@@ -125,14 +147,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     from yoxla.suites.worker import WorkerPool
 
     manifest = load_manifest(args.file)
+    skipped = [] if args.run_code else [tid for tid, t in manifest.tasks.items() if _needs_code(t)]
     with WorkerPool() as pool:
-        current = current_hashes(manifest, pool)
+        current = current_hashes(manifest, pool, skip=set(skipped))
     path = hash_file_path(Path(args.file))
     frozen = read_hash_file(path) if path.is_file() else {}
     if not path.is_file() and not args.write:
         print(f"no frozen hash file {path}; run `yoxla suite check {args.file} --write` to freeze the tasks")
         return 1
-    lines = compare(current, frozen)
+    lines = [line for line in compare(current, frozen) if line.task not in skipped]
+    for tid in skipped:
+        print(f"{tid}: not checked: it {_code_note('its hash cannot be computed')}")
     for line in lines:
         print(f"{line.task}: {line.status}" + (f" ({line.detail})" if line.detail else ""))
     changed = [line for line in lines if line.status == "changed"]
@@ -151,6 +176,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"froze {len(new)} new task(s) in {path}")
     elif new:
         print(f"error: {len(new)} task(s) are not frozen yet; run with --write to freeze them")
+        return 1
+    if skipped:
+        print(f"error: {len(skipped)} task(s) not checked without --run-code: {', '.join(skipped)}")
         return 1
     print("ok: every frozen task is unchanged")
     return 0
@@ -203,11 +231,13 @@ def register(sub: Any) -> None:
     r.add_argument("file")
     r.add_argument("--task", required=True)
     r.add_argument("-n", type=int, default=3, help="how many items (default 3)")
+    r.add_argument("--run-code", action="store_true", help="run the task's Python preprocessor (sandboxed)")
     r.set_defaults(func=cmd_render)
 
     c = commands.add_parser("check", help="refuse a task changed without a new id (frozen hashes)")
     c.add_argument("file")
     c.add_argument("--write", action="store_true", help="freeze new tasks in <stem>.hashes.json")
+    c.add_argument("--run-code", action="store_true", help="run Python preprocessors to hash their tasks")
     c.set_defaults(func=cmd_check)
 
     f = commands.add_parser("floors", help="scores of the cue-only strategies per task (the shortcut gate)")

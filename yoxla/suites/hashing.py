@@ -160,12 +160,16 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
     return out
 
 
-def current_hashes(manifest: SuiteManifest, pool: Any = None) -> dict[str, TaskHashes]:
-    """Hashes of every task of a manifest (reads each task's data, runs preprocessors)."""
+def current_hashes(
+    manifest: SuiteManifest, pool: Any = None, skip: set[str] | frozenset[str] = frozenset()
+) -> dict[str, TaskHashes]:
+    """Hashes of every task of a manifest but ``skip`` (reads each task's data, runs preprocessors)."""
     from yoxla.suites.prepare import prepare_task
 
     out = {}
     for tid, task in manifest.tasks.items():
+        if tid in skip:
+            continue
         prepared = prepare_task(task, pool, limit=0)
         out[tid] = TaskHashes(prepared.task_hash, task.definition_hash, prepared.fingerprints)
     return out

@@ -121,7 +121,7 @@ def preprocess(
     spec, code = task.spec.preprocess, task.preprocess_code
     if spec is None or code is None:
         return [dict(r) for r in rows]
-    worker = pool.get(code.source, code.filename)
+    worker = pool.get(code.source, code.filename, task.base_dir)
     where = f"{task.where}: preprocess ({what})"
     if spec.contract == "batch":
         res = worker.call(BATCH_FUNCTIONS, [list(rows)], spec.timeout_seconds)

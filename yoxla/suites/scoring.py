@@ -315,7 +315,7 @@ class TaskScorer:
         for spec, code in self.python:
             if spec.contract != "sample":
                 continue
-            worker = self.pool.get(code.source, code.filename)
+            worker = self.pool.get(code.source, code.filename, self.task.base_dir)
             args = [
                 [_sample_dict(o, i, e), i.grader_item(choices)]
                 for i, o, e in zip(items, outputs, extracted, strict=True)
@@ -471,7 +471,7 @@ class TaskScorer:
             _sample_dict(o, i, _as_extracted(r)) for i, o, r in zip(items, outputs, results, strict=True)
         ]
         grader_items = [i.grader_item(self.task.choices) for i in items]
-        worker = self.pool.get(source, filename)
+        worker = self.pool.get(source, filename, self.task.base_dir)
         res = worker.call(
             BATCH_FUNCTIONS,
             [samples, grader_items],

@@ -13,12 +13,17 @@ What the worker gives:
 * results as JSON lines over pipes; a result that is not JSON, a crash, a timeout or an
   exception becomes a per-call error with its message, never an exception in the caller.
 
-What it does not give: it is **not a security sandbox**. The code runs as the same user,
-can read every file that user can read, can open network connections, can start processes
-and can use all CPU until its time limit. It protects a run against mistakes (a grader that
-loops, leaks memory, crashes, or reads ``os.environ`` expecting a key) and keeps secrets of
-the parent's environment out of reach of ordinary code; it does not contain hostile code.
-That is why the leaderboard only runs suite code committed to the repository (reviewed).
+Where ``bwrap`` can run, each worker runs inside it (:mod:`yoxla.suites.sandbox`): no network,
+its own PID namespace, no home, a read-only view of the system, its Python and the suite's own
+folder. Where it cannot, code isolation is reduced (and announced): the parent is made
+non-dumpable, the worker drops its capabilities and is a subreaper whose whole tree is ended
+with it, but the code can read and write this user's files and use the network. docs/suites.md
+says what each mode protects.
+
+The protocol is read as hostile: each line is bounded in size and depth, and only the answer
+to the question asked is accepted (a result for another item, a judge request for another
+item, a line that is not a reply); a bad line gives the element in flight one error and the
+worker is restarted for the rest.
 
 One :class:`Worker` serves every sample of a task (start-up is paid once); calls are
 serialized by a lock, so runner threads may share it.
@@ -42,9 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from yoxla.strictjson import StrictJSONError, check_tree
+from yoxla.suites import sandbox
+
 CHILD = Path(__file__).with_name("_child.py")
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
 CHUNK = 256  # elements per map request
+MAX_DEPTH = 100  # nesting of one protocol line (rows and results are far flatter)
 
 JudgeHandler = Callable[[int, dict[str, Any]], dict[str, Any]]
 
@@ -85,8 +94,31 @@ def worker_env(home: str) -> dict[str, str]:
     return env
 
 
-def _kill(proc: subprocess.Popen[bytes], folder: str, log: IO[bytes]) -> None:
+def _parse(line: bytes) -> dict[str, Any]:
+    """One protocol line as an object; _Dead with the reason for anything else."""
+    try:
+        msg = json.loads(line.decode("utf-8"))
+        check_tree(msg, MAX_DEPTH, surrogates=False)
+    except RecursionError:
+        raise _Dead(f"the worker wrote a line nested more than {MAX_DEPTH} levels deep") from None
+    except StrictJSONError as exc:
+        raise _Dead(f"the worker wrote a line {exc}") from None
+    except ValueError:  # not UTF-8, not JSON
+        raise _Dead("the worker wrote something that is not a protocol line") from None
+    if not isinstance(msg, dict):
+        raise _Dead("the worker wrote something that is not a protocol line")
+    return msg
+
+
+def _index(msg: dict[str, Any]) -> int | None:
+    i = msg.get("i")
+    return i if type(i) is int else None
+
+
+def _kill(proc: subprocess.Popen[bytes], folder: str, log: IO[bytes], tree: bool) -> None:
     if proc.poll() is None:
+        if tree:  # reduced isolation: the worker is a subreaper; end what it started
+            sandbox.end_tree(proc.pid)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -108,10 +140,14 @@ def _kill(proc: subprocess.Popen[bytes], folder: str, log: IO[bytes]) -> None:
 class Worker:
     """One worker process running one piece of code (a grader or a preprocessor)."""
 
-    def __init__(self, source: str, filename: str, limits: WorkerLimits | None = None) -> None:
+    def __init__(
+        self, source: str, filename: str, limits: WorkerLimits | None = None, folder: Path | None = None
+    ) -> None:
         self.source = source
         self.filename = filename
+        self.folder = folder  # the suite's folder: shown read-only inside the sandbox
         self.limits = limits or WorkerLimits()
+        self.sandboxed: bool | None = None  # known once started
         self.load_error: str | None = None
         self.starts = 0
         self._lock = threading.Lock()
@@ -123,25 +159,42 @@ class Worker:
 
     # life cycle ---------------------------------------------------------------------------------
     def _start(self) -> None:
+        mode = sandbox.isolation()
+        sandbox.announce(mode)
         folder = tempfile.mkdtemp(prefix="yoxla-worker-")
         log = tempfile.TemporaryFile()
         cmd = [sys.executable, "-s", "-P", "-B", str(CHILD), str(self.limits.memory_mb)]
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            cwd=folder,
-            env=worker_env(folder),
-            start_new_session=True,
-            close_fds=True,
-            bufsize=0,
-        )
+        env = worker_env(folder)
+        if mode.sandboxed:
+            cmd = sandbox.bwrap_argv(shutil.which("bwrap") or "bwrap", folder, self.folder) + cmd
+            env = worker_env(sandbox.SANDBOX_HOME)
+        else:
+            sandbox.make_undumpable()  # the worker must not read this process's /proc entries
+        self.sandboxed = mode.sandboxed
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=folder,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+                bufsize=0,
+            )
+
+        # bwrap --die-with-parent ends the sandbox when the *thread* that started it ends: start
+        # it from one long-lived thread, so a worker outlives the runner thread that asked first.
+        proc = sandbox.in_spawner(start) if mode.sandboxed else start()
         self._proc, self._log, self._buf = proc, log, bytearray()
-        self._finalizer = weakref.finalize(self, _kill, proc, folder, log)
+        self._finalizer = weakref.finalize(self, _kill, proc, folder, log, not mode.sandboxed)
         self.starts += 1
         self._send({"op": "load", "source": self.source, "filename": self.filename})
-        reply = self._receive(time.monotonic() + self.limits.load_timeout_s, None, 0)
+        reply = self._receive(time.monotonic() + self.limits.load_timeout_s, None, 0, None)
+        if reply is not None:
+            self._check_reply(reply)
         if reply is None:
             self._stop()
             self.load_error = f"loading the code timed out after {self.limits.load_timeout_s:g} s"
@@ -204,6 +257,8 @@ class Worker:
                 code = proc.wait(timeout=1)
             except subprocess.TimeoutExpired:
                 code = None
+        if code is not None and self.sandboxed and 128 < code < 128 + 65:
+            code = 128 - code  # bwrap passes on a signal that ended the worker as 128 + its number
         what = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
         tail = ""
         if self._log is not None:
@@ -243,20 +298,23 @@ class Worker:
             if len(self._buf) > self.limits.max_response_bytes:
                 raise _Dead(f"a result is larger than {self.limits.max_response_bytes} bytes")
 
-    def _receive(self, deadline: float, judge: JudgeHandler | None, base: int) -> dict[str, Any] | None:
-        """The next reply that is not a judge request (those are answered here)."""
+    def _receive(
+        self, deadline: float, judge: JudgeHandler | None, base: int, index: int | None
+    ) -> dict[str, Any] | None:
+        """The next reply that is not a judge request (those are answered here).
+
+        ``index``: the element in flight (its position in a map chunk), whose judge requests
+        alone are answered; None while loading (no judge) or in a single call (element 0).
+        """
         while True:
             line = self._read_line(deadline)
             if line is None:
                 return None
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                raise _Dead("the worker wrote something that is not a protocol line") from None
-            if not isinstance(msg, dict):
-                raise _Dead("the worker wrote something that is not a protocol line")
+            msg = _parse(line)
             if msg.get("op") != "judge":
                 return msg
+            if _index(msg) != (index or 0):
+                raise _Dead("the worker sent a judge request for another item")
             self._send(self._judge_reply(msg, judge, base))
             deadline = max(deadline, time.monotonic() + self.limits.grace_s)
 
@@ -268,16 +326,28 @@ class Worker:
         if not isinstance(request, dict):
             return {"ok": False, "error": "responses_create takes keyword arguments"}
         try:
-            return {"ok": True, "response": judge(base + int(msg.get("i", 0)), request)}
+            return {"ok": True, "response": judge(base + (_index(msg) or 0), request)}
         except Exception as exc:
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
+
+    @staticmethod
+    def _check_reply(msg: dict[str, Any], index: int | None = None) -> None:
+        """A result line must answer the question asked: _Dead otherwise."""
+        if index is not None and _index(msg) != index:
+            raise _Dead(f"the worker wrote a result for another item (expected item {index})")
+        if index is None and "i" in msg:
+            raise _Dead("the worker wrote a result for an item it was not asked about")
+        if type(msg.get("ok")) is not bool:
+            raise _Dead("the worker wrote a line that is not a result")
+        if not msg["ok"] and not isinstance(msg.get("error"), str):
+            raise _Dead("the worker wrote a failed result without its error")
 
     # calls --------------------------------------------------------------------------------------
     @staticmethod
     def _result(msg: dict[str, Any]) -> CallResult:
-        if msg.get("ok"):
+        if msg["ok"]:
             return CallResult(True, msg.get("value"))
-        return CallResult(False, error=str(msg.get("error")), timed_out=bool(msg.get("timeout")))
+        return CallResult(False, error=str(msg["error"])[:2000], timed_out=msg.get("timeout") is True)
 
     def call(
         self,
@@ -295,7 +365,9 @@ class Worker:
                 self._send(
                     {"op": "call", "fn": list(functions), "args": args, "timeout": timeout, "ctx": True}
                 )
-                msg = self._receive(time.monotonic() + timeout + self.limits.grace_s, judge, 0)
+                msg = self._receive(time.monotonic() + timeout + self.limits.grace_s, judge, 0, None)
+                if msg is not None:
+                    self._check_reply(msg)
             except _Dead as exc:
                 self._stop()
                 return CallResult(False, error=str(exc))
@@ -352,7 +424,8 @@ class Worker:
     ) -> None:
         self._send({"op": "map", "fn": list(functions), "args": chunk, "timeout": timeout, "ctx": True})
         while True:
-            msg = self._receive(time.monotonic() + timeout + self.limits.grace_s, judge, base)
+            k = len(out) - base  # the element in flight
+            msg = self._receive(time.monotonic() + timeout + self.limits.grace_s, judge, base, k)
             if msg is None:
                 self._stop()
                 out.append(
@@ -360,7 +433,12 @@ class Worker:
                 )
                 return
             if "done" in msg:
+                if k < len(chunk) or msg["done"] != len(chunk):
+                    raise _Dead(f"the worker ended a batch early (after {k} of {len(chunk)} elements)")
                 return
+            if k >= len(chunk):
+                raise _Dead("the worker wrote more results than it was asked for")
+            self._check_reply(msg, k)
             out.append(self._result(msg))
             if stop_on_error and not out[-1].ok:
                 self._stop()  # the rest of the chunk is still running: never read it as a reply
@@ -372,15 +450,16 @@ class WorkerPool:
 
     def __init__(self, limits: WorkerLimits | None = None) -> None:
         self.limits = limits or WorkerLimits()
-        self._workers: dict[tuple[str, str], Worker] = {}
+        self._workers: dict[tuple[str, str, str], Worker] = {}
         self._lock = threading.Lock()
 
-    def get(self, source: str, filename: str) -> Worker:
-        key = (source, filename)
+    def get(self, source: str, filename: str, folder: Path | None = None) -> Worker:
+        """The worker of one piece of code; ``folder`` (the suite's) is shown to it read-only."""
+        key = (source, filename, str(folder))
         with self._lock:
             worker = self._workers.get(key)
             if worker is None:
-                worker = self._workers[key] = Worker(source, filename, self.limits)
+                worker = self._workers[key] = Worker(source, filename, self.limits, folder)
             return worker
 
     def close(self) -> None:
