@@ -61,35 +61,72 @@ def _folder(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.skipif(not workers.can_fork(), reason="worker processes are forked on Linux only")
+_PARALLEL = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_admission_workers import _plain
+from yoxla.leaderboard import workers
+from yoxla.leaderboard.admission import admit
+from yoxla.leaderboard.data import DataSource
+forks = []
+real = workers.ProcessPoolExecutor
+workers.ProcessPoolExecutor = lambda n, **kw: forks.append(n) or real(n, **kw)
+folder = Path({folder!r})
+files = sorted(folder.rglob("*.json"))
+seen = []
+vs = admit(files, data=DataSource(allow_hub=False), root=folder, workers=2, progress=lambda d, t: seen.append([d, t]))
+print(json.dumps({{"forks": forks, "seen": seen, "verdicts": [_plain(v) for v in vs]}}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes are forked on Linux only")
 def test_workers_give_exactly_the_verdicts_of_one_process(tmp_path, monkeypatch):
+    """A fresh process (no thread left by another test) checks in two workers; this one alone."""
     folder = _folder(tmp_path)
     files = sorted(folder.rglob("*.json"))
     monkeypatch.setenv("YOXLA_NO_CACHE", "1")
-    forks: list[int] = []
-    real = workers.ProcessPoolExecutor
-
-    def counting(n: int, **kw: Any) -> Any:
-        forks.append(n)
-        return real(n, **kw)
-
-    monkeypatch.setattr(workers, "ProcessPoolExecutor", counting)
-    alone = admit(files, data=DataSource(allow_hub=False), root=folder, workers=1)
-    assert forks == []
-    seen: list[tuple[int, int]] = []
-    parallel = admit(
-        files,
-        data=DataSource(allow_hub=False),
-        root=folder,
-        workers=2,
-        progress=lambda d, t: seen.append((d, t)),
+    script = tmp_path / "parallel.py"
+    script.write_text(
+        _PARALLEL.format(tests=str(Path(__file__).parent), folder=str(folder)), encoding="utf-8"
     )
-    assert forks == [2], "the files were not checked in worker processes"
-    assert seen[-1] == (len(files), len(files)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
-    assert [v.key for v in parallel] == [v.key for v in alone]
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["forks"] == [2], "the files were not checked in worker processes"
+    seen = got["seen"]
+    assert seen[-1] == [len(files), len(files)] and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    alone = admit(files, data=DataSource(allow_hub=False), root=folder, workers=1)
     assert {v.status for v in alone} >= {"admitted", "excluded"}
-    for a, b in zip(alone, parallel, strict=True):
-        assert _plain(a) == _plain(b), a.key
+    assert len(got["verdicts"]) == len(alone)
+    for a, b in zip(alone, got["verdicts"], strict=True):
+        assert json.loads(json.dumps(_plain(a))) == b, a.key
+
+
+def test_a_fork_safe_thread_does_not_stop_the_workers():
+    import threading
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, name="yoxla-worker-spawner", daemon=True)
+    other = threading.Thread(target=stop.wait, name="some-server", daemon=True)
+    t.start()
+    try:
+        assert workers.can_fork() == all(
+            x is threading.current_thread() or x.name in workers.FORK_SAFE_THREADS
+            for x in threading.enumerate()
+        )
+        other.start()
+        assert workers.can_fork() is False  # any other thread: files are checked in this process
+    finally:
+        stop.set()
+        t.join()
+        other.join()
 
 
 def _admit_script(folder: Path) -> str:

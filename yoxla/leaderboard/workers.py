@@ -6,12 +6,16 @@ and trusted keys without pickling them; it reads the file again, checks it with
 one process) and sends the verdict back. The parent alone writes the caches. The first file
 is checked here before any fork, so what it loads (an edition's rows, a committed suite) is
 loaded once and inherited. Forking a process that runs other threads can deadlock a child,
-so with threads alive (or off Linux) files are checked here, one after another.
+so with threads alive (but the sandbox's idle spawner, :data:`FORK_SAFE_THREADS`), or off
+Linux, files are checked here, one after another. A child
+never uses the grader workers (suite Python code) it inherited: it starts its own and ends
+them when it exits.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -30,11 +34,37 @@ MIN_JOBS = 8  # fewer files than this are checked here unless workers are asked 
 
 # What a forked worker checks with: set in the parent just before the pool forks.
 _STATE: tuple[Any, ...] | None = None
+# Grader workers a forked child inherited from the parent: kept referenced and never used or
+# closed here (their pipes and processes are the parent's; collecting them would end them).
+_INHERITED: list[Any] = []
+
+
+def _child_init() -> None:
+    """In a forked worker: grader workers of its own (closed when it exits), never the parent's."""
+    assert _STATE is not None
+    suites = getattr(_STATE[1], "suites", None)
+    if suites is None:
+        return
+    if getattr(suites, "_pool", None) is not None:
+        _INHERITED.append(suites._pool)
+        suites._pool = None
+    multiprocessing.util.Finalize(suites, suites.close, exitpriority=10)
+
+
+# Threads known to be safe across a fork: idle daemons that hold no lock while they wait and
+# whose module starts afresh in a forked child (yoxla.suites.sandbox's spawner).
+FORK_SAFE_THREADS = frozenset({"yoxla-worker-spawner"})
 
 
 def can_fork() -> bool:
-    """Whether worker processes may be forked here (Linux, and no other thread alive)."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    """Whether worker processes may be forked here: Linux, from the main thread, and no other
+    thread alive but those known to be safe across a fork."""
+    me = threading.current_thread()
+    return (
+        sys.platform.startswith("linux")
+        and me is threading.main_thread()
+        and all(t is me or t.name in FORK_SAFE_THREADS for t in threading.enumerate())
+    )
 
 
 def _run(job: _Job) -> Verdict:
@@ -62,11 +92,17 @@ def check_jobs(
             yield k, _check_job(job, trusted, data, editions, root)
         return
     yield 0, _check_job(jobs[0], trusted, data, editions, root)  # loads what the others share
+    if not can_fork():  # that check started a thread that a fork is not safe with
+        for k in range(1, len(jobs)):
+            yield k, _check_job(jobs[k], trusted, data, editions, root)
+        return
     global _STATE
     _STATE = (trusted, data, editions, root)
     left = set(range(1, len(jobs)))
     try:
-        with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(
+            n, mp_context=multiprocessing.get_context("fork"), initializer=_child_init
+        ) as pool:
             futures = {pool.submit(_run, jobs[k]): k for k in sorted(left)}
             for fut in as_completed(futures):
                 k = futures[fut]

@@ -221,6 +221,16 @@ _jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] =
 _spawner: threading.Thread | None = None
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has no spawner thread (only the forking thread survives a fork)."""
+    global _spawner, _jobs, _lock
+    _spawner, _jobs, _lock = None, queue.SimpleQueue(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _serve_spawns() -> None:
     while True:
         fn, box, done = _jobs.get()
