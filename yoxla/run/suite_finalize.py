@@ -35,7 +35,7 @@ from yoxla.record import (
     Usage,
     build_suite_document,
     build_suite_task_result,
-    suite_scores,
+    suite_scores_of,
 )
 from yoxla.results import SIGN_KEY_ENV, result_filename
 from yoxla.run.artifacts import (
@@ -141,7 +141,7 @@ def score_suite_run(
                 "metrics": dict(result.metrics),
                 "problems": list(result.problems),
             }
-    scores = suite_scores(results)
+    scores = suite_scores_of(suite_info(info, results), results)
     return info, {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}, records, results
 
 
@@ -202,6 +202,21 @@ def build_suite_summary(
     }
 
 
+def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> SuiteInfo:
+    """The result file's ``suite`` block: run.json's suite (groups and headline where declared)."""
+    suite = info["suite"]
+    extra = {key: suite[key] for key in ("groups", "headline") if suite.get(key) is not None}
+    return SuiteInfo.model_validate(
+        {
+            "id": suite["id"],
+            "path": suite["path"],
+            "suite_hash": suite["suite_hash"],
+            "tasks": {tid: suite["tasks"][tid] for tid in results},
+            **extra,
+        }
+    )
+
+
 def build_suite_result(
     info: dict[str, Any],
     results: Mapping[str, SuiteTaskResult],
@@ -209,15 +224,9 @@ def build_suite_result(
     sign_key: str | None = None,
 ) -> dict[str, Any]:
     """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
-    suite = info["suite"]
     judge = info.get("judge")
     return build_suite_document(
-        suite=SuiteInfo(
-            id=suite["id"],
-            path=suite["path"],
-            suite_hash=suite["suite_hash"],
-            tasks={tid: suite["tasks"][tid] for tid in results},
-        ),
+        suite=suite_info(info, results),
         model=model_info(info, records),
         run=SuiteRunInfo(
             run_id=info["run_id"],

@@ -26,7 +26,7 @@ from yoxla.run.errors import RunError, ValidationFailed
 from yoxla.run.settings import RunSettings
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
-from yoxla.suites.hashing import suite_hash
+from yoxla.suites.hashing import aggregation, suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask, load_manifest
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import repo_path, suite_id
@@ -106,7 +106,9 @@ class SuitePlan:
 
     @property
     def suite_hash(self) -> str:
-        return suite_hash({tid: t.prepared.task_hash for tid, t in self.tasks.items()})
+        return suite_hash(
+            {tid: t.prepared.task_hash for tid, t in self.tasks.items()}, aggregation(self.manifest)
+        )
 
     def facts(self, limit: int | None) -> dict[str, dict[str, Any]]:
         """run.json's ``tasks``: per task its hashes, items and how many the run selected."""

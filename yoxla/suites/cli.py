@@ -29,7 +29,7 @@ def _judge_stub(request: dict[str, Any]) -> Any:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from yoxla.suites.hashing import suite_hash
+    from yoxla.suites.hashing import aggregation, suite_hash
     from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import prepare_task
     from yoxla.suites.scoring import SampleOutput, score_suite_task
@@ -56,7 +56,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     print(f"  warning: the {role} is not pinned to a commit (revision); its rows may change")
             first = [i.row for i in prepared.items[:FIRST_ROWS]]
             for name, template in (("prompt_template", task.prompt), ("target_template", task.target)):
-                for missing in template.missing_fields(first):
+                for missing in template.missing_fields(
+                    first, ("answer_space",) if task.spec.answer_space else ()
+                ):
                     print(f"  warning: {name} uses {{{{{missing}}}}}, which none of the first rows has")
             for fld in task.spec.breakdowns:
                 if all(lookup(i.row, fld.split(".")) is None for i in prepared.items):
@@ -94,7 +96,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if problems:
         print(f"validation failed: {len(problems)} problem(s)")
         return 1
-    print(f"ok: suite hash {suite_hash(hashes)}")
+    print(f"ok: suite hash {suite_hash(hashes, aggregation(manifest))}")
     return 0
 
 
@@ -115,6 +117,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import (
+        aggregation,
         compare,
         current_hashes,
         hash_file_path,
@@ -147,7 +150,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if new and args.write:
         keep = dict(frozen)
         keep.update({tid: current[tid] for tid in new})
-        write_hash_file(path, manifest.name, keep)
+        write_hash_file(path, manifest.name, keep, aggregation(manifest))
         print(f"froze {len(new)} new task(s) in {path}")
     elif new:
         print(f"error: {len(new)} task(s) are not frozen yet; run with --write to freeze them")

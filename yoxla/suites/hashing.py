@@ -11,6 +11,10 @@ A task's hash covers everything that changes its results:
   ``metadata.control_field`` and ``metadata.control_values`` (controls leave the metrics);
 * the **fingerprints** of the data it read (task dataset, few-shot dataset).
 
+A row-dependent ``answer_space`` (YOXLA) is part of the definition when declared. The suite's
+hash covers its tasks' hashes and, when the manifest declares ``groups`` or a ``headline``
+rule (YOXLA), how the suite score is made of them (group ids and tasks, the rule; not names).
+
 Not hashed: names, type labels, descriptions, other metadata (``ranking`` included), and run-specific choices
 (models, sampling settings, retries, timeouts, concurrency, sample caps), which the run records.
 
@@ -75,6 +79,8 @@ def task_definition(task: SuiteTask) -> dict[str, Any]:
         "instructions": task.instructions,
         "breakdowns": list(spec.breakdowns),
     }
+    if spec.answer_space is not None:
+        out["answer_space"] = spec.answer_space.model_dump(mode="json", exclude_none=True)
     # Only when declared, so that the hashes of tasks without them stay what they were frozen as.
     if spec.group_field:
         out["group_field"] = spec.group_field
@@ -87,9 +93,37 @@ def task_hash(task: SuiteTask, fingerprints: dict[str, str]) -> str:
     return sha256_text(canonical_json({"definition": task.definition_hash, "data": fingerprints}))
 
 
-def suite_hash(task_hashes: dict[str, str]) -> str:
-    """The suite's hash: its tasks' hashes by id."""
-    return sha256_text(canonical_json(task_hashes))
+def aggregation(manifest: SuiteManifest | S.Manifest) -> dict[str, Any] | None:
+    """How the suite score is made (groups and headline rule), as hashed; None when not declared."""
+    spec = manifest if isinstance(manifest, S.Manifest) else manifest.spec
+    if spec is None or (spec.groups is None and spec.headline is None):
+        return None
+    return {
+        "groups": [{"id": g.id, "tasks": list(g.tasks)} for g in spec.groups or ()],
+        "headline": spec.headline_rule,
+    }
+
+
+def declared_aggregation(manifest: SuiteManifest) -> dict[str, Any]:
+    """The result file's ``suite.groups`` and ``suite.headline`` ({} when neither is declared)."""
+    spec = manifest.spec
+    if spec is None or (spec.groups is None and spec.headline is None):
+        return {}
+    out: dict[str, Any] = {}
+    if spec.groups:
+        out["groups"] = [
+            {"id": g.id, **({"name": g.name} if g.name else {}), "tasks": list(g.tasks)} for g in spec.groups
+        ]
+    name = spec.headline.name if spec.headline is not None else None
+    out["headline"] = {**({"name": name} if name else {}), "rule": spec.headline_rule}
+    return out
+
+
+def suite_hash(task_hashes: dict[str, str], how: dict[str, Any] | None = None) -> str:
+    """The suite's hash: its tasks' hashes by id (and its :func:`aggregation`, when declared)."""
+    if how is None:
+        return sha256_text(canonical_json(task_hashes))
+    return sha256_text(canonical_json({"tasks": task_hashes, "aggregation": how}))
 
 
 def hash_file_path(manifest_path: Path) -> Path:
@@ -119,12 +153,14 @@ def read_hash_file(path: Path) -> dict[str, TaskHashes]:
         raise ManifestError(f"{path}: cannot read the frozen hashes ({exc})") from None
 
 
-def write_hash_file(path: Path, suite: str, tasks: dict[str, TaskHashes]) -> None:
+def write_hash_file(
+    path: Path, suite: str, tasks: dict[str, TaskHashes], how: dict[str, Any] | None = None
+) -> None:
     doc = {
         "format": HASH_FORMAT,
         "version": HASH_VERSION,
         "suite": suite,
-        "suite_hash": suite_hash({tid: t.hash for tid, t in tasks.items()}),
+        "suite_hash": suite_hash({tid: t.hash for tid, t in tasks.items()}, how),
         "tasks": {tid: tasks[tid].as_dict() for tid in sorted(tasks)},
     }
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

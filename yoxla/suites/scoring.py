@@ -54,7 +54,7 @@ from typing import Any
 from yoxla.parsing import answer_text
 from yoxla.suites import builtins as B
 from yoxla.suites import spec as S
-from yoxla.suites.extraction import ERROR, Extracted
+from yoxla.suites.extraction import ERROR, Extracted, StrictExtractor
 from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeCallback, JudgeRecord, JudgeSession
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask
@@ -263,6 +263,10 @@ class TaskScorer:
         ]
         self.metrics = {m.id: m for m in self.task.metrics}
         self.primary = self.task.primary
+        # The built-in grader that sets each sample's score and verdict (STS closeness), if any.
+        self.decider = next((b for b in self.builtins if b.decides), None)
+        extractor = self.task.extractor
+        self.strict = extractor if isinstance(extractor, StrictExtractor) else None
 
     # samples ------------------------------------------------------------------------------------
     def _key(self, item: Item, out: SampleOutput) -> tuple[Any, ...]:
@@ -288,14 +292,18 @@ class TaskScorer:
                     self.cache.put(self._key(items[k], outputs[k]), res)
         return [r for r in results if r is not None]
 
-    def _extract(self, out: SampleOutput) -> Extracted:
-        return self.task.extractor.extract(None if out.error else out.output_text)
+    def _extract(self, out: SampleOutput, item: Item) -> Extracted:
+        raw = None if out.error else out.output_text
+        if item.choices is not None and self.strict is not None:
+            return self.strict.extract_in(raw, item.choices)  # the item's own answer space
+        return self.task.extractor.extract(raw)
 
     def _score_fresh(self, items: Sequence[Item], outputs: Sequence[SampleOutput]) -> list[SampleResult]:
         choices = self.task.choices
-        extracted = [self._extract(o) for o in outputs]
+        extracted = [self._extract(o, i) for o, i in zip(outputs, items, strict=True)]
         views = [
-            B.View(i.index, i.id, i.row, i.target, choices, e) for i, e in zip(items, extracted, strict=True)
+            B.View(i.index, i.id, i.row, i.target, choices if i.choices is None else i.choices, e)
+            for i, e in zip(items, extracted, strict=True)
         ]
         scores: list[dict[str, float]] = [{} for _ in items]
         errors: list[str | None] = [None] * len(items)
@@ -353,6 +361,8 @@ class TaskScorer:
             scores[k].update(got)
 
     def _sample_score(self, scores: Mapping[str, float]) -> float | None:
+        if self.decider is not None:
+            return self.decider.sample_score(scores)
         if self.primary is not None and self.primary in scores:
             return scores[self.primary]
         for mid in self.metrics:
@@ -383,7 +393,8 @@ class TaskScorer:
         elif score is None:
             outcome = "graded"
         else:
-            outcome = "correct" if higher and score >= 1.0 else "wrong"
+            decided = self.decider.correct(scores) if self.decider is not None else None
+            outcome = "correct" if (decided if decided is not None else higher and score >= 1.0) else "wrong"
         return SampleResult(
             id=item.id,
             extracted=ex.value,
@@ -423,7 +434,13 @@ class TaskScorer:
             m["modal_answer_share"] = max(answers.values()) / sum(answers.values()) if answers else 0.0
             m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
         ok = [(i, r) for i, r in zip(items, results, strict=True) if r.grader_error is None]
-        views = [B.View(i.index, i.id, i.row, i.target, self.task.choices, _as_extracted(r)) for i, r in ok]
+        choices = self.task.choices
+        views = [
+            B.View(
+                i.index, i.id, i.row, i.target, choices if i.choices is None else i.choices, _as_extracted(r)
+            )
+            for i, r in ok
+        ]
         for grader in self.builtins:
             m.update(grader.aggregate(views, [r.scores for _, r in ok]))
         problems: list[str] = []

@@ -5,7 +5,10 @@ The surface follows the MKA1 eval-suite manifest field for field (``schema_versi
 ``prompt_template``, ``target_template``, ``choices``, ``num_fewshot`` | ``fewshot``,
 ``preprocess``, ``output_extraction``, ``metrics``, ``grader``, ``generation``,
 ``metadata``). YOXLA adds a few things where the reference leaves a gap, each marked below:
-``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``.
+``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``, a
+row-dependent ``answer_space``, per-sample STS options of the ``spearman`` grader
+(``closeness``, ``correct_within``), and a suite's ``groups`` and ``headline``. A manifest
+that uses none of them loads, renders and hashes exactly as before they existed.
 
 Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
 refused, so a misspelt field never silently does nothing). Messages are made readable by
@@ -296,6 +299,8 @@ _BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
     "tolerance": ("numeric_tolerance",),
     "relative_tolerance": ("numeric_tolerance",),
     "impute": ("spearman",),
+    "closeness": ("spearman",),
+    "correct_within": ("spearman",),
     "passage_field": ("span", "abstention"),
     "answer_start_field": ("span", "abstention"),
 }
@@ -325,6 +330,15 @@ class BuiltinGrader(Spec):
         default=None, description="numeric_tolerance"
     )
     impute: float | None = Field(default=None, description="spearman: value for an invalid answer")
+    closeness: bool | None = Field(
+        default=None,
+        description="YOXLA, spearman: per-sample closeness 1 - |prediction - target| / (max - min) "
+        "of the strict range (an invalid answer imputed), the sample's score",
+    )
+    correct_within: Annotated[float, Field(ge=0)] | None = Field(
+        default=None,
+        description="YOXLA, spearman: a sample is correct when |prediction - target| is at most this",
+    )
     passage_field: Annotated[str, Field(max_length=200)] | None = Field(
         default=None, description="span, abstention"
     )
@@ -337,6 +351,8 @@ class BuiltinGrader(Spec):
         for option, names in _BUILTIN_OPTIONS.items():
             if getattr(self, option) is not None and self.name not in names:
                 raise ValueError(f"option {option} does not apply to the {self.name} grader")
+        if self.closeness is False:
+            raise ValueError("closeness is true or absent")
         if self.name in ("span", "abstention") and not self.passage_field:
             raise ValueError(f"the {self.name} grader needs passage_field (the row field with the passage)")
         return self
@@ -460,6 +476,59 @@ class Metric(Spec):
     description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] | None = None
 
 
+# Answer space (YOXLA) ------------------------------------------------------------------------
+
+
+class SpaceLabel(Spec):
+    """A fixed answer with what it means (the description is shown to the model by ``{{answer_space}}``)."""
+
+    value: Annotated[str, Field(min_length=1, max_length=MAX_CHOICE)]
+    description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] = ""
+
+    @field_validator("value")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a label is blank")
+        return value
+
+
+class AnswerSpaceSpec(Spec):
+    """YOXLA: a closed answer space that may depend on the row.
+
+    ``options_field`` names a row field holding a list: its items are the options, answered
+    by number (``1`` to the list's length, so each row has its own space); ``labels`` are
+    fixed answers added after the numbers (e.g. ``HEÇ BİRİ``). Without ``options_field`` the
+    space is just the labels (the task's ``choices``, with descriptions).
+    """
+
+    options_field: (
+        Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*$", max_length=200)]
+        | None
+    ) = Field(default=None, description="a row field holding a list (nested.field allowed)")
+    options_description: Annotated[str, Field(min_length=1, max_length=MAX_DESCRIPTION)] | None = None
+    labels: Annotated[list[SpaceLabel], Field(max_length=MAX_CHOICES)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AnswerSpaceSpec:
+        if self.options_field is None and not self.labels:
+            raise ValueError("an answer space needs options_field, labels, or both")
+        if self.options_description is not None and self.options_field is None:
+            raise ValueError("options_description describes options_field, which is missing")
+        values = [label.value for label in self.labels]
+        if len(set(values)) != len(values):
+            raise ValueError("labels repeat")
+        if self.options_field is not None:
+            numeric = [v for v in values if v.strip().isdigit()]
+            if numeric:
+                raise ValueError(f"label {numeric[0]!r} would be read as an option number")
+        return self
+
+    @property
+    def label_values(self) -> tuple[str, ...]:
+        return tuple(label.value for label in self.labels)
+
+
 # Task and manifest ---------------------------------------------------------------------------
 
 
@@ -486,6 +555,7 @@ class TaskSpec(Spec):
         ]
         | None
     ) = None
+    answer_space: AnswerSpaceSpec | None = Field(default=None, description="YOXLA: instead of choices")
     num_fewshot: Annotated[int, Field(ge=0, le=MAX_FEWSHOT)] | None = None
     fewshot: Fewshot | None = None
     preprocess: Preprocess | None = None
@@ -535,8 +605,24 @@ class TaskSpec(Spec):
             )
         extraction = self.output_extraction
         graders = self.graders
-        if isinstance(extraction, StrictExtraction) and self.strict_mode == "choice" and not self.choices:
+        if self.answer_space is not None:
+            if self.choices is not None:
+                raise ValueError("give either choices or answer_space, not both")
+            if not isinstance(extraction, StrictExtraction) or self.strict_mode != "choice":
+                raise ValueError("answer_space needs output_extraction strict in choice mode")
+        if (
+            isinstance(extraction, StrictExtraction)
+            and self.strict_mode == "choice"
+            and not self.closed_space
+        ):
             raise ValueError("strict extraction in choice mode needs the task's choices")
+        for g in graders:
+            if (
+                isinstance(g, BuiltinGrader)
+                and g.closeness
+                and (not isinstance(extraction, StrictExtraction) or extraction.range is None)
+            ):
+                raise ValueError("closeness needs output_extraction strict, mode numeric, with a range")
         for g in graders:
             if (
                 isinstance(g, BuiltinGrader)
@@ -564,11 +650,23 @@ class TaskSpec(Spec):
         return None
 
     @property
+    def closed_space(self) -> bool:
+        """Does the task declare a closed answer space (``choices`` or ``answer_space``)?"""
+        return bool(self.choices) or self.answer_space is not None
+
+    @property
+    def fixed_choices(self) -> tuple[str, ...]:
+        """The answers every row shares: ``choices``, or the labels of ``answer_space``."""
+        if self.answer_space is not None:
+            return self.answer_space.label_values
+        return tuple(self.choices or ())
+
+    @property
     def strict_mode(self) -> str | None:
         ex = self.output_extraction
         if not isinstance(ex, StrictExtraction):
             return None
-        return ex.mode or ("choice" if self.choices else "text")
+        return ex.mode or ("choice" if self.closed_space else "text")
 
     @property
     def breakdowns(self) -> tuple[str, ...]:
@@ -593,10 +691,58 @@ class TaskSpec(Spec):
         return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
+class Group(Spec):
+    """YOXLA: a named group of tasks (the benchmark's blocks); its score is the mean of its tasks'."""
+
+    id: Id
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
+    tasks: Annotated[list[Id], Field(min_length=1, max_length=MAX_TASKS)]
+
+
+HEADLINE_RULES = ("mean_of_tasks", "mean_of_groups")
+
+
+class Headline(Spec):
+    """YOXLA: the suite's one number: its name and how it is made from the scores."""
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
+    rule: Literal["mean_of_tasks", "mean_of_groups"] | None = Field(
+        default=None, description="default: mean_of_groups when groups are declared, else mean_of_tasks"
+    )
+
+
 class Manifest(Spec):
     schema_version: Annotated[str, Field(min_length=1, max_length=64)]
     tasks: Annotated[list[TaskSpec], Field(min_length=1, max_length=MAX_TASKS)]
     metadata: dict[str, str] = Field(default_factory=dict)
+    groups: Annotated[list[Group], Field(min_length=1, max_length=MAX_TASKS)] | None = Field(
+        default=None, description="YOXLA: groups of tasks, each scored by the mean of its tasks"
+    )
+    headline: Headline | None = Field(default=None, description="YOXLA: the suite score's name and rule")
+
+    @model_validator(mode="after")
+    def _groups(self) -> Manifest:
+        ids = {t.id for t in self.tasks}
+        seen_groups: set[str] = set()
+        owner: dict[str, str] = {}
+        for group in self.groups or ():
+            if group.id in seen_groups:
+                raise ValueError(f"groups: group id {group.id!r} appears twice")
+            seen_groups.add(group.id)
+            for tid in group.tasks:
+                if tid not in ids:
+                    raise ValueError(f"groups: group {group.id!r} names task {tid!r}, which the suite lacks")
+                if tid in owner:
+                    raise ValueError(f"groups: task {tid!r} is in group {owner[tid]!r} and {group.id!r}")
+                owner[tid] = group.id
+        if self.headline is not None and self.headline.rule == "mean_of_groups" and not self.groups:
+            raise ValueError("headline: rule mean_of_groups needs groups")
+        return self
+
+    @property
+    def headline_rule(self) -> str:
+        rule = self.headline.rule if self.headline is not None else None
+        return rule or ("mean_of_groups" if self.groups else "mean_of_tasks")
 
     @model_validator(mode="before")
     @classmethod
