@@ -76,8 +76,7 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> Non
     if not missing and not extra and rec.suite.suite_hash != suite_hash(hashes, aggregation(suite.manifest)):
         v.reasons.append(f"suite hash {rec.suite.suite_hash[:23]}… differs from the committed suite's")
     declared = declared_aggregation(suite.manifest)
-    stored = rec.suite.model_dump(mode="json", include={"groups", "headline"}, exclude_unset=True)
-    if stored != declared:
+    if rec.suite.model_dump(mode="json", include={"groups", "headline"}, exclude_unset=True) != declared:
         v.reasons.append("the file's groups or headline differ from the committed suite's")
     cond = rec.run.conditions
     if cond.limit is not None or cond.tasks is not None:

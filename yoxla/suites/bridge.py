@@ -21,7 +21,7 @@ from typing import Any
 from yoxla.evaluators import STS_CORRECT_WITHIN
 from yoxla.suite import Task
 
-GRADERS = {
+GRADERS: dict[str, list[dict[str, Any]]] = {
     "classification": [{"type": "builtin", "name": "accuracy"}, {"type": "builtin", "name": "macro_f1"}],
     "span": [{"type": "builtin", "name": "span"}],
     "abstention": [{"type": "builtin", "name": "abstention"}],
