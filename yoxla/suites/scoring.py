@@ -112,6 +112,8 @@ class SampleResult:
     grader_error: str | None = None
     extraction_error: str | None = None
     judgements: tuple[JudgeRecord, ...] = ()
+    # What extraction gave, kept so that aggregation need not rebuild it (not part of the record).
+    source: Extracted | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -409,6 +411,7 @@ class TaskScorer:
             grader_error=error,
             extraction_error=ex.error,
             judgements=judgements,
+            source=ex,
         )
 
     # task ---------------------------------------------------------------------------------------
@@ -417,21 +420,37 @@ class TaskScorer:
     ) -> tuple[dict[str, Any], list[str], tuple[JudgeRecord, ...]]:
         """Task metrics, task-level problems, and the batch graders' judge records."""
         n = len(results)
-        valid = [r.valid for r in results]
+        outcomes: Counter[str] = Counter()
+        near: Counter[str] = Counter()
+        answers: Counter[str] = Counter()
+        n_valid = grader_errors = extraction_errors = 0
+        for r in results:  # one pass for the counts
+            outcomes[r.outcome] += 1
+            if r.valid:
+                n_valid += 1
+                if r.extracted is not None:
+                    answers[r.extracted] += 1
+            if r.near_miss:
+                near[r.near_miss] += 1
+            if r.grader_error is not None:
+                grader_errors += 1
+            if r.reason == ERROR:
+                extraction_errors += 1
         m: dict[str, Any] = {
             "n": n,
-            "n_valid": sum(valid),
-            "invalid_output_rate": 1.0 - B.mean([float(v) for v in valid]) if n else 0.0,
-            "generation_errors": sum(r.outcome == "generation_error" for r in results),
-            "truncated": sum(r.outcome == "truncated" for r in results),
-            "grader_errors": sum(r.grader_error is not None for r in results),
-            "extraction_errors": sum(r.reason == ERROR for r in results),
-            "near_miss": dict(sorted(Counter(r.near_miss for r in results if r.near_miss).items())),
-            "outcomes": dict(sorted(Counter(r.outcome for r in results).items())),
+            "n_valid": n_valid,
+            "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
+            "generation_errors": outcomes["generation_error"],
+            "truncated": outcomes["truncated"],
+            "grader_errors": grader_errors,
+            "extraction_errors": extraction_errors,
+            "near_miss": dict(sorted(near.items())),
+            "outcomes": dict(sorted(outcomes.items())),
         }
         if self.closed:
-            answers = Counter(r.extracted for r in results if r.valid and r.extracted is not None)
-            m["modal_answer_share"] = max(answers.values()) / sum(answers.values()) if answers else 0.0
+            m["modal_answer_share"] = (
+                max(answers.values()) / n_valid_answers if (n_valid_answers := answers.total()) else 0.0
+            )
             m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
         ok = [(i, r) for i, r in zip(items, results, strict=True) if r.grader_error is None]
         choices = self.task.choices
@@ -502,6 +521,8 @@ class TaskScorer:
 
 
 def _as_extracted(r: SampleResult) -> Extracted:
+    if r.source is not None:
+        return r.source
     return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
 
 
