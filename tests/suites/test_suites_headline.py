@@ -170,3 +170,30 @@ def test_bad_groups_are_refused_in_one_line(tmp_path, top, message) -> None:
     with pytest.raises(ManifestError) as err:
         load_document(doc(**top), tmp_path, "basliq.yaml")
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_board_reads_groups_and_the_headline_from_the_suite(grouped, tmp_path) -> None:
+    import numpy as np
+
+    from yoxla.leaderboard.board import load_board
+    from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.suite_data import SuiteSource
+
+    root, result = grouped
+    results = tmp_path / "results" / "suites" / SUITE
+    results.mkdir(parents=True)
+    (results / "first.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+    data = DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites"))
+    board = load_board(tmp_path / "results", data=data, B=50)
+    meta = board.suite_meta(SUITE)
+    assert meta.groups == {g["id"]: g["tasks"] for g in GROUPS}
+    assert meta.group_names == {"bir": "Birinci blok", "iki": "İkinci blok"}
+    assert (meta.headline_name, meta.headline_rule) == ("YOXLA", "mean_of_groups")
+    boot = board.suite_boot(SUITE)
+    assert boot.blocks == ["bir", "iki"]
+    # hamisi_a stays 100 and hamisi_b 0 under any resampling, biri_a moves: the headline's
+    # replicates are the mean of the group means, (100 + 0) / 2 / 2 + biri_a / 2 (the mean of
+    # the tasks would be (100 + 0 + biri_a) / 3).
+    biri = boot.task_reps[:, boot.task_ids.index("biri_a"), :]
+    assert np.ptp(biri) > 0
+    assert np.allclose(boot.yoxla_reps, 25.0 + biri / 2)
