@@ -951,6 +951,11 @@ class SuiteInfo(Record):
     groups: Annotated[list[SuiteGroup], Field(min_length=1, max_length=MAX_TASKS)] | None = Field(
         default=None, description="the manifest's groups; absent when it declares none"
     )
+    analysis_hash: Hash | None = Field(
+        default=None,
+        description="the hash of the manifest's analysis section (breakdowns, controls, gate, ranking) "
+        "the file was scored with; absent when it has none",
+    )
     headline: SuiteHeadline | None = Field(
         default=None,
         description="the manifest's headline rule (stored whenever groups or a headline are declared); "

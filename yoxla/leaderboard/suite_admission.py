@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
     """Check 4: the file's suite, tasks, hashes and conditions against the committed suite."""
-    from yoxla.suites.hashing import aggregation, declared_aggregation, suite_hash
+    from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, suite_hash
 
     assert suite.prepared is not None
     committed = suite.prepared
@@ -78,6 +78,11 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> Non
     declared = declared_aggregation(suite.manifest)
     if rec.suite.model_dump(mode="json", include={"groups", "headline"}, exclude_unset=True) != declared:
         v.reasons.append("the file's groups or headline differ from the committed suite's")
+    if rec.suite.analysis_hash != analysis_hash(suite.manifest):
+        v.reasons.append(
+            "the file was scored with another analysis section (breakdowns, controls, gate, ranking) "
+            "than the committed suite's; re-score it with `yoxla rescore`"
+        )
     cond = rec.run.conditions
     if cond.limit is not None or cond.tasks is not None:
         v.reasons.append(

@@ -48,7 +48,6 @@ from yoxla.run.suite_finalize import check_plan, finalize_suite_run
 from yoxla.run.suite_job import SuiteJob
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
-from yoxla.suites.hashing import declared_aggregation
 
 KIND = SUITE_KIND
 NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read built-in tasks only
@@ -145,13 +144,7 @@ def suite_run_record(
         judge = {"provider": name, "model": s.judge_model, "base_url": public_url(spec.base_url)}
     info.update(
         kind=KIND,
-        suite={
-            "id": plan.suite_id,
-            "path": plan.path,
-            "suite_hash": plan.suite_hash,
-            "tasks": plan.hashes(),
-            **declared_aggregation(plan.manifest),  # groups and headline, where declared
-        },
+        suite=plan.suite_record(),
         judge=judge,
     )
     return info

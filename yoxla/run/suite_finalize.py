@@ -112,6 +112,15 @@ def score_suite_run(
     if plan is None:
         plan = make_suite_plan(settings_from(info))
     check_plan(info, plan)
+    # The tasks are those the run started with; what the suite makes of them (groups, headline,
+    # analysis section) is today's committed manifest's, as admission will check.
+    now = plan.suite_record()
+    info["suite"] = {
+        **{
+            k: v for k, v in info.get("suite", {}).items() if k not in ("groups", "headline", "analysis_hash")
+        },
+        **{k: now[k] for k in ("suite_hash", "groups", "headline", "analysis_hash") if k in now},
+    }
     by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in plan.task_ids}
     for r in records:
         if r.get("task") not in by_task:
@@ -205,7 +214,7 @@ def build_suite_summary(
 def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> SuiteInfo:
     """The result file's ``suite`` block: run.json's suite (groups and headline where declared)."""
     suite = info["suite"]
-    extra = {key: suite[key] for key in ("groups", "headline") if suite.get(key) is not None}
+    extra = {key: suite[key] for key in ("groups", "headline", "analysis_hash") if suite.get(key) is not None}
     return SuiteInfo.model_validate(
         {
             "id": suite["id"],

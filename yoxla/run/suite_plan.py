@@ -104,6 +104,17 @@ class SuitePlan:
                 out[tid]["commits"] = dict(sorted(t.prepared.commits.items()))
         return out
 
+    def suite_record(self) -> dict[str, Any]:
+        """run.json's ``suite``: id, path, suite hash, task hashes, and the groups, headline and
+        analysis hash where the manifest declares them."""
+        from yoxla.suites.hashing import analysis_hash, declared_aggregation
+
+        out = {"id": self.suite_id, "path": self.path, "suite_hash": self.suite_hash, "tasks": self.hashes()}
+        out.update(declared_aggregation(self.manifest))
+        if (found := analysis_hash(self.manifest)) is not None:
+            out["analysis_hash"] = found
+        return out
+
     @property
     def suite_hash(self) -> str:
         return suite_hash(

@@ -111,7 +111,11 @@ def floor_scores(manifest: Any, pool: Any) -> dict[str, dict[str, float | None]]
 
 def declared_threshold(metadata: dict[str, str]) -> tuple[float | None, str | None]:
     """A task's own gate threshold: ``metadata.gate_threshold`` (0–100) with ``gate_reason``, or none."""
-    value, reason = metadata.get("gate_threshold"), metadata.get("gate_reason")
+    return checked_threshold(metadata.get("gate_threshold"), metadata.get("gate_reason"))
+
+
+def checked_threshold(value: str | None, reason: str | None) -> tuple[float | None, str | None]:
+    """A declared threshold (text, 0–100) with its reason; (None, None) unless both are usable."""
     if value is None or not reason:
         return None, None
     try:
@@ -145,7 +149,7 @@ def gate_suite(
     for tid, scores in floors.items():
         task = manifest.tasks[tid]
         chance = chance_score(prepare_task(task))
-        threshold, reason = declared_threshold(task.spec.metadata)
+        threshold, reason = checked_threshold(*task.spec.gate)  # metadata or the analysis section
         if threshold is None:
             threshold = chance + margin
         failures = sorted(

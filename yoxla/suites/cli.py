@@ -118,9 +118,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import (
         aggregation,
+        analysis_hash,
         compare,
         current_hashes,
         hash_file_path,
+        read_analysis_hash,
         read_hash_file,
         write_hash_file,
     )
@@ -147,13 +149,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     if changed:
         return 1
     new = [line.task for line in lines if line.status == "new"]
-    if new and args.write:
+    analysis = analysis_hash(manifest)
+    analysis_changed = path.is_file() and analysis != read_analysis_hash(path)
+    if analysis_changed:
+        print(
+            "analysis: changed (breakdowns, controls, gate or ranking; no task hash changes, "
+            "results made before need `yoxla rescore`)"
+        )
+    if (new or analysis_changed) and args.write:
         keep = dict(frozen)
         keep.update({tid: current[tid] for tid in new})
-        write_hash_file(path, manifest.name, keep, aggregation(manifest))
-        print(f"froze {len(new)} new task(s) in {path}")
-    elif new:
-        print(f"error: {len(new)} task(s) are not frozen yet; run with --write to freeze them")
+        write_hash_file(path, manifest.name, keep, aggregation(manifest), analysis)
+        print(
+            f"froze {len(new)} new task(s) in {path}"
+            + (" and the analysis section" if analysis_changed else "")
+        )
+    elif new or analysis_changed:
+        what = f"{len(new)} task(s) are not frozen yet" if new else "the analysis section is not recorded"
+        print(f"error: {what}; run with --write to freeze them")
         return 1
     print("ok: every frozen task is unchanged")
     return 0

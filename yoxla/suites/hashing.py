@@ -77,14 +77,15 @@ def task_definition(task: SuiteTask) -> dict[str, Any]:
         "metrics": [m.model_dump(mode="json", exclude={"description"}) for m in task.metrics],
         "graders": graders,
         "instructions": task.instructions,
-        "breakdowns": list(spec.breakdowns),
+        "breakdowns": list(spec.declared_breakdowns),  # the analysis section's are hashed apart
     }
     if spec.answer_space is not None:
         out["answer_space"] = spec.answer_space.model_dump(mode="json", exclude_none=True)
-    # Only when declared, so that the hashes of tasks without them stay what they were frozen as.
-    if spec.group_field:
+    # Only when declared in the task's metadata, so that the hashes of tasks without them stay
+    # what they were frozen as (declared in the analysis section, they are hashed apart).
+    if spec.metadata.get("group_field", "").strip():
         out["group_field"] = spec.group_field
-    if spec.control_field:
+    if spec.metadata.get("control_field", "").strip():
         out["controls"] = {"field": spec.control_field, "values": list(spec.control_values)}
     return out
 
@@ -102,6 +103,19 @@ def aggregation(manifest: SuiteManifest | S.Manifest) -> dict[str, Any] | None:
         "groups": [{"id": g.id, "tasks": list(g.tasks)} for g in spec.groups or ()],
         "headline": spec.headline_rule,
     }
+
+
+def analysis_hash(manifest: SuiteManifest) -> str | None:
+    """The hash of the manifest's analysis section (YOXLA); None when it has none.
+
+    Breakdowns, groups and controls, gate thresholds and the ranking declared there change what
+    a board shows and what re-scoring derives, never what is asked or judged: no task hash
+    covers them, this one does (the hash file and the result file record it).
+    """
+    spec = manifest.spec
+    if spec is None or spec.analysis is None:
+        return None
+    return sha256_text(canonical_json(spec.analysis.model_dump(mode="json", exclude_none=True)))
 
 
 def declared_aggregation(manifest: SuiteManifest) -> dict[str, Any]:
@@ -140,6 +154,15 @@ class TaskHashes:
         return {"hash": self.hash, "definition": self.definition, "data": dict(sorted(self.data.items()))}
 
 
+def read_analysis_hash(path: Path) -> str | None:
+    """The analysis hash a hash file records (None: none, or the file is unreadable)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("analysis_hash")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def read_hash_file(path: Path) -> dict[str, TaskHashes]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -154,15 +177,21 @@ def read_hash_file(path: Path) -> dict[str, TaskHashes]:
 
 
 def write_hash_file(
-    path: Path, suite: str, tasks: dict[str, TaskHashes], how: dict[str, Any] | None = None
+    path: Path,
+    suite: str,
+    tasks: dict[str, TaskHashes],
+    how: dict[str, Any] | None = None,
+    analysis: str | None = None,
 ) -> None:
-    doc = {
+    doc: dict[str, Any] = {
         "format": HASH_FORMAT,
         "version": HASH_VERSION,
         "suite": suite,
         "suite_hash": suite_hash({tid: t.hash for tid, t in tasks.items()}, how),
         "tasks": {tid: tasks[tid].as_dict() for tid in sorted(tasks)},
     }
+    if analysis is not None:
+        doc["analysis_hash"] = analysis
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

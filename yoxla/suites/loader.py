@@ -208,10 +208,11 @@ class SuiteManifest:
 
     @property
     def ranking(self) -> tuple[str, ...] | None:
-        """The order the suite declares (``metadata.ranking``, checked on loading); None: none."""
+        """The order the suite declares (``metadata.ranking`` or ``analysis.ranking``, checked on
+        loading); None: none."""
         from yoxla.calibration.ranking import suite_order
 
-        return suite_order(self.metadata)
+        return self.spec.ranking if self.spec is not None else suite_order(self.metadata)
 
     def task(self, task_id: str) -> SuiteTask:
         try:

@@ -25,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     field_validator,
     model_validator,
@@ -532,6 +533,56 @@ class AnswerSpaceSpec(Spec):
 # Task and manifest ---------------------------------------------------------------------------
 
 
+_FIELD = Annotated[str, Field(pattern=BREAKDOWN_FIELD.pattern)]
+
+
+class TaskAnalysis(Spec):
+    """YOXLA: what a task's board analyses, declared apart from what is asked and judged.
+
+    The same keys as the task ``metadata``'s (a task declares each in one place only); hashed in
+    the suite's analysis hash, never in the task's: declaring a breakdown changes no task hash.
+    """
+
+    breakdowns: Annotated[list[_FIELD], Field(max_length=50)] = Field(default_factory=list)
+    group_field: _FIELD | None = None
+    control_field: _FIELD | None = None
+    control_values: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=100)] | None
+    ) = None
+    gate_threshold: Annotated[float, Field(ge=0, le=100)] | None = None
+    gate_reason: Annotated[str, Field(min_length=1, max_length=MAX_DESCRIPTION)] | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> TaskAnalysis:
+        if self.control_values is not None and self.control_field is None:
+            raise ValueError("control_values needs control_field")
+        if (self.gate_threshold is None) != (self.gate_reason is None):
+            raise ValueError("gate_threshold and gate_reason go together")
+        return self
+
+
+class Analysis(Spec):
+    """YOXLA: the suite's analysis section (per task, and the board's ranking order)."""
+
+    tasks: Annotated[dict[Id, TaskAnalysis], Field(max_length=MAX_TASKS)] = Field(default_factory=dict)
+    ranking: (
+        Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=64)]], Field(min_length=1, max_length=10)
+        ]
+        | None
+    ) = None
+
+
+_ANALYSIS_KEYS = (
+    "breakdowns",
+    "group_field",
+    "control_field",
+    "control_values",
+    "gate_threshold",
+    "gate_reason",
+)
+
+
 class TaskSpec(Spec):
     id: Id
     name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
@@ -564,6 +615,7 @@ class TaskSpec(Spec):
     grader: Grader | Annotated[list[Grader], Field(min_length=1, max_length=MAX_GRADERS)] | None = None
     generation: GenerationSettings | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
+    _analysis: TaskAnalysis | None = PrivateAttr(default=None)  # set by the manifest
 
     @field_validator("metadata", mode="before")
     @classmethod
@@ -669,26 +721,46 @@ class TaskSpec(Spec):
         return ex.mode or ("choice" if self.closed_space else "text")
 
     @property
-    def breakdowns(self) -> tuple[str, ...]:
-        """Row fields named in ``metadata.breakdowns`` (comma-separated): per-value scores."""
+    def declared_breakdowns(self) -> tuple[str, ...]:
+        """Row fields named in ``metadata.breakdowns`` (comma-separated; part of the task's hash)."""
         text = self.metadata.get("breakdowns", "")
         return tuple(f.strip() for f in text.split(",") if f.strip())
 
     @property
+    def breakdowns(self) -> tuple[str, ...]:
+        """Row fields with per-value scores: ``metadata.breakdowns``, then the analysis section's."""
+        extra = self._analysis.breakdowns if self._analysis is not None else []
+        return tuple(dict.fromkeys((*self.declared_breakdowns, *extra)))
+
+    @property
     def group_field(self) -> str | None:
-        """``metadata.group_field``: rows sharing its value are minimal edits of each other."""
-        return self.metadata.get("group_field", "").strip() or None
+        """``metadata.group_field`` (or the analysis section's): rows sharing its value are minimal
+        edits of each other."""
+        found = self.metadata.get("group_field", "").strip() or None
+        return found or (self._analysis.group_field if self._analysis is not None else None)
 
     @property
     def control_field(self) -> str | None:
-        """``metadata.control_field``: rows marked by it are controls (run, not scored)."""
-        return self.metadata.get("control_field", "").strip() or None
+        """``metadata.control_field`` (or the analysis section's): rows marked by it are controls
+        (run, not scored)."""
+        found = self.metadata.get("control_field", "").strip() or None
+        return found or (self._analysis.control_field if self._analysis is not None else None)
 
     @property
     def control_values(self) -> tuple[str, ...]:
-        """``metadata.control_values`` (comma-separated); (): any truthy value marks a control."""
+        """``metadata.control_values`` (comma-separated; or the analysis section's); (): any truthy
+        value marks a control."""
+        if self._analysis is not None and self._analysis.control_field is not None:
+            return tuple(self._analysis.control_values or ())
         text = self.metadata.get("control_values", "")
         return tuple(v.strip() for v in text.split(",") if v.strip())
+
+    @property
+    def gate(self) -> tuple[str | None, str | None]:
+        """The declared gate threshold and its reason, as text (metadata, or the analysis section)."""
+        if self._analysis is not None and self._analysis.gate_threshold is not None:
+            return str(self._analysis.gate_threshold), self._analysis.gate_reason
+        return self.metadata.get("gate_threshold"), self.metadata.get("gate_reason")
 
 
 class Group(Spec):
@@ -719,6 +791,37 @@ class Manifest(Spec):
         default=None, description="YOXLA: groups of tasks, each scored by the mean of its tasks"
     )
     headline: Headline | None = Field(default=None, description="YOXLA: the suite score's name and rule")
+    analysis: Analysis | None = Field(
+        default=None, description="YOXLA: breakdowns, controls, gate thresholds and ranking, hashed apart"
+    )
+
+    @model_validator(mode="after")
+    def _analysis(self) -> Manifest:
+        if self.analysis is None:
+            return self
+        if self.analysis.ranking is not None and "ranking" in self.metadata:
+            raise ValueError("analysis.ranking: the ranking is already given in metadata.ranking")
+        by_id = {t.id: t for t in self.tasks}
+        for tid, declared in self.analysis.tasks.items():
+            task = by_id.get(tid)
+            if task is None:
+                raise ValueError(f"analysis.tasks: {tid!r} is not a task of the suite")
+            given = declared.model_dump(exclude_none=True, exclude_defaults=True)
+            both = [k for k in _ANALYSIS_KEYS if k in given and k in task.metadata]
+            if both:
+                raise ValueError(f"analysis.tasks.{tid}.{both[0]}: already declared in the task's metadata")
+            if (declared.group_field or declared.control_field) and (task.group_field or task.control_field):
+                raise ValueError(
+                    f"analysis.tasks.{tid}: declare groups and controls in one place (metadata or analysis)"
+                )
+            reserved = (GROUP_METRICS if declared.group_field else ()) + (
+                CONTROL_METRICS if declared.control_field else ()
+            )
+            clash = [m.id for m in task.metrics or () if m.id in reserved]
+            if clash:
+                raise ValueError(f"analysis.tasks.{tid}: metric id {clash[0]!r} is reported by the analysis")
+            task._analysis = declared
+        return self
 
     @model_validator(mode="after")
     def _groups(self) -> Manifest:
@@ -761,9 +864,12 @@ class Manifest(Spec):
 
     @property
     def ranking(self) -> tuple[str, ...] | None:
-        """``metadata.ranking`` (comma-separated metric names), checked; None when not declared."""
-        from yoxla.calibration.ranking import suite_order
+        """``metadata.ranking`` (comma-separated metric names) or ``analysis.ranking``, checked;
+        None when not declared."""
+        from yoxla.calibration.ranking import check_suite_order, suite_order
 
+        if self.analysis is not None and self.analysis.ranking is not None:
+            return check_suite_order(tuple(self.analysis.ranking))
         return suite_order(self.metadata)
 
     @model_validator(mode="after")
