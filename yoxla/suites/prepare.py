@@ -267,9 +267,9 @@ def prepare_task(
             workers.close()
     ids = item_ids(rows)
     if task.spec.control_field is not None:
-        from yoxla.suites.scoring import is_control  # scoring imports this module
+        from yoxla.suites.scoring import control_marks  # scoring imports this module
 
-        if rows and all(is_control(task.spec, r) for r in rows):
+        if rows and all(control_marks(task.spec, rows)):
             raise DatasetError(
                 f"{task.where}: every row is a control (metadata.control_field "
                 f"{task.spec.control_field!r}); nothing would be scored"

@@ -531,15 +531,24 @@ _NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
 
 def is_control(task: S.TaskSpec, row: Mapping[str, Any]) -> bool:
     """Is ``row`` a control of ``task`` (``metadata.control_field`` / ``control_values``)?"""
+    return control_marks(task, [row])[0]
+
+
+def control_marks(task: S.TaskSpec, rows: Sequence[Mapping[str, Any]]) -> tuple[bool, ...]:
+    """Which of ``rows`` are controls of ``task`` (the declarations read once for all rows)."""
     name = task.control_field
     if name is None:
-        return False
-    value = lookup(row, [name])
+        return (False,) * len(rows)
+    values = task.control_values
+    return tuple(_marked(lookup(row, [name]), values) for row in rows)
+
+
+def _marked(value: Any, values: tuple[str, ...]) -> bool:
     if value is None:
         return False
-    if task.control_values:
+    if values:
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        return text.strip() in task.control_values
+        return text.strip() in values
     if isinstance(value, str):
         return value.strip().lower() not in _NOT_CONTROL
     return bool(value)
@@ -595,7 +604,7 @@ def score_suite_task(
         scorer = TaskScorer(prepared, workers, cache=cache, judge=judge)
         results = scorer.score(its, outputs)
         spec = prepared.task.spec
-        control = tuple(is_control(spec, i.row) for i in its)
+        control = control_marks(spec, [i.row for i in its])
         keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
         kept_items = [its[k] for k in keep]
         kept_results = [results[k] for k in keep]
