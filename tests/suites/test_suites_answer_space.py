@@ -185,3 +185,22 @@ def test_sts_options_are_checked(folder, load, grader, extraction, message) -> N
 def test_closeness_applies_only_to_spearman(folder, load) -> None:
     with pytest.raises(ManifestError, match="option closeness does not apply to the accuracy grader"):
         load(task(grader={"type": "builtin", "name": "accuracy", "closeness": True}))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("Gəncə, Bakı", "row 2 (id 'v2'): answer_space.options_field 'variantlar' is a str, not a list"),
+        (None, "row 2 (id 'v2'): answer_space.options_field 'variantlar' is missing"),
+        ([str(i) for i in range(1001)], "has 1001 options (at most 1000)"),
+    ],
+)
+def test_a_row_without_a_usable_option_list_is_named(folder, load, options, message) -> None:
+    from yoxla.suites.errors import DatasetError
+
+    rows = [dict(r) for r in OPTIONS_ROWS]
+    rows[1]["variantlar"] = options
+    write_jsonl(folder / "data.jsonl", rows)
+    with pytest.raises(DatasetError) as err:
+        prepare_task(load(space_task()).task("secim_v1"))
+    assert message in str(err.value) and "\n" not in str(err.value)

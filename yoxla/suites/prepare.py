@@ -29,7 +29,7 @@ from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites.datasets import LoadedDataset, load_dataset
 from yoxla.suites.errors import DatasetError, PreprocessError
 from yoxla.suites.loader import SuiteTask
-from yoxla.suites.space import item_space, row_dependent, template_extra
+from yoxla.suites.space import item_space, row_dependent, space_problem, template_extra
 from yoxla.suites.worker import WorkerPool
 
 ROW_FUNCTIONS = ("transform_row", "transform", "process_doc")
@@ -275,6 +275,10 @@ def prepare_task(
                 f"{task.spec.control_field!r}); nothing would be scored"
             )
     dependent = row_dependent(task.spec)
+    if dependent:
+        for i, row in enumerate(rows):
+            if (problem := space_problem(task.spec, row)) is not None:
+                raise DatasetError(f"{task.where}: {_row_name(i, row)}: {problem}")
     extra = template_extra(task.spec)
     n = len(rows) if limit is None else min(limit, len(rows))
     items = []

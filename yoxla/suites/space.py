@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from yoxla.suites.spec import TaskSpec
+from yoxla.suites.spec import MAX_CHOICES, TaskSpec
 from yoxla.suites.templates import lookup
 
 
@@ -37,6 +37,20 @@ def item_space(spec: TaskSpec, row: Mapping[str, Any]) -> tuple[str, ...]:
     options = lookup(row, space.options_field.split("."))
     n = len(options) if isinstance(options, list) else 0
     return _numbers(n) + space.label_values
+
+
+def space_problem(spec: TaskSpec, row: Mapping[str, Any]) -> str | None:
+    """Why ``row`` cannot have a row-dependent space (its field is no list, or too long); None: it can."""
+    space = spec.answer_space
+    if space is None or space.options_field is None:
+        return None
+    options = lookup(row, space.options_field.split("."))
+    if not isinstance(options, list):
+        found = "missing" if options is None else f"a {type(options).__name__}, not a list"
+        return f"answer_space.options_field {space.options_field!r} is {found}"
+    if len(options) > MAX_CHOICES:
+        return f"answer_space.options_field {space.options_field!r} has {len(options)} options (at most {MAX_CHOICES})"
+    return None
 
 
 def describe(spec: TaskSpec) -> str:
