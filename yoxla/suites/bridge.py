@@ -54,7 +54,8 @@ def _template(task: Task) -> str:
 def builtin_task_entry(task: Task, data_path: str, *, check: bool = True) -> dict[str, Any]:
     """The manifest entry for ``task`` reading rows from ``data_path``; NotExpressible otherwise.
 
-    ``check=False`` writes the entry anyway.
+    ``check=False`` writes the entry even where :func:`obstacles` names something the format
+    cannot say (today only reasoning, which no benchmark task asks for).
     """
     problems = obstacles(task)
     if problems and check:

@@ -14,6 +14,9 @@ A task's hash covers everything that changes its results:
 A row-dependent ``answer_space`` (YOXLA) is part of the definition when declared. The suite's
 hash covers its tasks' hashes and, when the manifest declares ``groups`` or a ``headline``
 rule (YOXLA), how the suite score is made of them (group ids and tasks, the rule; not names).
+The ``analysis`` section (YOXLA: breakdowns, groups and controls, gate thresholds, ranking) is
+covered by no task hash: :func:`analysis_hash` covers it, recorded in the hash file and the
+result file, so declaring a breakdown there never changes a task.
 
 Not hashed: names, type labels, descriptions, other metadata (``ranking`` included), and run-specific choices
 (models, sampling settings, retries, timeouts, concurrency, sample caps), which the run records.
