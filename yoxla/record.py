@@ -928,11 +928,39 @@ class SuiteTaskHashes(Record):
     )
 
 
+class SuiteGroup(Record):
+    """A group of the suite's tasks (the benchmark's blocks): scored by the mean of its tasks."""
+
+    id: TaskId
+    name: Text | None = None
+    tasks: Annotated[list[TaskId], Field(min_length=1, max_length=MAX_TASKS)]
+
+
+class SuiteHeadline(Record):
+    """How the suite score (``scores.suite``) is made: the mean of the tasks' or of the groups' scores."""
+
+    name: Text | None = None
+    rule: Literal["mean_of_tasks", "mean_of_groups"]
+
+
 class SuiteInfo(Record):
     id: SuiteId = Field(description="the suite's id (metadata.name of its manifest)")
     path: RepoPath = Field(description="the manifest's path in the repository")
     suite_hash: Hash = Field(description="over the task hashes of the tasks in this file")
     tasks: Annotated[dict[TaskId, SuiteTaskHashes], Field(min_length=1, max_length=MAX_TASKS)]
+    groups: Annotated[list[SuiteGroup], Field(min_length=1, max_length=MAX_TASKS)] | None = Field(
+        default=None, description="the manifest's groups; absent when it declares none"
+    )
+    analysis_hash: Hash | None = Field(
+        default=None,
+        description="the hash of the manifest's analysis section (breakdowns, controls, gate, ranking) "
+        "the file was scored with; absent when it has none",
+    )
+    headline: SuiteHeadline | None = Field(
+        default=None,
+        description="the manifest's headline rule (stored whenever groups or a headline are declared); "
+        "absent: the mean of the tasks",
+    )
 
 
 class SuiteRunConditions(Record):
@@ -983,8 +1011,16 @@ class SuiteRunInfo(Record):
 
 
 class SuiteScores(Record):
-    suite: Score | None = Field(description="mean of the task scores that exist")
+    suite: Score | None = Field(
+        description="the headline: mean of the task scores that exist, or of the group scores "
+        "(headline rule mean_of_groups)"
+    )
     tasks: Annotated[dict[TaskId, Score | None], Field(max_length=MAX_TASKS)]
+    groups: Annotated[dict[TaskId, Score], Field(max_length=MAX_TASKS)] | None = Field(
+        default=None,
+        description="per group the mean of its task scores that exist (groups with none left out); "
+        "absent when the suite declares no groups",
+    )
 
 
 class SuiteResultFile(Record):
@@ -1157,11 +1193,37 @@ def build_suite_task_result(
     return SuiteTaskResult.model_validate(derive_suite_task(prepared, stored, pool=pool, judge=judge))
 
 
-def suite_scores(tasks: Mapping[str, SuiteTaskResult]) -> SuiteScores:
-    """Task scores and the suite score (their mean; tasks without a 0–100 score are left out)."""
+def _mean_or_none(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def suite_scores(
+    tasks: Mapping[str, SuiteTaskResult],
+    groups: Sequence[SuiteGroup] | None = None,
+    headline: SuiteHeadline | None = None,
+) -> SuiteScores:
+    """Task scores, group scores and the suite score (tasks without a 0–100 score are left out).
+
+    The suite score is the mean of the task scores, or, under the headline rule
+    ``mean_of_groups`` (the default with groups), the mean of the group scores.
+    """
     scores = {tid: t.score for tid, t in tasks.items()}
     present = [s for s in scores.values() if s is not None]
-    return SuiteScores.model_construct(suite=sum(present) / len(present) if present else None, tasks=scores)
+    if groups is None:
+        return SuiteScores.model_construct(suite=_mean_or_none(present), tasks=scores)
+    by_group: dict[str, float] = {}
+    for g in groups:
+        mean = _mean_or_none([s for tid in g.tasks if (s := scores.get(tid)) is not None])
+        if mean is not None:
+            by_group[g.id] = mean
+    rule = headline.rule if headline is not None else "mean_of_groups"
+    suite = _mean_or_none(list(by_group.values())) if rule == "mean_of_groups" else _mean_or_none(present)
+    return SuiteScores.model_construct(suite=suite, tasks=scores, groups=by_group)
+
+
+def suite_scores_of(info: SuiteInfo, tasks: Mapping[str, SuiteTaskResult]) -> SuiteScores:
+    """:func:`suite_scores` with the groups and headline the file's suite block declares."""
+    return suite_scores(tasks, info.groups, info.headline)
 
 
 def _suite_task_dump(t: SuiteTaskResult) -> dict[str, Any]:
@@ -1193,7 +1255,7 @@ def build_suite_document(
         "model": model.model_dump(mode="json", exclude_unset=True),
         "run": run.model_dump(mode="json", exclude_unset=True),
         "tasks": {tid: _suite_task_dump(t) for tid, t in tasks.items()},
-        "scores": suite_scores(tasks).model_dump(mode="json"),
+        "scores": suite_scores_of(suite, tasks).model_dump(mode="json", exclude_unset=True),
         "usage": usage.model_dump(mode="json", exclude_unset=True),
         "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
         "created_at": created_at,

@@ -292,6 +292,10 @@ class Board:
             types={tid: t.spec.type for tid, t in m.tasks.items()},
             primary={tid: t.primary for tid, t in m.tasks.items() if t.primary},
             choices={tid: list(t.choices) for tid, t in m.tasks.items() if t.choices},
+            groups={g.id: list(g.tasks) for g in m.groups},
+            group_names={g.id: g.name or g.id for g in m.groups},
+            headline_name=m.headline_name,
+            headline_rule=m.headline_rule,
         )
 
     def suite_task_ids(self, suite_id: str) -> list[str]:
@@ -309,11 +313,15 @@ class Board:
 
     def suite_boot(self, suite_id: str, group: str = "standard") -> Boot:
         """Bootstrap replicates of a suite board (``group``: its run conditions): per task, and
-        the suite score as their mean. A task without per-sample scores of its mean primary
-        metric (batch graders, grader errors) gets no interval (its replicates are its score);
-        a lower-is-better task is left out, as in the score."""
+        the suite score as their mean, or, under the headline rule ``mean_of_groups``, as the
+        mean of the group means (the manifest's ``groups`` as blocks). A task without per-sample
+        scores of its mean primary metric (batch graders, grader errors) gets no interval (its
+        replicates are its score); a lower-is-better task is left out, as in the score."""
         key = f"suite:{suite_id}/{group}"
         if key not in self._boot:
+            meta = self.suite_meta(suite_id)
+            by_groups = meta.headline_rule == "mean_of_groups"
+            group_of = {tid: gid for gid, tids in meta.groups.items() for tid in tids}
             models = self.suite_shown(suite_id, group)
             inputs: list[TaskInput] = []
             resampled: set[str] = set()
@@ -328,8 +336,12 @@ class Board:
                 scores = np.vstack([r.scored_scores for r in recs]) if aligned else None
                 if aligned:
                     resampled.add(tid)
-                inputs.append(TaskInput(tid, "suite", point, scores))
-            self._boot[key] = run_bootstrap(inputs, ["suite"], len(models), B=self.B)
+                block = (
+                    group_of.get(tid, "") if by_groups else "suite"
+                )  # "": in no group, not in the headline
+                inputs.append(TaskInput(tid, block, point, scores))
+            blocks = list(meta.groups) if by_groups else ["suite"]
+            self._boot[key] = run_bootstrap(inputs, blocks, len(models), B=self.B)
             self._resampled[key] = resampled
         return self._boot[key]
 
@@ -376,6 +388,11 @@ class SuiteMeta:
     types: dict[str, str] = field(default_factory=dict)  # task id -> the manifest's type label
     primary: dict[str, str] = field(default_factory=dict)  # task id -> its primary (first) metric
     choices: dict[str, list[str]] = field(default_factory=dict)  # task id -> its choices, if any
+    # The manifest's groups (YOXLA): group id -> its task ids, in order; names; the headline.
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    group_names: dict[str, str] = field(default_factory=dict)
+    headline_name: str | None = None
+    headline_rule: str = "mean_of_tasks"
 
 
 def model_key(v: Verdict) -> str:

@@ -27,7 +27,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from yoxla.record import SuiteResultFile, SuiteTaskResult, derive_suite_task, first_difference, suite_scores
+from yoxla.record import (
+    SuiteResultFile,
+    SuiteTaskResult,
+    derive_suite_task,
+    first_difference,
+    suite_scores_of,
+)
 from yoxla.safetext import one_line
 from yoxla.suites.judge import unanswered_calls
 
@@ -39,7 +45,7 @@ if TYPE_CHECKING:
 
 def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
     """Check 4: the file's suite, tasks, hashes and conditions against the committed suite."""
-    from yoxla.suites.hashing import suite_hash
+    from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, suite_hash
 
     assert suite.prepared is not None
     committed = suite.prepared
@@ -69,8 +75,16 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> Non
                 "the file was made with another version of the suite"
             )
     hashes = {tid: committed[tid].task_hash for tid in rec.tasks if tid in committed}
-    if not missing and not extra and rec.suite.suite_hash != suite_hash(hashes):
+    if not missing and not extra and rec.suite.suite_hash != suite_hash(hashes, aggregation(suite.manifest)):
         v.reasons.append(f"suite hash {rec.suite.suite_hash[:23]}… differs from the committed suite's")
+    declared = declared_aggregation(suite.manifest)
+    if rec.suite.model_dump(mode="json", include={"groups", "headline"}, exclude_unset=True) != declared:
+        v.reasons.append("the file's groups or headline differ from the committed suite's")
+    if rec.suite.analysis_hash != analysis_hash(suite.manifest):
+        v.reasons.append(
+            "the file was scored with another analysis section (breakdowns, controls, gate, ranking) "
+            "than the committed suite's; re-score it with `yoxla rescore`"
+        )
     cond = rec.run.conditions
     if cond.limit is not None or cond.tasks is not None or cond.filters:
         v.reasons.append(
@@ -160,7 +174,8 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         records[tid] = TaskRecord.from_suite(tid, t)
     if v.reasons:
         return
-    scores = suite_scores(rec.tasks).model_dump(mode="json")
+    # The groups and headline are the committed suite's (checked above): scores follow them.
+    scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
     diff = first_difference(doc["scores"], scores, "scores")
     if diff:
         v.reasons.append(_differs("summary scores", diff))

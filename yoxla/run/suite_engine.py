@@ -138,7 +138,7 @@ def suite_run_record(
     info.pop("edition", None)
     info.update(
         kind=KIND,
-        suite={"id": plan.suite_id, "path": plan.path, "suite_hash": plan.suite_hash, "tasks": plan.hashes()},
+        suite=plan.suite_record(),
         judge=judge_facts(s),
     )
     return info

@@ -35,7 +35,7 @@ from yoxla.record import (
     Usage,
     build_suite_document,
     build_suite_task_result,
-    suite_scores,
+    suite_scores_of,
 )
 from yoxla.results import SIGN_KEY_ENV, result_filename
 from yoxla.run.artifacts import (
@@ -113,6 +113,15 @@ def score_suite_run(
     if plan is None:
         plan = make_suite_plan(settings_from(info))
     check_plan(info, plan)
+    # The tasks are those the run started with; what the suite makes of them (groups, headline,
+    # analysis section) is today's committed manifest's, as admission will check.
+    now = plan.suite_record()
+    info["suite"] = {
+        **{
+            k: v for k, v in info.get("suite", {}).items() if k not in ("groups", "headline", "analysis_hash")
+        },
+        **{k: now[k] for k in ("suite_hash", "groups", "headline", "analysis_hash") if k in now},
+    }
     by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in plan.task_ids}
     for r in records:
         if r.get("task") not in by_task:
@@ -142,7 +151,7 @@ def score_suite_run(
                 "metrics": dict(result.metrics),
                 "problems": list(result.problems),
             }
-    scores = suite_scores(results)
+    scores = suite_scores_of(suite_info(info, results), results)
     return info, {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}, records, results
 
 
@@ -221,6 +230,21 @@ def build_suite_summary(
     }
 
 
+def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> SuiteInfo:
+    """The result file's ``suite`` block: run.json's suite (groups and headline where declared)."""
+    suite = info["suite"]
+    extra = {key: suite[key] for key in ("groups", "headline", "analysis_hash") if suite.get(key) is not None}
+    return SuiteInfo.model_validate(
+        {
+            "id": suite["id"],
+            "path": suite["path"],
+            "suite_hash": suite["suite_hash"],
+            "tasks": {tid: suite["tasks"][tid] for tid in results},
+            **extra,
+        }
+    )
+
+
 def build_suite_result(
     info: dict[str, Any],
     results: Mapping[str, SuiteTaskResult],
@@ -228,15 +252,9 @@ def build_suite_result(
     sign_key: str | None = None,
 ) -> dict[str, Any]:
     """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
-    suite = info["suite"]
     judge = info.get("judge")
     return build_suite_document(
-        suite=SuiteInfo(
-            id=suite["id"],
-            path=suite["path"],
-            suite_hash=suite["suite_hash"],
-            tasks={tid: suite["tasks"][tid] for tid in results},
-        ),
+        suite=suite_info(info, results),
         model=model_info(info, records),
         run=SuiteRunInfo(
             run_id=info["run_id"],

@@ -26,7 +26,7 @@ from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.settings import RunSettings
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
-from yoxla.suites.hashing import suite_hash
+from yoxla.suites.hashing import aggregation, suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask, load_manifest
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import repo_path, suite_id
@@ -106,9 +106,22 @@ class SuitePlan:
                 out[tid]["commits"] = dict(sorted(t.prepared.commits.items()))
         return out
 
+    def suite_record(self) -> dict[str, Any]:
+        """run.json's ``suite``: id, path, suite hash, task hashes, and the groups, headline and
+        analysis hash where the manifest declares them."""
+        from yoxla.suites.hashing import analysis_hash, declared_aggregation
+
+        out = {"id": self.suite_id, "path": self.path, "suite_hash": self.suite_hash, "tasks": self.hashes()}
+        out.update(declared_aggregation(self.manifest))
+        if (found := analysis_hash(self.manifest)) is not None:
+            out["analysis_hash"] = found
+        return out
+
     @property
     def suite_hash(self) -> str:
-        return suite_hash({tid: t.prepared.task_hash for tid, t in self.tasks.items()})
+        return suite_hash(
+            {tid: t.prepared.task_hash for tid, t in self.tasks.items()}, aggregation(self.manifest)
+        )
 
     def facts(self, limit: int | None) -> dict[str, dict[str, Any]]:
         """run.json's ``tasks``: per task its hashes, items and how many the run selected."""

@@ -63,7 +63,7 @@ def majority_target(items: Sequence[Item]) -> str:
 
 def suite_answer(strategy: str, prepared: PreparedTask, item: Item, seed: int = SEED) -> str:
     """The answer of ``strategy`` to ``item`` (ValueError for an unknown strategy)."""
-    space = answer_space(prepared)
+    space = item.choices if item.choices is not None else answer_space(prepared)
     if strategy == "first":
         return space[0] if space else _cues(item)[0]
     if strategy == "random":
@@ -84,6 +84,9 @@ def chance_score(prepared: PreparedTask) -> float:
     """The reference a cue must not beat by much: a uniformly random valid answer (100 / |answer
     space|) when the space is closed; for open answers, always giving the most common target
     (100 × its share of the items), the best score that reads nothing of the item."""
+    own = [i.choices for i in prepared.items if i.choices]  # a row-dependent space: per item
+    if own:
+        return sum(100.0 / len(c) for c in own) / len(own)
     space = answer_space(prepared)
     if space:
         return 100.0 / len(space)
@@ -108,7 +111,11 @@ def floor_scores(manifest: Any, pool: Any) -> dict[str, dict[str, float | None]]
 
 def declared_threshold(metadata: dict[str, str]) -> tuple[float | None, str | None]:
     """A task's own gate threshold: ``metadata.gate_threshold`` (0–100) with ``gate_reason``, or none."""
-    value, reason = metadata.get("gate_threshold"), metadata.get("gate_reason")
+    return checked_threshold(metadata.get("gate_threshold"), metadata.get("gate_reason"))
+
+
+def checked_threshold(value: str | None, reason: str | None) -> tuple[float | None, str | None]:
+    """A declared threshold (text, 0–100) with its reason; (None, None) unless both are usable."""
     if value is None or not reason:
         return None, None
     try:
@@ -142,7 +149,7 @@ def gate_suite(
     for tid, scores in floors.items():
         task = manifest.tasks[tid]
         chance = chance_score(prepare_task(task))
-        threshold, reason = declared_threshold(task.spec.metadata)
+        threshold, reason = checked_threshold(*task.spec.gate)  # metadata or the analysis section
         if threshold is None:
             threshold = chance + margin
         failures = sorted(

@@ -3,12 +3,14 @@
 :func:`builtin_task_entry` turns a frozen task of ``yoxla/suite/yoxla.yaml`` into a manifest
 task (instructions = the task's rendered system prompt, prompt template = its user template,
 ``strict`` extraction over its answer space, the built-in graders of its evaluator), reading
-the bundled ``sample`` rows. ``suites/yoxla/sample_parity.yaml`` is its output for every
-task it can express (:data:`PARITY_TASKS`: eight of the eleven); a parity test holds that
-they score identically to the built-in evaluators.
+the bundled ``sample`` rows. A row-dependent space (numbered options from a row field, plus
+fixed labels) is a YOXLA ``answer_space`` and its list renders with ``{{field | numbered}}``;
+STS scores each example with the ``spearman`` grader's ``closeness`` and ``correct_within``.
+``suites/yoxla/sample_parity.yaml`` is its output for all eleven tasks
+(:data:`PARITY_TASKS`), with the four blocks as ``groups`` and the YOXLA headline (mean of the
+block scores); a parity test holds that they score identically to the built-in evaluators.
 
-:func:`obstacles` says, per task, what the manifest format cannot express; these are the
-reasons the built-in suite is not (yet) loaded through the manifest loader.
+:func:`obstacles` says, per task, what the manifest format still cannot express.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from yoxla.evaluators import STS_CORRECT_WITHIN
 from yoxla.suite import Task
 
-GRADERS = {
+GRADERS: dict[str, list[dict[str, Any]]] = {
     "classification": [{"type": "builtin", "name": "accuracy"}, {"type": "builtin", "name": "macro_f1"}],
     "span": [{"type": "builtin", "name": "span"}],
     "abstention": [{"type": "builtin", "name": "abstention"}],
@@ -33,35 +36,26 @@ class NotExpressible(ValueError):
 def obstacles(task: Task) -> list[str]:
     """What keeps this built-in task from being an equivalent manifest task ([] = nothing)."""
     out = []
-    if task.answer.options_field:
-        out.append(
-            f"its answer space depends on the row (options 1..n of {task.answer.options_field}); "
-            "manifest choices are fixed per task"
-        )
-    if task.list_inputs:
-        out.append(
-            f"it renders list fields ({', '.join(task.list_inputs)}) as numbered lines; "
-            "templates insert a list only as JSON"
-        )
-    if task.evaluator == "correlation":
-        out.append(
-            "its per-example score (1 - |error| / range) and outcome (correct within one point) "
-            "have no manifest equivalent; task metrics match"
-        )
     if task.generation.thinking:
         out.append("it asks for reasoning, which has no provider-neutral manifest field")
     return out
 
 
-def _template(user: str) -> str:
-    return re.sub(r"\{([a-z_][a-z0-9_]*)\}", r"{{\1}}", user)
+def _template(task: Task) -> str:
+    """The user template with ``{{field}}`` references (list inputs as numbered lines)."""
+
+    def field(m: re.Match[str]) -> str:
+        name = m.group(1)
+        return "{{" + name + (" | numbered" if name in task.list_inputs else "") + "}}"
+
+    return re.sub(r"\{([a-z_][a-z0-9_]*)\}", field, task.user_template)
 
 
 def builtin_task_entry(task: Task, data_path: str, *, check: bool = True) -> dict[str, Any]:
     """The manifest entry for ``task`` reading rows from ``data_path``; NotExpressible otherwise.
 
-    ``check=False`` writes the entry anyway (e.g. ``sts_v1``, whose task metrics match though
-    its per-example scores do not).
+    ``check=False`` writes the entry even where :func:`obstacles` names something the format
+    cannot say (today only reasoning, which no benchmark task asks for).
     """
     problems = obstacles(task)
     if problems and check:
@@ -76,6 +70,8 @@ def builtin_task_entry(task: Task, data_path: str, *, check: bool = True) -> dic
     graders = [dict(g) for g in GRADERS[task.evaluator]]
     if task.evaluator in ("span", "abstention"):
         graders[0].update(passage_field=task.inputs[0], answer_start_field="answer_start")
+    if task.evaluator == "correlation":
+        graders[0].update(closeness=True, correct_within=STS_CORRECT_WITHIN)
     metrics = [{"id": task.primary}]
     metrics += [{"id": d} for d in task.diagnostics if d in ("macro_f1", "span_precision", "token_f1")]
     entry: dict[str, Any] = {
@@ -85,10 +81,16 @@ def builtin_task_entry(task: Task, data_path: str, *, check: bool = True) -> dic
             task.evaluator, "qa"
         ),
         "dataset": {"path": data_path},
-        "prompt_template": _template(task.user_template),
+        "prompt_template": _template(task),
         "target_template": "{{" + task.gold + "}}",
     }
-    if a.mode == "choice":
+    if a.options_field:
+        space: dict[str, Any] = {"options_field": a.options_field}
+        if a.options_description:
+            space["options_description"] = a.options_description
+        space["labels"] = [{"value": x.value, "description": x.description} for x in a.labels]
+        entry["answer_space"] = space
+    elif a.mode == "choice":
         entry["choices"] = list(a.label_values)
     entry.update(
         output_extraction=extraction,
@@ -118,6 +120,9 @@ PARITY_TASKS = (
     "minimal_pairs_v1",
     "az_tr_interference_v1",
     "rag_verification_v1",
+    "knowledge_choice_v1",
+    "rag_selection_v1",
+    "sts_v1",
 )
 
 
@@ -136,6 +141,15 @@ def parity_manifest() -> dict[str, Any]:
             builtin_task_entry(suite.task(t), f"../../yoxla/editions/sample/{t}/test.jsonl")
             for t in PARITY_TASKS
         ],
+        "groups": [
+            {
+                "id": b,
+                "name": suite.block_names[b],
+                "tasks": [t for t in PARITY_TASKS if suite.task(t).block == b],
+            }
+            for b in suite.blocks
+        ],
+        "headline": {"name": "YOXLA", "rule": "mean_of_groups"},
     }
 
 

@@ -13,9 +13,9 @@ macro_f1            –                                           macro_f1 (inva
 numeric_tolerance   numeric_tolerance (``tolerance``,
                     ``relative_tolerance``)
 token_f1            token_f1 (Azerbaijani tokens)
-spearman            –                                           spearman, pearson, *_valid, mae,
-                                                                rmse (invalid imputed: ``impute``,
-                                                                else the strict range's midpoint)
+spearman            closeness, abs_error (``closeness``: 1 -    spearman, pearson, *_valid, mae,
+                    |error| / range, the sample's score;        rmse (invalid imputed: ``impute``,
+                    ``correct_within``: its outcome)            else the strict range's midpoint)
 span                span_recall, span_precision,                (their means)
                     exact_span_rate, unsupported_rate,
                     over_sentence_rate, token_f1,
@@ -117,6 +117,19 @@ class Builtin:
     def score(self, view: View) -> dict[str, float]:
         return {}
 
+    @property
+    def decides(self) -> bool:
+        """Does this grader set each sample's score and verdict (:meth:`sample_score`, :meth:`correct`)?"""
+        return False
+
+    def sample_score(self, scores: Mapping[str, float]) -> float | None:
+        """The sample's score when this grader sets it (None: the task's primary metric decides)."""
+        return None
+
+    def correct(self, scores: Mapping[str, float]) -> bool | None:
+        """Whether the sample is correct when this grader decides it (None: score ≥ 1)."""
+        return None
+
     def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in self.sample_metrics():
@@ -181,17 +194,52 @@ class TokenF1(Builtin):
 
 
 class Spearman(Builtin):
+    """Rank correlation over the task; with ``closeness``, a per-sample score and verdict too.
+
+    ``closeness``: 1 - |prediction - target| / (max - min) of the strict range, an invalid
+    answer taking the imputed value (as the correlation does); ``correct_within``: the sample
+    is correct when |prediction - target| is at most this.
+    """
+
     def sample_metrics(self) -> tuple[str, ...]:
-        return ()
+        return ("closeness",) if self.spec.closeness else ()
+
+    @property
+    def impute(self) -> float | None:
+        if self.spec.impute is not None:
+            return self.spec.impute
+        if self.strict_range is not None:
+            return (self.strict_range[0] + self.strict_range[1]) / 2
+        return None
 
     def score(self, view: View) -> dict[str, float]:
-        _target_number(view)  # a sample with a non-numeric target is a grader error
-        return {}
+        target = _target_number(view)  # a sample with a non-numeric target is a grader error
+        if not self.spec.closeness:
+            return {}
+        assert self.strict_range is not None  # the spec requires a strict range with closeness
+        lo, hi = self.strict_range
+        pred = _number(view.extracted)
+        if pred is None:
+            pred = self.impute if self.impute is not None else (lo + hi) / 2
+        err = abs(pred - target)
+        return {"closeness": 1.0 - err / (hi - lo), "abs_error": err}
+
+    @property
+    def decides(self) -> bool:
+        return bool(self.spec.closeness)
+
+    def sample_score(self, scores: Mapping[str, float]) -> float | None:
+        return scores.get("closeness") if self.spec.closeness else None
+
+    def correct(self, scores: Mapping[str, float]) -> bool | None:
+        within = self.spec.correct_within
+        if within is None or "abs_error" not in scores:
+            return None
+        return scores["abs_error"] <= within
 
     def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
-        impute = self.spec.impute
-        if impute is None and self.strict_range is not None:
-            impute = (self.strict_range[0] + self.strict_range[1]) / 2
+        out = super().aggregate(views, scores)
+        impute = self.impute
         gold: list[float] = []
         pred: list[float] = []
         vg: list[float] = []
@@ -211,6 +259,7 @@ class Spearman(Builtin):
                 pred.append(p)
         errors = [abs(p - g) for p, g in zip(vp, vg, strict=True)]
         return {
+            **out,
             "spearman": spearman(pred, gold),
             "pearson": pearson(pred, gold),
             "spearman_valid": spearman(vp, vg),

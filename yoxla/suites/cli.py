@@ -32,7 +32,7 @@ def _judge_stub(request: dict[str, Any]) -> Any:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from yoxla.suites.hashing import suite_hash
+    from yoxla.suites.hashing import aggregation, suite_hash
     from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import prepare_task
     from yoxla.suites.scoring import SampleOutput, score_suite_task
@@ -59,7 +59,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     print(f"  warning: the {role} is not pinned to a commit (revision); its rows may change")
             first = [i.row for i in prepared.items[:FIRST_ROWS]]
             for name, template in (("prompt_template", task.prompt), ("target_template", task.target)):
-                for missing in template.missing_fields(first):
+                for missing in template.missing_fields(
+                    first, ("answer_space",) if task.spec.answer_space else ()
+                ):
                     print(f"  warning: {name} uses {{{{{missing}}}}}, which none of the first rows has")
             for fld in task.spec.breakdowns:
                 if all(lookup(i.row, fld.split(".")) is None for i in prepared.items):
@@ -97,7 +99,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if problems:
         print(f"validation failed: {len(problems)} problem(s)")
         return 1
-    print(f"ok: suite hash {suite_hash(hashes)}")
+    print(f"ok: suite hash {suite_hash(hashes, aggregation(manifest))}")
     return 0
 
 
@@ -137,9 +139,12 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import (
+        aggregation,
+        analysis_hash,
         compare,
         current_hashes,
         hash_file_path,
+        read_analysis_hash,
         read_hash_file,
         write_hash_file,
     )
@@ -169,13 +174,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     if changed:
         return 1
     new = [line.task for line in lines if line.status == "new"]
-    if new and args.write:
+    analysis = analysis_hash(manifest)
+    analysis_changed = path.is_file() and analysis != read_analysis_hash(path)
+    if analysis_changed:
+        print(
+            "analysis: changed (breakdowns, controls, gate or ranking; no task hash changes, "
+            "results made before need `yoxla rescore`)"
+        )
+    if (new or analysis_changed) and args.write:
         keep = dict(frozen)
         keep.update({tid: current[tid] for tid in new})
-        write_hash_file(path, manifest.name, keep)
-        print(f"froze {len(new)} new task(s) in {path}")
-    elif new:
-        print(f"error: {len(new)} task(s) are not frozen yet; run with --write to freeze them")
+        write_hash_file(path, manifest.name, keep, aggregation(manifest), analysis)
+        print(
+            f"froze {len(new)} new task(s) in {path}"
+            + (" and the analysis section" if analysis_changed else "")
+        )
+    elif new or analysis_changed:
+        what = f"{len(new)} task(s) are not frozen yet" if new else "the analysis section is not recorded"
+        print(f"error: {what}; run with --write to freeze them")
         return 1
     if skipped:
         print(f"error: {len(skipped)} task(s) not checked without --run-code: {', '.join(skipped)}")

@@ -19,7 +19,8 @@ Every extractor first drops reasoning (``<think>…</think>``, :func:`yoxla.pars
   (``3,5`` and ``3.5`` are both 3.5; ``3x+2=11``, ``10²``, ``1,000`` are refused, with why).
 * ``strict``: :func:`yoxla.parsing.parse` over the task's closed answer space (choices, a
   numeric range, free text, or text with an abstention phrase), with its invalid reasons and
-  near-miss kinds. Anything outside the space is invalid.
+  near-miss kinds. Anything outside the space is invalid. A row-dependent ``answer_space``
+  gives each item its own choices (:meth:`StrictExtractor.extract_in`).
 """
 
 from __future__ import annotations
@@ -262,9 +263,21 @@ class StrictExtractor(Extractor):
             range=(float(rng[0]), float(rng[1])) if rng is not None else None,
         )
         self._task = cast(Task, _Holder(self.space))
+        self._holders: dict[tuple[str, ...], Task] = {}
 
     def extract(self, raw: str | None) -> Extracted:
-        p = parse(self._task, raw)
+        return self._extracted(parse(self._task, raw))
+
+    def extract_in(self, raw: str | None, choices: tuple[str, ...]) -> Extracted:
+        """Extract against one item's own choices (a row-dependent answer space)."""
+        holder = self._holders.get(choices)
+        if holder is None:
+            space = AnswerSpace(mode="choice", labels=tuple(Label(c, "") for c in choices))
+            holder = self._holders.setdefault(choices, cast(Task, _Holder(space)))
+        return self._extracted(parse(holder, raw))
+
+    @staticmethod
+    def _extracted(p: Any) -> Extracted:
         if not p.valid:
             return Extracted(None, False, p.reason, p.near_miss)
         if isinstance(p.value, float):
@@ -287,5 +300,5 @@ def build_extractor(task: TaskSpec) -> Extractor:
         return NumberExtractor(ex.position)
     if isinstance(ex, spec.StrictExtraction):
         mode = task.strict_mode or "text"
-        return StrictExtractor(mode, tuple(task.choices or ()), ex.range, ex.abstain)
+        return StrictExtractor(mode, task.fixed_choices, ex.range, ex.abstain)
     return NoneExtractor()

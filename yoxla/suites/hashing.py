@@ -11,6 +11,13 @@ A task's hash covers everything that changes its results:
   ``metadata.control_field`` and ``metadata.control_values`` (controls leave the metrics);
 * the **fingerprints** of the data it read (task dataset, few-shot dataset).
 
+A row-dependent ``answer_space`` (YOXLA) is part of the definition when declared. The suite's
+hash covers its tasks' hashes and, when the manifest declares ``groups`` or a ``headline``
+rule (YOXLA), how the suite score is made of them (group ids and tasks, the rule; not names).
+The ``analysis`` section (YOXLA: breakdowns, groups and controls, gate thresholds, ranking) is
+covered by no task hash: :func:`analysis_hash` covers it, recorded in the hash file and the
+result file, so declaring a breakdown there never changes a task.
+
 Not hashed: names, type labels, descriptions, other metadata (``ranking`` included), and run-specific choices
 (models, sampling settings, retries, timeouts, concurrency, sample caps), which the run records.
 
@@ -73,12 +80,15 @@ def task_definition(task: SuiteTask) -> dict[str, Any]:
         "metrics": [m.model_dump(mode="json", exclude={"description"}) for m in task.metrics],
         "graders": graders,
         "instructions": task.instructions,
-        "breakdowns": list(spec.breakdowns),
+        "breakdowns": list(spec.declared_breakdowns),  # the analysis section's are hashed apart
     }
-    # Only when declared, so that the hashes of tasks without them stay what they were frozen as.
-    if spec.group_field:
+    if spec.answer_space is not None:
+        out["answer_space"] = spec.answer_space.model_dump(mode="json", exclude_none=True)
+    # Only when declared in the task's metadata, so that the hashes of tasks without them stay
+    # what they were frozen as (declared in the analysis section, they are hashed apart).
+    if spec.metadata.get("group_field", "").strip():
         out["group_field"] = spec.group_field
-    if spec.control_field:
+    if spec.metadata.get("control_field", "").strip():
         out["controls"] = {"field": spec.control_field, "values": list(spec.control_values)}
     return out
 
@@ -87,9 +97,50 @@ def task_hash(task: SuiteTask, fingerprints: dict[str, str]) -> str:
     return sha256_text(canonical_json({"definition": task.definition_hash, "data": fingerprints}))
 
 
-def suite_hash(task_hashes: dict[str, str]) -> str:
-    """The suite's hash: its tasks' hashes by id."""
-    return sha256_text(canonical_json(task_hashes))
+def aggregation(manifest: SuiteManifest | S.Manifest) -> dict[str, Any] | None:
+    """How the suite score is made (groups and headline rule), as hashed; None when not declared."""
+    spec = manifest if isinstance(manifest, S.Manifest) else manifest.spec
+    if spec is None or (spec.groups is None and spec.headline is None):
+        return None
+    return {
+        "groups": [{"id": g.id, "tasks": list(g.tasks)} for g in spec.groups or ()],
+        "headline": spec.headline_rule,
+    }
+
+
+def analysis_hash(manifest: SuiteManifest) -> str | None:
+    """The hash of the manifest's analysis section (YOXLA); None when it has none.
+
+    Breakdowns, groups and controls, gate thresholds and the ranking declared there change what
+    a board shows and what re-scoring derives, never what is asked or judged: no task hash
+    covers them, this one does (the hash file and the result file record it).
+    """
+    spec = manifest.spec
+    if spec is None or spec.analysis is None:
+        return None
+    return sha256_text(canonical_json(spec.analysis.model_dump(mode="json", exclude_none=True)))
+
+
+def declared_aggregation(manifest: SuiteManifest) -> dict[str, Any]:
+    """The result file's ``suite.groups`` and ``suite.headline`` ({} when neither is declared)."""
+    spec = manifest.spec
+    if spec is None or (spec.groups is None and spec.headline is None):
+        return {}
+    out: dict[str, Any] = {}
+    if spec.groups:
+        out["groups"] = [
+            {"id": g.id, **({"name": g.name} if g.name else {}), "tasks": list(g.tasks)} for g in spec.groups
+        ]
+    name = spec.headline.name if spec.headline is not None else None
+    out["headline"] = {**({"name": name} if name else {}), "rule": spec.headline_rule}
+    return out
+
+
+def suite_hash(task_hashes: dict[str, str], how: dict[str, Any] | None = None) -> str:
+    """The suite's hash: its tasks' hashes by id (and its :func:`aggregation`, when declared)."""
+    if how is None:
+        return sha256_text(canonical_json(task_hashes))
+    return sha256_text(canonical_json({"tasks": task_hashes, "aggregation": how}))
 
 
 def hash_file_path(manifest_path: Path) -> Path:
@@ -106,6 +157,15 @@ class TaskHashes:
         return {"hash": self.hash, "definition": self.definition, "data": dict(sorted(self.data.items()))}
 
 
+def read_analysis_hash(path: Path) -> str | None:
+    """The analysis hash a hash file records (None: none, or the file is unreadable)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("analysis_hash")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def read_hash_file(path: Path) -> dict[str, TaskHashes]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -119,14 +179,22 @@ def read_hash_file(path: Path) -> dict[str, TaskHashes]:
         raise ManifestError(f"{path}: cannot read the frozen hashes ({exc})") from None
 
 
-def write_hash_file(path: Path, suite: str, tasks: dict[str, TaskHashes]) -> None:
-    doc = {
+def write_hash_file(
+    path: Path,
+    suite: str,
+    tasks: dict[str, TaskHashes],
+    how: dict[str, Any] | None = None,
+    analysis: str | None = None,
+) -> None:
+    doc: dict[str, Any] = {
         "format": HASH_FORMAT,
         "version": HASH_VERSION,
         "suite": suite,
-        "suite_hash": suite_hash({tid: t.hash for tid, t in tasks.items()}),
+        "suite_hash": suite_hash({tid: t.hash for tid, t in tasks.items()}, how),
         "tasks": {tid: tasks[tid].as_dict() for tid in sorted(tasks)},
     }
+    if analysis is not None:
+        doc["analysis_hash"] = analysis
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

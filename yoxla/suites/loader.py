@@ -123,7 +123,8 @@ class SuiteTask:
 
     @property
     def choices(self) -> tuple[str, ...]:
-        return tuple(self.spec.choices or ())
+        """The answers every row shares (``choices``, or an ``answer_space``'s labels)."""
+        return self.spec.fixed_choices
 
     @property
     def instructions(self) -> str | None:
@@ -185,17 +186,33 @@ class SuiteManifest:
     metadata: dict[str, str]
     tasks: dict[str, SuiteTask]
     raw: dict[str, Any] = field(repr=False, compare=False)
+    spec: S.Manifest | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.metadata.get("name") or self.path.stem
 
     @property
+    def groups(self) -> tuple[S.Group, ...]:
+        """YOXLA ``groups`` (the benchmark's blocks); () when none are declared."""
+        return tuple(self.spec.groups or ()) if self.spec is not None else ()
+
+    @property
+    def headline_rule(self) -> str:
+        return self.spec.headline_rule if self.spec is not None else "mean_of_tasks"
+
+    @property
+    def headline_name(self) -> str | None:
+        head = self.spec.headline if self.spec is not None else None
+        return head.name if head is not None else None
+
+    @property
     def ranking(self) -> tuple[str, ...] | None:
-        """The order the suite declares (``metadata.ranking``, checked on loading); None: none."""
+        """The order the suite declares (``metadata.ranking`` or ``analysis.ranking``, checked on
+        loading); None: none."""
         from yoxla.calibration.ranking import suite_order
 
-        return suite_order(self.metadata)
+        return self.spec.ranking if self.spec is not None else suite_order(self.metadata)
 
     def task(self, task_id: str) -> SuiteTask:
         try:
@@ -325,4 +342,5 @@ def load_document(raw: Any, base_dir: Path, source: str, path: Path | None = Non
         metadata=dict(manifest.metadata),
         tasks=tasks,
         raw=raw,
+        spec=manifest,
     )

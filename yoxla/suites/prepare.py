@@ -29,6 +29,7 @@ from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites.datasets import LoadedDataset, load_dataset
 from yoxla.suites.errors import DatasetError, PreprocessError
 from yoxla.suites.loader import SuiteTask
+from yoxla.suites.space import item_space, row_dependent, space_problem, template_extra
 from yoxla.suites.worker import WorkerPool
 
 ROW_FUNCTIONS = ("transform_row", "transform", "process_doc")
@@ -48,15 +49,16 @@ class Item:
     target: str
     messages: tuple[Message, ...]
     fewshot: tuple[int, ...] = ()  # positions of the examples in the few-shot pool
+    choices: tuple[str, ...] | None = None  # the item's own answer space; None: the task's choices
 
     def grader_item(self, choices: Sequence[str]) -> dict[str, Any]:
-        """The ``item`` a Python grader receives."""
+        """The ``item`` a Python grader receives (its own choices where the space depends on the row)."""
         return {
             "id": self.id,
             "index": self.index,
             "row": self.row,
             "target": self.target,
-            "choices": list(choices),
+            "choices": list(self.choices if self.choices is not None else choices),
         }
 
     @property
@@ -203,11 +205,14 @@ class _Fewshot:
 
     def example(self, j: int) -> str:
         if j not in self._rendered:
-            t, row, choices = self.task, self.pool[j], self.task.choices or None
-            prompt = (t.fewshot_prompt or t.prompt).render(row, choices)
-            target = (t.fewshot_target or t.target).render(row, choices)
+            t, row = self.task, self.pool[j]
+            choices, extra = render_choices(t, row), template_extra(t.spec)
+            prompt = (t.fewshot_prompt or t.prompt).render(row, choices, extra)
+            target = (t.fewshot_target or t.target).render(row, choices, extra)
             assert t.fewshot_example is not None
-            self._rendered[j] = t.fewshot_example.render(row, choices, {"prompt": prompt, "target": target})
+            self._rendered[j] = t.fewshot_example.render(
+                row, choices, {**(extra or {}), "prompt": prompt, "target": target}
+            )
         return self._rendered[j]
 
     def choose(self, index: int, row: Mapping[str, Any]) -> list[int]:
@@ -215,6 +220,13 @@ class _Fewshot:
         if self.same_list:
             exclude.add(index)
         return select_examples(len(self.pool), self.fs.count, exclude, self.fs.strategy, self.fs.seed, index)
+
+
+def render_choices(task: SuiteTask, row: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The choices templates insert for ``row``: the row's own space, else the task's (None: none)."""
+    if row_dependent(task.spec):
+        return item_space(task.spec, row)
+    return task.choices or None
 
 
 def render_messages(task: SuiteTask, prompt: str) -> tuple[Message, ...]:
@@ -255,19 +267,25 @@ def prepare_task(
             workers.close()
     ids = item_ids(rows)
     if task.spec.control_field is not None:
-        from yoxla.suites.scoring import is_control  # scoring imports this module
+        from yoxla.suites.scoring import control_marks  # scoring imports this module
 
-        if rows and all(is_control(task.spec, r) for r in rows):
+        if rows and all(control_marks(task.spec, rows)):
             raise DatasetError(
                 f"{task.where}: every row is a control (metadata.control_field "
                 f"{task.spec.control_field!r}); nothing would be scored"
             )
-    choices = task.choices or None
+    dependent = row_dependent(task.spec)
+    if dependent:
+        for i, row in enumerate(rows):
+            if (problem := space_problem(task.spec, row)) is not None:
+                raise DatasetError(f"{task.where}: {_row_name(i, row)}: {problem}")
+    extra = template_extra(task.spec)
     n = len(rows) if limit is None else min(limit, len(rows))
     items = []
     for i in range(n):
         row = rows[i]
-        prompt = task.prompt.render(row, choices)
+        choices = render_choices(task, row)
+        prompt = task.prompt.render(row, choices, extra)
         shots_used: list[int] = []
         if fewshot is not None:
             shots_used = fewshot.choose(i, row)
@@ -278,9 +296,10 @@ def prepare_task(
                 index=i,
                 id=ids[i],
                 row=row,
-                target=task.target.render(row, choices),
+                target=task.target.render(row, choices, extra),
                 messages=render_messages(task, prompt),
                 fewshot=tuple(shots_used),
+                choices=choices if dependent else None,
             )
         )
     return PreparedTask(task, tuple(items), datasets, len(rows), tuple(pool_rows))

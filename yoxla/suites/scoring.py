@@ -54,7 +54,7 @@ from typing import Any
 from yoxla.parsing import answer_text
 from yoxla.suites import builtins as B
 from yoxla.suites import spec as S
-from yoxla.suites.extraction import ERROR, Extracted
+from yoxla.suites.extraction import ERROR, Extracted, StrictExtractor
 from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeCallback, JudgeRecord, JudgeSession
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask
@@ -112,6 +112,8 @@ class SampleResult:
     grader_error: str | None = None
     extraction_error: str | None = None
     judgements: tuple[JudgeRecord, ...] = ()
+    # What extraction gave, kept so that aggregation need not rebuild it (not part of the record).
+    source: Extracted | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,10 @@ class TaskScorer:
         ]
         self.metrics = {m.id: m for m in self.task.metrics}
         self.primary = self.task.primary
+        # The built-in grader that sets each sample's score and verdict (STS closeness), if any.
+        self.decider = next((b for b in self.builtins if b.decides), None)
+        extractor = self.task.extractor
+        self.strict = extractor if isinstance(extractor, StrictExtractor) else None
 
     # samples ------------------------------------------------------------------------------------
     def _key(self, item: Item, out: SampleOutput) -> tuple[Any, ...]:
@@ -288,14 +294,18 @@ class TaskScorer:
                     self.cache.put(self._key(items[k], outputs[k]), res)
         return [r for r in results if r is not None]
 
-    def _extract(self, out: SampleOutput) -> Extracted:
-        return self.task.extractor.extract(None if out.error else out.output_text)
+    def _extract(self, out: SampleOutput, item: Item) -> Extracted:
+        raw = None if out.error else out.output_text
+        if item.choices is not None and self.strict is not None:
+            return self.strict.extract_in(raw, item.choices)  # the item's own answer space
+        return self.task.extractor.extract(raw)
 
     def _score_fresh(self, items: Sequence[Item], outputs: Sequence[SampleOutput]) -> list[SampleResult]:
         choices = self.task.choices
-        extracted = [self._extract(o) for o in outputs]
+        extracted = [self._extract(o, i) for o, i in zip(outputs, items, strict=True)]
         views = [
-            B.View(i.index, i.id, i.row, i.target, choices, e) for i, e in zip(items, extracted, strict=True)
+            B.View(i.index, i.id, i.row, i.target, choices if i.choices is None else i.choices, e)
+            for i, e in zip(items, extracted, strict=True)
         ]
         scores: list[dict[str, float]] = [{} for _ in items]
         errors: list[str | None] = [None] * len(items)
@@ -353,6 +363,8 @@ class TaskScorer:
             scores[k].update(got)
 
     def _sample_score(self, scores: Mapping[str, float]) -> float | None:
+        if self.decider is not None:
+            return self.decider.sample_score(scores)
         if self.primary is not None and self.primary in scores:
             return scores[self.primary]
         for mid in self.metrics:
@@ -383,7 +395,8 @@ class TaskScorer:
         elif score is None:
             outcome = "graded"
         else:
-            outcome = "correct" if higher and score >= 1.0 else "wrong"
+            decided = self.decider.correct(scores) if self.decider is not None else None
+            outcome = "correct" if (decided if decided is not None else higher and score >= 1.0) else "wrong"
         return SampleResult(
             id=item.id,
             extracted=ex.value,
@@ -398,6 +411,7 @@ class TaskScorer:
             grader_error=error,
             extraction_error=ex.error,
             judgements=judgements,
+            source=ex,
         )
 
     # task ---------------------------------------------------------------------------------------
@@ -406,24 +420,46 @@ class TaskScorer:
     ) -> tuple[dict[str, Any], list[str], tuple[JudgeRecord, ...]]:
         """Task metrics, task-level problems, and the batch graders' judge records."""
         n = len(results)
-        valid = [r.valid for r in results]
+        outcomes: Counter[str] = Counter()
+        near: Counter[str] = Counter()
+        answers: Counter[str] = Counter()
+        n_valid = grader_errors = extraction_errors = 0
+        for r in results:  # one pass for the counts
+            outcomes[r.outcome] += 1
+            if r.valid:
+                n_valid += 1
+                if r.extracted is not None:
+                    answers[r.extracted] += 1
+            if r.near_miss:
+                near[r.near_miss] += 1
+            if r.grader_error is not None:
+                grader_errors += 1
+            if r.reason == ERROR:
+                extraction_errors += 1
         m: dict[str, Any] = {
             "n": n,
-            "n_valid": sum(valid),
-            "invalid_output_rate": 1.0 - B.mean([float(v) for v in valid]) if n else 0.0,
-            "generation_errors": sum(r.outcome == "generation_error" for r in results),
-            "truncated": sum(r.outcome == "truncated" for r in results),
-            "grader_errors": sum(r.grader_error is not None for r in results),
-            "extraction_errors": sum(r.reason == ERROR for r in results),
-            "near_miss": dict(sorted(Counter(r.near_miss for r in results if r.near_miss).items())),
-            "outcomes": dict(sorted(Counter(r.outcome for r in results).items())),
+            "n_valid": n_valid,
+            "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
+            "generation_errors": outcomes["generation_error"],
+            "truncated": outcomes["truncated"],
+            "grader_errors": grader_errors,
+            "extraction_errors": extraction_errors,
+            "near_miss": dict(sorted(near.items())),
+            "outcomes": dict(sorted(outcomes.items())),
         }
         if self.closed:
-            answers = Counter(r.extracted for r in results if r.valid and r.extracted is not None)
-            m["modal_answer_share"] = max(answers.values()) / sum(answers.values()) if answers else 0.0
+            m["modal_answer_share"] = (
+                max(answers.values()) / n_valid_answers if (n_valid_answers := answers.total()) else 0.0
+            )
             m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
         ok = [(i, r) for i, r in zip(items, results, strict=True) if r.grader_error is None]
-        views = [B.View(i.index, i.id, i.row, i.target, self.task.choices, _as_extracted(r)) for i, r in ok]
+        choices = self.task.choices
+        views = [
+            B.View(
+                i.index, i.id, i.row, i.target, choices if i.choices is None else i.choices, _as_extracted(r)
+            )
+            for i, r in ok
+        ]
         for grader in self.builtins:
             m.update(grader.aggregate(views, [r.scores for _, r in ok]))
         problems: list[str] = []
@@ -485,6 +521,8 @@ class TaskScorer:
 
 
 def _as_extracted(r: SampleResult) -> Extracted:
+    if r.source is not None:
+        return r.source
     return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
 
 
@@ -493,15 +531,24 @@ _NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
 
 def is_control(task: S.TaskSpec, row: Mapping[str, Any]) -> bool:
     """Is ``row`` a control of ``task`` (``metadata.control_field`` / ``control_values``)?"""
+    return control_marks(task, [row])[0]
+
+
+def control_marks(task: S.TaskSpec, rows: Sequence[Mapping[str, Any]]) -> tuple[bool, ...]:
+    """Which of ``rows`` are controls of ``task`` (the declarations read once for all rows)."""
     name = task.control_field
     if name is None:
-        return False
-    value = lookup(row, [name])
+        return (False,) * len(rows)
+    values = task.control_values
+    return tuple(_marked(lookup(row, [name]), values) for row in rows)
+
+
+def _marked(value: Any, values: tuple[str, ...]) -> bool:
     if value is None:
         return False
-    if task.control_values:
+    if values:
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        return text.strip() in task.control_values
+        return text.strip() in values
     if isinstance(value, str):
         return value.strip().lower() not in _NOT_CONTROL
     return bool(value)
@@ -557,7 +604,7 @@ def score_suite_task(
         scorer = TaskScorer(prepared, workers, cache=cache, judge=judge)
         results = scorer.score(its, outputs)
         spec = prepared.task.spec
-        control = tuple(is_control(spec, i.row) for i in its)
+        control = control_marks(spec, [i.row for i in its])
         keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
         kept_items = [its[k] for k in keep]
         kept_results = [results[k] for k in keep]

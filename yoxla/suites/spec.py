@@ -5,7 +5,10 @@ The surface follows the MKA1 eval-suite manifest field for field (``schema_versi
 ``prompt_template``, ``target_template``, ``choices``, ``num_fewshot`` | ``fewshot``,
 ``preprocess``, ``output_extraction``, ``metrics``, ``grader``, ``generation``,
 ``metadata``). YOXLA adds a few things where the reference leaves a gap, each marked below:
-``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``.
+``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``, a
+row-dependent ``answer_space``, per-sample STS options of the ``spearman`` grader
+(``closeness``, ``correct_within``), and a suite's ``groups`` and ``headline``. A manifest
+that uses none of them loads, renders and hashes exactly as before they existed.
 
 Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
 refused, so a misspelt field never silently does nothing). Messages are made readable by
@@ -22,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     field_validator,
     model_validator,
@@ -296,6 +300,8 @@ _BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
     "tolerance": ("numeric_tolerance",),
     "relative_tolerance": ("numeric_tolerance",),
     "impute": ("spearman",),
+    "closeness": ("spearman",),
+    "correct_within": ("spearman",),
     "passage_field": ("span", "abstention"),
     "answer_start_field": ("span", "abstention"),
 }
@@ -325,6 +331,15 @@ class BuiltinGrader(Spec):
         default=None, description="numeric_tolerance"
     )
     impute: float | None = Field(default=None, description="spearman: value for an invalid answer")
+    closeness: bool | None = Field(
+        default=None,
+        description="YOXLA, spearman: per-sample closeness 1 - |prediction - target| / (max - min) "
+        "of the strict range (an invalid answer imputed), the sample's score",
+    )
+    correct_within: Annotated[float, Field(ge=0)] | None = Field(
+        default=None,
+        description="YOXLA, spearman: a sample is correct when |prediction - target| is at most this",
+    )
     passage_field: Annotated[str, Field(max_length=200)] | None = Field(
         default=None, description="span, abstention"
     )
@@ -337,6 +352,8 @@ class BuiltinGrader(Spec):
         for option, names in _BUILTIN_OPTIONS.items():
             if getattr(self, option) is not None and self.name not in names:
                 raise ValueError(f"option {option} does not apply to the {self.name} grader")
+        if self.closeness is False:
+            raise ValueError("closeness is true or absent")
         if self.name in ("span", "abstention") and not self.passage_field:
             raise ValueError(f"the {self.name} grader needs passage_field (the row field with the passage)")
         return self
@@ -460,7 +477,110 @@ class Metric(Spec):
     description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] | None = None
 
 
+# Answer space (YOXLA) ------------------------------------------------------------------------
+
+
+class SpaceLabel(Spec):
+    """A fixed answer with what it means (the description is shown to the model by ``{{answer_space}}``)."""
+
+    value: Annotated[str, Field(min_length=1, max_length=MAX_CHOICE)]
+    description: Annotated[str, Field(max_length=MAX_DESCRIPTION)] = ""
+
+    @field_validator("value")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a label is blank")
+        return value
+
+
+class AnswerSpaceSpec(Spec):
+    """YOXLA: a closed answer space that may depend on the row.
+
+    ``options_field`` names a row field holding a list: its items are the options, answered
+    by number (``1`` to the list's length, so each row has its own space); ``labels`` are
+    fixed answers added after the numbers (e.g. ``HEÇ BİRİ``). Without ``options_field`` the
+    space is just the labels (the task's ``choices``, with descriptions).
+    """
+
+    options_field: (
+        Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*$", max_length=200)]
+        | None
+    ) = Field(default=None, description="a row field holding a list (nested.field allowed)")
+    options_description: Annotated[str, Field(min_length=1, max_length=MAX_DESCRIPTION)] | None = None
+    labels: Annotated[list[SpaceLabel], Field(max_length=MAX_CHOICES)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AnswerSpaceSpec:
+        if self.options_field is None and not self.labels:
+            raise ValueError("an answer space needs options_field, labels, or both")
+        if self.options_description is not None and self.options_field is None:
+            raise ValueError("options_description describes options_field, which is missing")
+        values = [label.value for label in self.labels]
+        if len(set(values)) != len(values):
+            raise ValueError("labels repeat")
+        if self.options_field is not None:
+            numeric = [v for v in values if v.strip().isdigit()]
+            if numeric:
+                raise ValueError(f"label {numeric[0]!r} would be read as an option number")
+        return self
+
+    @property
+    def label_values(self) -> tuple[str, ...]:
+        return tuple(label.value for label in self.labels)
+
+
 # Task and manifest ---------------------------------------------------------------------------
+
+
+_FIELD = Annotated[str, Field(pattern=BREAKDOWN_FIELD.pattern)]
+
+
+class TaskAnalysis(Spec):
+    """YOXLA: what a task's board analyses, declared apart from what is asked and judged.
+
+    The same keys as the task ``metadata``'s (a task declares each in one place only); hashed in
+    the suite's analysis hash, never in the task's: declaring a breakdown changes no task hash.
+    """
+
+    breakdowns: Annotated[list[_FIELD], Field(max_length=50)] = Field(default_factory=list)
+    group_field: _FIELD | None = None
+    control_field: _FIELD | None = None
+    control_values: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=100)] | None
+    ) = None
+    gate_threshold: Annotated[float, Field(ge=0, le=100)] | None = None
+    gate_reason: Annotated[str, Field(min_length=1, max_length=MAX_DESCRIPTION)] | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> TaskAnalysis:
+        if self.control_values is not None and self.control_field is None:
+            raise ValueError("control_values needs control_field")
+        if (self.gate_threshold is None) != (self.gate_reason is None):
+            raise ValueError("gate_threshold and gate_reason go together")
+        return self
+
+
+class Analysis(Spec):
+    """YOXLA: the suite's analysis section (per task, and the board's ranking order)."""
+
+    tasks: Annotated[dict[Id, TaskAnalysis], Field(max_length=MAX_TASKS)] = Field(default_factory=dict)
+    ranking: (
+        Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=64)]], Field(min_length=1, max_length=10)
+        ]
+        | None
+    ) = None
+
+
+_ANALYSIS_KEYS = (
+    "breakdowns",
+    "group_field",
+    "control_field",
+    "control_values",
+    "gate_threshold",
+    "gate_reason",
+)
 
 
 class TaskSpec(Spec):
@@ -486,6 +606,7 @@ class TaskSpec(Spec):
         ]
         | None
     ) = None
+    answer_space: AnswerSpaceSpec | None = Field(default=None, description="YOXLA: instead of choices")
     num_fewshot: Annotated[int, Field(ge=0, le=MAX_FEWSHOT)] | None = None
     fewshot: Fewshot | None = None
     preprocess: Preprocess | None = None
@@ -494,6 +615,7 @@ class TaskSpec(Spec):
     grader: Grader | Annotated[list[Grader], Field(min_length=1, max_length=MAX_GRADERS)] | None = None
     generation: GenerationSettings | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
+    _analysis: TaskAnalysis | None = PrivateAttr(default=None)  # set by the manifest
 
     @field_validator("metadata", mode="before")
     @classmethod
@@ -535,8 +657,24 @@ class TaskSpec(Spec):
             )
         extraction = self.output_extraction
         graders = self.graders
-        if isinstance(extraction, StrictExtraction) and self.strict_mode == "choice" and not self.choices:
+        if self.answer_space is not None:
+            if self.choices is not None:
+                raise ValueError("give either choices or answer_space, not both")
+            if not isinstance(extraction, StrictExtraction) or self.strict_mode != "choice":
+                raise ValueError("answer_space needs output_extraction strict in choice mode")
+        if (
+            isinstance(extraction, StrictExtraction)
+            and self.strict_mode == "choice"
+            and not self.closed_space
+        ):
             raise ValueError("strict extraction in choice mode needs the task's choices")
+        for g in graders:
+            if (
+                isinstance(g, BuiltinGrader)
+                and g.closeness
+                and (not isinstance(extraction, StrictExtraction) or extraction.range is None)
+            ):
+                raise ValueError("closeness needs output_extraction strict, mode numeric, with a range")
         for g in graders:
             if (
                 isinstance(g, BuiltinGrader)
@@ -564,39 +702,150 @@ class TaskSpec(Spec):
         return None
 
     @property
+    def closed_space(self) -> bool:
+        """Does the task declare a closed answer space (``choices`` or ``answer_space``)?"""
+        return bool(self.choices) or self.answer_space is not None
+
+    @property
+    def fixed_choices(self) -> tuple[str, ...]:
+        """The answers every row shares: ``choices``, or the labels of ``answer_space``."""
+        if self.answer_space is not None:
+            return self.answer_space.label_values
+        return tuple(self.choices or ())
+
+    @property
     def strict_mode(self) -> str | None:
         ex = self.output_extraction
         if not isinstance(ex, StrictExtraction):
             return None
-        return ex.mode or ("choice" if self.choices else "text")
+        return ex.mode or ("choice" if self.closed_space else "text")
 
     @property
-    def breakdowns(self) -> tuple[str, ...]:
-        """Row fields named in ``metadata.breakdowns`` (comma-separated): per-value scores."""
+    def declared_breakdowns(self) -> tuple[str, ...]:
+        """Row fields named in ``metadata.breakdowns`` (comma-separated; part of the task's hash)."""
         text = self.metadata.get("breakdowns", "")
         return tuple(f.strip() for f in text.split(",") if f.strip())
 
     @property
+    def breakdowns(self) -> tuple[str, ...]:
+        """Row fields with per-value scores: ``metadata.breakdowns``, then the analysis section's."""
+        extra = self._analysis.breakdowns if self._analysis is not None else []
+        return tuple(dict.fromkeys((*self.declared_breakdowns, *extra)))
+
+    @property
     def group_field(self) -> str | None:
-        """``metadata.group_field``: rows sharing its value are minimal edits of each other."""
-        return self.metadata.get("group_field", "").strip() or None
+        """``metadata.group_field`` (or the analysis section's): rows sharing its value are minimal
+        edits of each other."""
+        found = self.metadata.get("group_field", "").strip() or None
+        return found or (self._analysis.group_field if self._analysis is not None else None)
 
     @property
     def control_field(self) -> str | None:
-        """``metadata.control_field``: rows marked by it are controls (run, not scored)."""
-        return self.metadata.get("control_field", "").strip() or None
+        """``metadata.control_field`` (or the analysis section's): rows marked by it are controls
+        (run, not scored)."""
+        found = self.metadata.get("control_field", "").strip() or None
+        return found or (self._analysis.control_field if self._analysis is not None else None)
 
     @property
     def control_values(self) -> tuple[str, ...]:
-        """``metadata.control_values`` (comma-separated); (): any truthy value marks a control."""
+        """``metadata.control_values`` (comma-separated; or the analysis section's); (): any truthy
+        value marks a control."""
+        if self._analysis is not None and self._analysis.control_field is not None:
+            return tuple(self._analysis.control_values or ())
         text = self.metadata.get("control_values", "")
         return tuple(v.strip() for v in text.split(",") if v.strip())
+
+    @property
+    def gate(self) -> tuple[str | None, str | None]:
+        """The declared gate threshold and its reason, as text (metadata, or the analysis section)."""
+        if self._analysis is not None and self._analysis.gate_threshold is not None:
+            return str(self._analysis.gate_threshold), self._analysis.gate_reason
+        return self.metadata.get("gate_threshold"), self.metadata.get("gate_reason")
+
+
+class Group(Spec):
+    """YOXLA: a named group of tasks (the benchmark's blocks); its score is the mean of its tasks'."""
+
+    id: Id
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
+    tasks: Annotated[list[Id], Field(min_length=1, max_length=MAX_TASKS)]
+
+
+HEADLINE_RULES = ("mean_of_tasks", "mean_of_groups")
+
+
+class Headline(Spec):
+    """YOXLA: the suite's one number: its name and how it is made from the scores."""
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
+    rule: Literal["mean_of_tasks", "mean_of_groups"] | None = Field(
+        default=None, description="default: mean_of_groups when groups are declared, else mean_of_tasks"
+    )
 
 
 class Manifest(Spec):
     schema_version: Annotated[str, Field(min_length=1, max_length=64)]
     tasks: Annotated[list[TaskSpec], Field(min_length=1, max_length=MAX_TASKS)]
     metadata: dict[str, str] = Field(default_factory=dict)
+    groups: Annotated[list[Group], Field(min_length=1, max_length=MAX_TASKS)] | None = Field(
+        default=None, description="YOXLA: groups of tasks, each scored by the mean of its tasks"
+    )
+    headline: Headline | None = Field(default=None, description="YOXLA: the suite score's name and rule")
+    analysis: Analysis | None = Field(
+        default=None, description="YOXLA: breakdowns, controls, gate thresholds and ranking, hashed apart"
+    )
+
+    @model_validator(mode="after")
+    def _analysis(self) -> Manifest:
+        if self.analysis is None:
+            return self
+        if self.analysis.ranking is not None and "ranking" in self.metadata:
+            raise ValueError("analysis.ranking: the ranking is already given in metadata.ranking")
+        by_id = {t.id: t for t in self.tasks}
+        for tid, declared in self.analysis.tasks.items():
+            task = by_id.get(tid)
+            if task is None:
+                raise ValueError(f"analysis.tasks: {tid!r} is not a task of the suite")
+            given = declared.model_dump(exclude_none=True, exclude_defaults=True)
+            both = [k for k in _ANALYSIS_KEYS if k in given and k in task.metadata]
+            if both:
+                raise ValueError(f"analysis.tasks.{tid}.{both[0]}: already declared in the task's metadata")
+            if (declared.group_field or declared.control_field) and (task.group_field or task.control_field):
+                raise ValueError(
+                    f"analysis.tasks.{tid}: declare groups and controls in one place (metadata or analysis)"
+                )
+            reserved = (GROUP_METRICS if declared.group_field else ()) + (
+                CONTROL_METRICS if declared.control_field else ()
+            )
+            clash = [m.id for m in task.metrics or () if m.id in reserved]
+            if clash:
+                raise ValueError(f"analysis.tasks.{tid}: metric id {clash[0]!r} is reported by the analysis")
+            task._analysis = declared
+        return self
+
+    @model_validator(mode="after")
+    def _groups(self) -> Manifest:
+        ids = {t.id for t in self.tasks}
+        seen_groups: set[str] = set()
+        owner: dict[str, str] = {}
+        for group in self.groups or ():
+            if group.id in seen_groups:
+                raise ValueError(f"groups: group id {group.id!r} appears twice")
+            seen_groups.add(group.id)
+            for tid in group.tasks:
+                if tid not in ids:
+                    raise ValueError(f"groups: group {group.id!r} names task {tid!r}, which the suite lacks")
+                if tid in owner:
+                    raise ValueError(f"groups: task {tid!r} is in group {owner[tid]!r} and {group.id!r}")
+                owner[tid] = group.id
+        if self.headline is not None and self.headline.rule == "mean_of_groups" and not self.groups:
+            raise ValueError("headline: rule mean_of_groups needs groups")
+        return self
+
+    @property
+    def headline_rule(self) -> str:
+        rule = self.headline.rule if self.headline is not None else None
+        return rule or ("mean_of_groups" if self.groups else "mean_of_tasks")
 
     @model_validator(mode="before")
     @classmethod
@@ -615,9 +864,12 @@ class Manifest(Spec):
 
     @property
     def ranking(self) -> tuple[str, ...] | None:
-        """``metadata.ranking`` (comma-separated metric names), checked; None when not declared."""
-        from yoxla.calibration.ranking import suite_order
+        """``metadata.ranking`` (comma-separated metric names) or ``analysis.ranking``, checked;
+        None when not declared."""
+        from yoxla.calibration.ranking import check_suite_order, suite_order
 
+        if self.analysis is not None and self.analysis.ranking is not None:
+            return check_suite_order(tuple(self.analysis.ranking))
         return suite_order(self.metadata)
 
     @model_validator(mode="after")

@@ -6,8 +6,13 @@ JSON and ``{{choice_list}}`` the choices joined by newlines. A missing value ren
 empty string; ``null`` too; objects and arrays render as JSON; other scalars as their JSON
 text (``true``, ``3.5``); strings as themselves. Space inside the braces is allowed.
 
-Anything else between ``{{`` and ``}}`` (filters, expressions, Jinja statements ``{% %}``)
-is refused when the manifest is loaded: templates are not a programming language.
+YOXLA adds one form: ``{{field | numbered}}`` renders a list as numbered lines
+(``1. first`` …, the options of a row-dependent answer space); anything else renders as
+``{{field}}`` does. A task with an ``answer_space`` passes its items' own answers as the
+choices, and ``{{answer_space}}`` (only there) lists them with their descriptions.
+
+Anything else between ``{{`` and ``}}`` (other filters, expressions, Jinja statements
+``{% %}``) is refused when the manifest is loaded: templates are not a programming language.
 """
 
 from __future__ import annotations
@@ -22,10 +27,25 @@ from yoxla.suites.errors import TemplateError
 
 _TAG = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _STATEMENT = re.compile(r"\{%.*?%\}", re.DOTALL)
-_PATH = re.compile(r"^\s*([\w\-]+(?:\.[\w\-]+)*)\s*$")
+_PATH = re.compile(r"^\s*([\w\-]+(?:\.[\w\-]+)*)\s*(\|\s*numbered\s*)?$")
 SPECIAL = ("row", "choices", "choice_list")
+_FORMS = "({{field}}, {{nested.field}}, {{field | numbered}}, {{row}}, {{choices}}, {{choice_list}})"
 
 Path = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """``{{path | numbered}}``: a list as ``1. item`` lines."""
+
+    path: Path
+
+
+def numbered(value: Any) -> str:
+    """A list as numbered lines (``1. first``); anything else as :func:`render_value` shows it."""
+    if not isinstance(value, list):
+        return render_value(value)
+    return "\n".join(f"{i}. {render_value(item)}" for i, item in enumerate(value, start=1))
 
 
 def to_json(value: Any) -> str:
@@ -60,7 +80,7 @@ class Template:
     """A parsed template: literal text and field paths, in order."""
 
     text: str
-    parts: tuple[str | Path, ...]
+    parts: tuple[str | Path | Numbered, ...]
 
     @classmethod
     def parse(cls, text: str, where: str = "template") -> Template:
@@ -68,9 +88,9 @@ class Template:
         if statement:
             raise TemplateError(
                 f"{where}: {statement.group(0)[:60]!r} is a template statement; templates only insert "
-                "fields ({{field}}, {{nested.field}}, {{row}}, {{choices}}, {{choice_list}})"
+                f"fields {_FORMS}"
             )
-        parts: list[str | Path] = []
+        parts: list[str | Path | Numbered] = []
         pos = 0
         for m in _TAG.finditer(text):
             if m.start() > pos:
@@ -79,9 +99,10 @@ class Template:
             if path is None:
                 raise TemplateError(
                     f"{where}: {m.group(0)[:60]!r} is not a field reference; templates only insert "
-                    "fields ({{field}}, {{nested.field}}, {{row}}, {{choices}}, {{choice_list}})"
+                    f"fields {_FORMS}"
                 )
-            parts.append(tuple(path.group(1).split(".")))
+            fields = tuple(path.group(1).split("."))
+            parts.append(Numbered(fields) if path.group(2) else fields)
             pos = m.end()
         if pos < len(text):
             parts.append(text[pos:])
@@ -89,7 +110,7 @@ class Template:
 
     @property
     def fields(self) -> tuple[Path, ...]:
-        return tuple(p for p in self.parts if isinstance(p, tuple))
+        return tuple(p.path if isinstance(p, Numbered) else p for p in self.parts if not isinstance(p, str))
 
     def render(
         self,
@@ -102,6 +123,8 @@ class Template:
         for part in self.parts:
             if isinstance(part, str):
                 out.append(part)
+            elif isinstance(part, Numbered):
+                out.append(numbered(lookup(row, part.path)))
             else:
                 out.append(self._value(part, row, choices, extra))
         return "".join(out)

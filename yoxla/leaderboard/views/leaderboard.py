@@ -59,6 +59,15 @@ def suite_about(ed: EditionData) -> str:
         if meta.breakdowns.get(tid):
             bits.append("breakdowns by " + ", ".join(meta.breakdowns[tid]))
         lines.append(f"Task {tid} · {name} ({'; '.join(b for b in bits if b)})")
+    for gid, tids in meta.groups.items():
+        lines.append(f"Group {meta.group_names.get(gid, gid)} ({gid}): {', '.join(tids)}")
+    if meta.groups or meta.headline_name:
+        rule = (
+            "the mean of the group scores"
+            if meta.headline_rule == "mean_of_groups"
+            else "the mean of the task scores"
+        )
+        lines.append(f"Suite score{f' ({meta.headline_name})' if meta.headline_name else ''}: {rule}")
     if meta.judge_models:
         lines.append("Judge model(s) of the shown files: " + ", ".join(meta.judge_models))
     return "\n".join(lines)

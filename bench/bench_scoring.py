@@ -1,0 +1,129 @@
+"""Per-answer CPU of scoring the same stored answers: built-in evaluators vs the suite path.
+
+    python bench/bench_scoring.py [--rounds 20] [--repeat 5] [--json out.json]
+
+For each of the eleven benchmark tasks, on the bundled sample rows: the answers of the gold,
+of every cue-only strategy and a set of messy answers (wrappers, reasoning, errors). Each
+round scores every answer set once through ``yoxla.evaluators.evaluate_task`` and once
+through the suite path (``suites/yoxla/sample_parity.yaml``, the same tasks as a manifest:
+``score_suite_task`` with built-in graders, no cache), interleaved, timed by process CPU;
+the best of ``--repeat`` runs of ``--rounds`` rounds is kept. Prints the CPU per answer of
+each path and their ratio per task and for all tasks together; ``--json`` writes the figures.
+Also prints whether scoring started a worker process (it should not: every grader is built in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from yoxla.baselines import STRATEGIES, answers
+from yoxla.editions import load_edition, load_rows
+from yoxla.evaluators import evaluate_task
+from yoxla.suite import load_suite
+from yoxla.suites.bridge import PARITY_TASKS
+from yoxla.suites.loader import load_manifest
+from yoxla.suites.prepare import prepare_task
+from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.worker import WorkerPool
+
+ROOT = Path(__file__).resolve().parents[1]
+WRAPS = ("**{}**", "{}.", "Cavab: {}", "<think>bəlkə {}</think>\n{}", "«{}»", "", "```\n{}\n```")
+
+
+def answer_sets(task: Any, rows: list[dict[str, Any]]) -> list[tuple[list[str], list[Any], list[Any]]]:
+    """(raws, finish reasons, errors) of the gold, each strategy and messy answers."""
+    gold = [task.answer.abstain.value if r[task.gold] is None else str(r[task.gold]) for r in rows]
+    none: list[Any] = [None] * len(rows)
+    sets = [(gold, none, none)] + [(answers(s, task, rows), none, none) for s in STRATEGIES]
+    messy = [WRAPS[i % len(WRAPS)].format(g, g) for i, g in enumerate(gold)]
+    finish = ["length" if i % 4 == 1 else "stop" for i in range(len(rows))]
+    errors = ["HTTP 503" if i % 5 == 3 else None for i in range(len(rows))]
+    return [*sets, (messy, finish, errors)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    args = ap.parse_args()
+    suite, sample = load_suite(), load_edition("sample")
+    manifest = load_manifest(ROOT / "suites" / "yoxla" / "sample_parity.yaml")
+    pool = WorkerPool()
+    figures: dict[str, dict[str, float]] = {}
+    total_builtin = total_suite = 0.0
+    total_answers = 0
+    for tid in PARITY_TASKS:
+        task, rows = suite.task(tid), load_rows(sample, tid)
+        prepared = prepare_task(manifest.task(tid), pool)
+        sets = answer_sets(task, rows)
+        outputs = [
+            [SampleOutput.from_raw(r, f, e) for r, f, e in zip(raws, fin, err, strict=True)]
+            for raws, fin, err in sets
+        ]
+        n = len(rows) * len(sets) * args.rounds
+        best_b = best_s = float("inf")
+        for _ in range(args.repeat):
+            t_b = t_s = 0.0
+            for _ in range(args.rounds):
+                for (raws, fin, err), outs in zip(sets, outputs, strict=True):
+                    t = time.process_time()
+                    evaluate_task(task, rows, list(raws), fin, err)
+                    t_b += time.process_time() - t
+                    t = time.process_time()
+                    score_suite_task(prepared, outs, pool=pool)
+                    t_s += time.process_time() - t
+            best_b, best_s = min(best_b, t_b), min(best_s, t_s)
+        figures[tid] = {
+            "answers": n,
+            "builtin_us_per_answer": best_b / n * 1e6,
+            "suite_us_per_answer": best_s / n * 1e6,
+            "ratio": best_s / best_b if best_b else float("nan"),
+        }
+        total_builtin += best_b
+        total_suite += best_s
+        total_answers += n
+    started = len(pool._workers)  # worker processes the pool holds (none: every grader is built in)
+    pool.close()
+    print(f"best of {args.repeat} × {args.rounds} rounds, process CPU; load {os.getloadavg()[0]:.2f}")
+    print(f"{'task':<24} {'answers':>8} {'built-in':>11} {'suite':>11} {'suite/built-in':>15}")
+    for tid, f in figures.items():
+        print(
+            f"{tid:<24} {f['answers']:>8} {f['builtin_us_per_answer']:>8.1f} µs "
+            f"{f['suite_us_per_answer']:>8.1f} µs {f['ratio']:>14.2f}×"
+        )
+    ratio = total_suite / total_builtin
+    print(
+        f"{'all eleven':<24} {total_answers:>8} {total_builtin / total_answers * 1e6:>8.1f} µs "
+        f"{total_suite / total_answers * 1e6:>8.1f} µs {ratio:>14.2f}×"
+    )
+    print(f"worker processes started while scoring: {started}")
+    if args.json:
+        doc = {
+            "bench": "scoring",
+            "rounds": args.rounds,
+            "repeat": args.repeat,
+            "loadavg": os.getloadavg()[0],
+            "workers_started": started,
+            "tasks": figures,
+            "all": {
+                "answers": total_answers,
+                "builtin_us_per_answer": total_builtin / total_answers * 1e6,
+                "suite_us_per_answer": total_suite / total_answers * 1e6,
+                "ratio": ratio,
+            },
+        }
+        args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
