@@ -235,3 +235,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def main() -> None:
     sys.exit(run())
+
+
+if __name__ == "__main__":  # python -m yoxla.cli
+    main()

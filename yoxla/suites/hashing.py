@@ -161,11 +161,12 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
 
 
 def current_hashes(manifest: SuiteManifest, pool: Any = None) -> dict[str, TaskHashes]:
-    """Hashes of every task of a manifest (reads each task's data, runs preprocessors)."""
+    """Hashes of every task of a manifest (reads each task's data, runs preprocessors, and
+    renders every item, so that a prompt over the size limit fails here too)."""
     from yoxla.suites.prepare import prepare_task
 
     out = {}
     for tid, task in manifest.tasks.items():
-        prepared = prepare_task(task, pool, limit=0)
+        prepared = prepare_task(task, pool)
         out[tid] = TaskHashes(prepared.task_hash, task.definition_hash, prepared.fingerprints)
     return out

@@ -26,6 +26,14 @@ _PATH = re.compile(r"^\s*([\w\-]+(?:\.[\w\-]+)*)\s*$")
 SPECIAL = ("row", "choices", "choice_list")
 
 Path = tuple[str, ...]
+MAX_RENDERED = 1_000_000  # characters of one rendered text (a prompt with its few-shot examples)
+
+
+def too_long(size: int, limit: int) -> str:
+    return (
+        f"renders more than {limit:,} characters (at least {size:,}); a rendered prompt "
+        f"or target is at most {limit:,} characters"
+    )
 
 
 def to_json(value: Any) -> str:
@@ -97,13 +105,17 @@ class Template:
         choices: Sequence[str] | None = None,
         extra: Mapping[str, str] | None = None,
     ) -> str:
-        """Render over ``row``; ``extra`` (e.g. prompt and target of a few-shot example) wins."""
+        """Render over ``row``; ``extra`` (e.g. prompt and target of a few-shot example) wins.
+
+        TemplateError once the text passes MAX_RENDERED characters (rendering stops there)."""
         out: list[str] = []
+        size = 0
         for part in self.parts:
-            if isinstance(part, str):
-                out.append(part)
-            else:
-                out.append(self._value(part, row, choices, extra))
+            text = part if isinstance(part, str) else self._value(part, row, choices, extra)
+            size += len(text)
+            if size > MAX_RENDERED:
+                raise TemplateError(too_long(size, MAX_RENDERED))
+            out.append(text)
         return "".join(out)
 
     @staticmethod
