@@ -268,6 +268,8 @@ def parse_document(text: str, source: str) -> Any:
         finally:
             events.dispose()
         return yaml.load(text, Loader=loader_class)  # the safe loader (C when available)
+    except ManifestError:
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
