@@ -418,6 +418,11 @@ def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_
     assert board.suite_boards() == ["blowup", "hesab", "muraciet", "oxu"]
     assert {v.name for v in board.suite_shown("oxu")} == {"first", "random"}
     assert board.suite_items("blowup", "oxu_v1") == {}
+    from yoxla.leaderboard.prepared import prepare, suite_board_id
+
+    ready = prepare(board, floors=False)  # what `python app.py` prepares before it serves
+    assert len(ready.editions[suite_board_id("oxu")].boards["standard"].models) == 2
+    assert ready.editions[suite_board_id("blowup")].boards["standard"].models == []
 
 
 def test_verify_answers_within_seconds_with_an_alias_bomb_committed(docs, tmp_path) -> None:

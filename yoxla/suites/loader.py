@@ -1,11 +1,13 @@
 """Read a manifest file into checked, ready-to-use tasks.
 
-:func:`load_manifest` is the one way in: bytes -> YAML/JSON (``yaml.safe_load``) -> the typed
+:func:`load_manifest` is the one way in: bytes -> YAML/JSON (bounded: at most
+MAX_MANIFEST_BYTES, no YAML aliases, at most MAX_NESTING levels) -> the typed
 :class:`~yoxla.suites.spec.Manifest` -> per task a :class:`SuiteTask` with its templates
-parsed, its Python source read (``path`` relative to the manifest's folder), its extractor
-built, its metrics resolved and its definition hash. Any problem is one
-:class:`~yoxla.suites.errors.ManifestError` whose message names the file, the task and the
-field; never a traceback.
+parsed, its Python source read (``path`` inside the manifest's folder,
+:mod:`yoxla.suites.paths`), its extractor built, its metrics resolved and its definition hash.
+Any problem is one :class:`~yoxla.suites.errors.ManifestError` whose message names the file,
+the task and the field (and how many more problems; ``problems`` lists them all); never a
+traceback.
 """
 
 from __future__ import annotations
