@@ -343,3 +343,22 @@ def test_the_json_form_of_a_manifest_is_read_like_the_yaml_one(folder) -> None:
         load_manifest(path).tasks["t1"].definition_hash
         == load_manifest(yaml_path).tasks["t1"].definition_hash
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested more than"),
+        ('{"format": "yoxla-suite-hashes", "format": "x"}', "appears twice"),
+        (" " * (2 * 1024 * 1024), "over the 1 MB limit"),
+    ],
+    ids=["deep", "duplicate key", "too large"],
+)
+def test_a_hostile_hash_file_gives_one_line(folder, capsys, text, reason) -> None:
+    path = write_manifest(folder, [task()])
+    (folder / "suite.hashes.json").write_text(text, encoding="utf-8")
+    code, _, err = _cli(capsys, "suite", "check", path)
+    lines = err.strip().splitlines()
+    assert (
+        code == 2 and len(lines) == 1 and "cannot read the frozen hashes" in lines[0] and reason in lines[0]
+    )

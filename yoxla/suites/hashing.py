@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 HASH_FORMAT = "yoxla-suite-hashes"
 HASH_VERSION = 1
+MAX_HASH_FILE_BYTES = 1024 * 1024
 
 
 def _dataset_identity(ds: S.LocalDataset | S.HubDataset | None) -> dict[str, Any] | None:
@@ -107,8 +108,13 @@ class TaskHashes:
 
 
 def read_hash_file(path: Path) -> dict[str, TaskHashes]:
+    """The frozen hashes (strict JSON, at most MAX_HASH_FILE_BYTES); ManifestError in one line."""
+    from yoxla.strictjson import parse_file
+
+    doc, _, problem = parse_file(path, MAX_HASH_FILE_BYTES)
+    if problem is not None:
+        raise ManifestError(f"{path}: cannot read the frozen hashes ({problem})")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
         if doc.get("format") != HASH_FORMAT or doc.get("version") != HASH_VERSION:
             raise ValueError(f"not a {HASH_FORMAT} file, version {HASH_VERSION}")
         return {
