@@ -362,3 +362,14 @@ def test_a_hostile_hash_file_gives_one_line(folder, capsys, text, reason) -> Non
     assert (
         code == 2 and len(lines) == 1 and "cannot read the frozen hashes" in lines[0] and reason in lines[0]
     )
+
+
+def test_a_union_lists_the_problem_of_the_branch_the_value_took(folder) -> None:
+    """A grader mapping with an unknown field: that field, not also "should be a valid list"."""
+    (folder / "g.py").write_text("def grade(sample, item):\n    return 1.0\n", encoding="utf-8")
+    path = write_manifest(folder, [task(grader={"type": "python", "path": "g.py", "bogus": 1})])
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(path)
+    assert caught.value.problems == (
+        f"{path}: task 't1', field grader.bogus: unknown field (not part of the manifest format)",
+    )

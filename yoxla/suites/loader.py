@@ -67,8 +67,14 @@ def _where(raw: Any, parts: list[Any]) -> tuple[str, str]:
 def validation_problems(exc: ValidationError, raw: Any, source: str) -> list[str]:
     """Every problem of a failed validation, one line each: file, task, field and reason."""
     out: list[str] = []
-    for err in exc.errors(include_url=False, include_input=False):
-        who, dotted = _where(raw, _clean_loc(raw, tuple(err["loc"]), err["type"]))
+    errors = exc.errors(include_url=False, include_input=False)
+    located = [_clean_loc(raw, tuple(err["loc"]), err["type"]) for err in errors]
+    for err, parts in zip(errors, located, strict=True):
+        if err["type"].endswith("_type") and any(
+            len(other) > len(parts) and other[: len(parts)] == parts for other in located
+        ):
+            continue  # a union's other branch (e.g. "a list") where the value matched one branch
+        who, dotted = _where(raw, parts)
         msg = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown field (not part of the manifest format)"
