@@ -373,3 +373,20 @@ def test_a_union_lists_the_problem_of_the_branch_the_value_took(folder) -> None:
     assert caught.value.problems == (
         f"{path}: task 't1', field grader.bogus: unknown field (not part of the manifest format)",
     )
+
+
+@pytest.mark.parametrize("part", ["definition", "data"])
+def test_a_hash_file_with_one_part_changed_and_its_task_hash_kept_fails_check(folder, capsys, part) -> None:
+    path = write_manifest(folder, [task()])
+    assert _cli(capsys, "suite", "check", path, "--write")[0] == 0
+    hashes = folder / "suite.hashes.json"
+    doc = json.loads(hashes.read_text(encoding="utf-8"))
+    entry = doc["tasks"]["t1"]
+    if part == "definition":
+        entry["definition"] = "sha256:" + "9" * 64
+    else:
+        entry["data"]["dataset"] = "sha256:" + "9" * 64
+    hashes.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, _ = _cli(capsys, "suite", "check", path)
+    assert code == 1 and "error: task t1 changed in place" in out
+    assert ("its definition" if part == "definition" else "the rows of its dataset") in out

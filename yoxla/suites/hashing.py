@@ -150,7 +150,7 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
         before = frozen.get(tid)
         if before is None:
             out.append(CheckLine(tid, "new"))
-        elif before.hash == now.hash:
+        elif before == now:  # the task hash and every part of it (a hash file kept consistent)
             out.append(CheckLine(tid, "unchanged"))
         else:
             parts = []
