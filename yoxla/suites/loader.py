@@ -265,7 +265,7 @@ def parse_document(text: str, source: str) -> Any:
         from yoxla.strictjson import StrictJSONError, loads_strict
 
         try:
-            return loads_strict(text.encode("utf-8"), max_depth=MAX_NESTING)
+            return loads_strict(text.encode("utf-8", "surrogatepass"), max_depth=MAX_NESTING)
         except StrictJSONError as exc:
             raise ManifestError(f"{source}: {exc}") from None
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
