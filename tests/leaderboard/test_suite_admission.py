@@ -111,6 +111,31 @@ HOSTILE = [
         ),
         "predictions[0].judgements",
     ),
+    (
+        "definition hash changed, task hash kept",
+        _set("suite.tasks.oxu_v1.definition", "sha256:" + "3" * 64),
+        "task oxu_v1: definition hash differs from the committed task's",
+    ),
+    (
+        "data fingerprint changed, task hash kept",
+        _set("suite.tasks.oxu_v1.data.dataset", "sha256:" + "4" * 64),
+        "task oxu_v1: the fingerprint of its dataset differs from the committed task's",
+    ),
+    (
+        "a changed few-shot fingerprint",
+        _set("suite.tasks.oxu_v1.data.fewshot", "sha256:" + "5" * 64),
+        "task oxu_v1: the fingerprint of its fewshot differs",
+    ),
+    (
+        "no fingerprint of the dataset",
+        _set("suite.tasks.oxu_v1.data", {}),
+        "no fingerprint is stored for its dataset",
+    ),
+    (
+        "a Hub commit for a local dataset",
+        _set("suite.tasks.oxu_v1.commits", {"dataset": {"owner/name": "a" * 40}}),
+        "a Hugging Face commit is stored for its dataset",
+    ),
     ("grader code in the suite block", _set("suite.grader", {"source": "import os"}), "suite.grader"),
     ("a path leaving the repository", _set("suite.path", "../../etc/oxu.yaml"), "suite.path"),
     ("code beside a prediction", _set("tasks.oxu_v1.predictions.0.grader_source", "x"), "grader_source"),
@@ -124,6 +149,29 @@ def test_hostile_suite_files_are_excluded(docs, what, edit, reason) -> None:
     v = _check(finalize(doc))
     assert v.status == "excluded", what
     assert any(reason in r for r in v.reasons), v.reasons
+
+
+def test_each_differing_hash_gives_its_own_reason(docs) -> None:
+    """The definition and the fingerprint both forged, the task hash kept: two reasons, one each."""
+    doc = copy.deepcopy(docs["oxu/first"])
+    stored = doc["suite"]["tasks"]["oxu_v1"]
+    stored["definition"] = "sha256:" + "6" * 64
+    stored["data"]["dataset"] = "sha256:" + "7" * 64
+    v = _check(finalize(doc))
+    assert v.status == "excluded"
+    assert [r.split(":")[0] for r in v.reasons] == ["task oxu_v1", "task oxu_v1"], v.reasons
+    assert "definition hash differs" in v.reasons[0] and "fingerprint of its dataset" in v.reasons[1]
+
+
+def test_a_fingerprint_of_data_the_task_never_reads_is_excluded(docs) -> None:
+    doc = copy.deepcopy(docs["hesab/echo"])
+    (tid,) = doc["suite"]["tasks"]
+    doc["suite"]["tasks"][tid]["data"]["fewshot"] = "sha256:" + "8" * 64
+    v = _check(finalize(doc))
+    assert v.status == "excluded"
+    assert v.reasons == [
+        f"task {tid}: a fingerprint is stored for a fewshot the committed task does not read"
+    ]
 
 
 def test_grader_code_named_by_a_result_file_is_never_run(docs, tmp_path) -> None:
@@ -310,3 +358,107 @@ def test_committed_suite_results_are_admitted_and_give_every_example_a_board() -
     ]
     assert {v.suite for v in verdicts} == {p.parent.name for p in EXAMPLES.glob("*/*.yaml")}
     assert all(v.key == f"suites/{v.suite}/suite-baseline__{v.model}.json" for v in verdicts)
+
+
+def _bad_suites(suites: Path) -> None:
+    """Three committed suites that attack: an alias bomb, a manifest nested 100,000 deep, and a
+    prompt that expands to gigabytes; each with a hash file beside it, as if committed."""
+    bomb = ['schema_version: "1"', "metadata: {name: bomb}", 'a0: &a0 ["ha", "ha", "ha", "ha", "ha", "ha"]']
+    bomb += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    deep = 'schema_version: "1"\nmetadata: {name: deep, x: ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    deep_json = '{"schema_version": "1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    texts = {
+        "bomb/bomb.yaml": "\n".join(bomb) + "\n",
+        "deep/deep.yaml": deep,
+        "deepjson/deepjson.json": deep_json,
+    }
+    for rel, text in texts.items():
+        path = suites / "attack" / rel
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+        path.with_name(path.stem + ".hashes.json").write_text("{}", encoding="utf-8")
+    blowup = suites / "attack" / "blowup"
+    shutil.copytree(EXAMPLES / "oxu", blowup)
+    manifest = (blowup / "oxu.yaml").read_text(encoding="utf-8").replace("name: oxu", "name: blowup")
+    manifest = manifest.replace("prompt_template: |", "prompt_template: |\n      " + "{{row}}" * 14_000, 1)
+    assert "{{row}}" in manifest
+    (blowup / "oxu.yaml").write_text(manifest, encoding="utf-8")
+
+
+def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_path, monkeypatch) -> None:
+    """One bad committed suite excludes only the files naming it, each with one reason."""
+    from yoxla.leaderboard.board import load_board
+
+    suites = _copy_examples(tmp_path)
+    _bad_suites(suites)
+    monkeypatch.setenv("YOXLA_SUITES_DIR", str(suites))
+    monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "cache"))
+    results = tmp_path / "results"
+    for name, doc in docs.items():
+        write_result(doc, results / "suites" / f"{name}.json")
+    for sid in ("bomb", "deep", "deepjson", "blowup"):
+        forged = copy.deepcopy(docs["oxu/first"])
+        forged["suite"]["id"] = sid
+        write_result(finalize(forged), results / "suites" / sid / "x.json")
+    board = load_board(results, allow_hub=False, B=20)
+    by_key = {v.key: v for v in board.verdicts}
+    for name in docs:
+        v = by_key[f"suites/{name}.json"]
+        assert v.status == "admitted" and v.rechecked, (name, v.reasons)
+    for sid, why in (
+        ("bomb", "cannot be loaded: "),
+        ("deep", "nested more than 32 levels deep"),
+        ("deepjson", "nested more than 32 levels deep"),
+        ("blowup", "renders more than 1,000,000 characters"),
+    ):
+        v = by_key[f"suites/{sid}/x.json"]
+        assert v.status == "excluded" and len(v.reasons) == 1 and why in v.reasons[0], (sid, v.reasons)
+        assert "could not be checked" not in v.reasons[0]
+    assert "a YAML alias" in by_key["suites/bomb/x.json"].reasons[0]
+    assert board.suite_boards() == ["blowup", "hesab", "muraciet", "oxu"]
+    assert {v.name for v in board.suite_shown("oxu")} == {"first", "random"}
+    assert board.suite_items("blowup", "oxu_v1") == {}
+    from yoxla.leaderboard.prepared import prepare, suite_board_id
+
+    ready = prepare(board, floors=False)  # what `python app.py` prepares before it serves
+    assert len(ready.editions[suite_board_id("oxu")].boards["standard"].models) == 2
+    assert ready.editions[suite_board_id("blowup")].boards["standard"].models == []
+
+
+def test_verify_answers_within_seconds_with_an_alias_bomb_committed(docs, tmp_path) -> None:
+    """`yoxla verify` in its own process (a hang would pass the timeout and fail the test)."""
+    import os
+    import subprocess
+    import sys
+
+    suites = _copy_examples(tmp_path)
+    _bad_suites(suites)
+    results = tmp_path / "results"
+    write_result(docs["hesab/echo"], results / "suites" / "hesab" / "echo.json")
+    forged = copy.deepcopy(docs["oxu/first"])
+    forged["suite"]["id"] = "bomb"
+    write_result(finalize(forged), results / "suites" / "bomb" / "x.json")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "YOXLA_SUITES_DIR": str(suites)}
+    env["YOXLA_CACHE_DIR"] = str(tmp_path / "cache")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from yoxla.cli import main; main()",
+            "verify",
+            "--no-hub",
+            "--json",
+            str(results),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    verdicts = {Path(d["file"]).name: d for d in map(json.loads, lines)}
+    assert verdicts["echo.json"]["status"] == "admitted", verdicts["echo.json"]
+    assert verdicts["x.json"]["status"] == "excluded"
+    assert len(verdicts["x.json"]["reasons"]) == 1 and "a YAML alias" in verdicts["x.json"]["reasons"][0]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from yoxla.record import (
     SuiteResultFile,
+    SuiteTaskHashes,
     SuiteTaskResult,
     derive_suite_task,
     first_difference,
@@ -68,12 +69,8 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> Non
         p = committed[tid]
         if stored is None:
             v.reasons.append(f"task {tid}: the file's suite block has no hashes for it")
-        elif stored.hash != p.task_hash:
-            why = "its definition" if stored.definition != p.task.definition_hash else "the data it read"
-            v.reasons.append(
-                f"task {tid}: task hash differs from the committed suite's ({why} differs); "
-                "the file was made with another version of the suite"
-            )
+        else:
+            _check_task_hashes(tid, stored, p, v)
     hashes = {tid: committed[tid].task_hash for tid in rec.tasks if tid in committed}
     if not missing and not extra and rec.suite.suite_hash != suite_hash(hashes, aggregation(suite.manifest)):
         v.reasons.append(f"suite hash {rec.suite.suite_hash[:23]}… differs from the committed suite's")
@@ -90,6 +87,48 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> Non
         v.reasons.append(
             "a partial run (limit, a task or row filter in run.conditions): partial runs are never shown"
         )
+
+
+def _check_task_hashes(tid: str, stored: SuiteTaskHashes, p: Any, v: Verdict) -> None:
+    """Every stored hash and fingerprint of a task against the committed task's: one reason
+    per difference (the task hash alone would let a forged definition or fingerprint pass)."""
+    if stored.hash != p.task_hash:
+        v.reasons.append(
+            f"task {tid}: task hash differs from the committed suite's; "
+            "the file was made with another version of the suite"
+        )
+    if stored.definition != p.task.definition_hash:
+        v.reasons.append(
+            f"task {tid}: definition hash differs from the committed task's (templates, extraction, "
+            "metrics or graders of another version)"
+        )
+    committed = p.fingerprints
+    for role in sorted(set(stored.data) | set(committed)):
+        got, want = stored.data.get(role), committed.get(role)
+        if got == want:
+            continue
+        if got is None:
+            v.reasons.append(
+                f"task {tid}: no fingerprint is stored for its {role}, which the committed task reads"
+            )
+        elif want is None:
+            v.reasons.append(
+                f"task {tid}: a fingerprint is stored for a {role} the committed task does not read"
+            )
+        else:
+            v.reasons.append(
+                f"task {tid}: the fingerprint of its {role} differs from the committed task's "
+                "(other rows were read)"
+            )
+    commits = p.commits
+    for role, repos in sorted(stored.commits.items()):
+        if role not in commits:
+            v.reasons.append(
+                f"task {tid}: a Hugging Face commit is stored for its {role}, which the committed task "
+                "does not read from the Hub"
+            )
+        elif repos != commits[role]:
+            v.notes.append(f"task {tid}: its {role} was read at another Hugging Face commit (same rows)")
 
 
 def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdict) -> bool:

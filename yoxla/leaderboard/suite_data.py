@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from yoxla.safetext import one_line
+
 
 @dataclass
 class CommittedSuite:
@@ -54,23 +56,32 @@ class SuiteSource:
 
         root = self.root if self.root is not None else suites_root()
         found: dict[str, CommittedSuite] = {}
+        unreadable: dict[str, str] = {}
         for c in find_committed(root):
-            try:
-                manifest = load_manifest(c.path)
-                sid = suite_id(manifest)
-            except ManifestError:
-                continue  # `yoxla suite check` in CI reports it; no result can name it
             where = (
                 c.path.relative_to(root.parent).as_posix()
                 if c.path.is_relative_to(root.parent)
                 else c.path.name
             )
+            try:
+                manifest = load_manifest(c.path)
+                sid = suite_id(manifest)
+            except Exception as exc:  # one bad suite never takes down the others
+                why = str(exc) if isinstance(exc, ManifestError) else f"{type(exc).__name__}: {exc}"
+                # Its id is unknown: files naming the file's stem get this reason.
+                unreadable.setdefault(
+                    c.path.stem, one_line(f"the committed suite {where} cannot be loaded: {why}", 400)
+                )
+                continue
             if sid in found:
                 self._broken[sid] = (
                     f"two committed manifests name suite {sid!r} ({found[sid].repo_path}, {where})"
                 )
                 continue
             found[sid] = CommittedSuite(sid, c.path, c.hash_file, where, manifest)
+        for stem, why in unreadable.items():
+            if stem not in found:
+                self._broken.setdefault(stem, why)
         self._suites = found
         return found
 
@@ -110,8 +121,9 @@ class SuiteSource:
         try:
             prepared = {tid: prepare_task(task, self.pool) for tid, task in suite.manifest.tasks.items()}
             frozen = read_hash_file(suite.hash_file)
-        except ManifestError as exc:
-            suite.problem = f"the committed suite {suite.id!r} cannot be prepared here: {exc}"
+        except Exception as exc:  # this suite's files only: every other suite stays usable
+            why = str(exc) if isinstance(exc, ManifestError) else f"{type(exc).__name__}: {exc}"
+            suite.problem = one_line(f"the committed suite {suite.id!r} cannot be prepared here: {why}", 400)
             return suite.problem
         current = {
             tid: TaskHashes(p.task_hash, p.task.definition_hash, p.fingerprints)

@@ -33,14 +33,13 @@ def _judge_stub(request: dict[str, Any]) -> Any:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import aggregation, suite_hash
-    from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import prepare_task
     from yoxla.suites.scoring import SampleOutput, score_suite_task
     from yoxla.suites.spec import HubDataset
     from yoxla.suites.templates import lookup
     from yoxla.suites.worker import WorkerPool
 
-    manifest = load_manifest(args.file)
+    manifest = _load_listing_problems(args.file)
     print(f"{args.file}: schema {manifest.schema_version}, {len(manifest.tasks)} task(s)")
     problems: list[str] = []
     hashes: dict[str, str] = {}
@@ -117,6 +116,26 @@ def _code_note(what: str) -> str:
     mode = isolation()
     where = "inside bwrap" if mode.sandboxed else "with reduced isolation, see docs/suites.md"
     return NO_CODE.format(what=what, where=where)
+
+
+def _load_listing_problems(file: str) -> Any:
+    """The manifest; when it breaks several rules, every problem is printed (one line each,
+    with its field path) before the one-line error."""
+    import sys
+
+    from yoxla.suites.errors import ManifestError
+    from yoxla.suites.loader import load_manifest
+
+    try:
+        return load_manifest(file)
+    except ManifestError as exc:
+        if len(exc.problems) > 1:
+            for problem in exc.problems:
+                print(f"error: {problem}", file=sys.stderr)
+            raise ManifestError(
+                f"{file}: {len(exc.problems)} problem(s) in the manifest (listed above)"
+            ) from None
+        raise
 
 
 def cmd_render(args: argparse.Namespace) -> int:

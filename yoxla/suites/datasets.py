@@ -34,6 +34,7 @@ from yoxla.datafiles import (
 from yoxla.editions import fingerprint
 from yoxla.hub import Snapshot, file_url, snapshot
 from yoxla.suites.errors import DatasetError
+from yoxla.suites.paths import suite_file
 from yoxla.suites.spec import MAX_ROWS, HubDataset, LocalDataset
 
 ID_FIELD = "id"  # the row id a bad line's message names (the field items take their ids from)
@@ -96,7 +97,9 @@ def _finish(
 
 
 def _load_local(spec: LocalDataset, base_dir: Path, where: str) -> LoadedDataset:
-    path = (base_dir / spec.path).resolve()
+    path = suite_file(
+        base_dir, spec.path, where, "path", data=True
+    )  # never a file outside the suite's folder
     if not path.is_file():
         raise DatasetError(f"{where}: file {spec.path} not found (looked in {base_dir})")
     fmt = spec.resolved_format

@@ -6,7 +6,15 @@ from yoxla.suite import SuiteError
 
 
 class ManifestError(SuiteError):
-    """A suite manifest breaks a rule (schema, limit, template, regex, grader source)."""
+    """A suite manifest breaks a rule (schema, limit, template, regex, grader source).
+
+    ``str(exc)`` is one line (the first problem, and how many more); ``problems`` lists every
+    problem found, one line each, for ``yoxla suite validate`` to print them all.
+    """
+
+    def __init__(self, message: str, problems: tuple[str, ...] | list[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
 
 
 class DatasetError(ManifestError):

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 HASH_FORMAT = "yoxla-suite-hashes"
 HASH_VERSION = 1
+MAX_HASH_FILE_BYTES = 1024 * 1024
 
 
 def _dataset_identity(ds: S.LocalDataset | S.HubDataset | None) -> dict[str, Any] | None:
@@ -167,8 +168,13 @@ def read_analysis_hash(path: Path) -> str | None:
 
 
 def read_hash_file(path: Path) -> dict[str, TaskHashes]:
+    """The frozen hashes (strict JSON, at most MAX_HASH_FILE_BYTES); ManifestError in one line."""
+    from yoxla.strictjson import parse_file
+
+    doc, _, problem = parse_file(path, MAX_HASH_FILE_BYTES)
+    if problem is not None:
+        raise ManifestError(f"{path}: cannot read the frozen hashes ({problem})")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
         if doc.get("format") != HASH_FORMAT or doc.get("version") != HASH_VERSION:
             raise ValueError(f"not a {HASH_FORMAT} file, version {HASH_VERSION}")
         return {
@@ -212,7 +218,7 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
         before = frozen.get(tid)
         if before is None:
             out.append(CheckLine(tid, "new"))
-        elif before.hash == now.hash:
+        elif before == now:  # the task hash and every part of it (a hash file kept consistent)
             out.append(CheckLine(tid, "unchanged"))
         else:
             parts = []
@@ -231,13 +237,14 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
 def current_hashes(
     manifest: SuiteManifest, pool: Any = None, skip: set[str] | frozenset[str] = frozenset()
 ) -> dict[str, TaskHashes]:
-    """Hashes of every task of a manifest but ``skip`` (reads each task's data, runs preprocessors)."""
+    """Hashes of every task of a manifest but ``skip`` (reads each task's data, runs preprocessors,
+    and renders every item, so that a prompt over the size limit fails here too)."""
     from yoxla.suites.prepare import prepare_task
 
     out = {}
     for tid, task in manifest.tasks.items():
         if tid in skip:
             continue
-        prepared = prepare_task(task, pool, limit=0)
+        prepared = prepare_task(task, pool)
         out[tid] = TaskHashes(prepared.task_hash, task.definition_hash, prepared.fingerprints)
     return out

@@ -1,16 +1,17 @@
 """Read a manifest file into checked, ready-to-use tasks.
 
-:func:`load_manifest` is the one way in: bytes -> YAML/JSON (``yaml.safe_load``) -> the typed
+:func:`load_manifest` is the one way in: bytes -> YAML/JSON (bounded: at most
+MAX_MANIFEST_BYTES, no YAML aliases, at most MAX_NESTING levels) -> the typed
 :class:`~yoxla.suites.spec.Manifest` -> per task a :class:`SuiteTask` with its templates
-parsed, its Python source read (``path`` relative to the manifest's folder), its extractor
-built, its metrics resolved and its definition hash. Any problem is one
-:class:`~yoxla.suites.errors.ManifestError` whose message names the file, the task and the
-field; never a traceback.
+parsed, its Python source read (``path`` inside the manifest's folder,
+:mod:`yoxla.suites.paths`), its extractor built, its metrics resolved and its definition hash.
+Any problem is one :class:`~yoxla.suites.errors.ManifestError` whose message names the file,
+the task and the field (and how many more problems; ``problems`` lists them all); never a
+traceback.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,9 +24,11 @@ from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites import spec as S
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.extraction import Extractor, build_extractor
+from yoxla.suites.paths import suite_file
 from yoxla.suites.templates import Template
 
 MAX_MANIFEST_BYTES = 5 * 1024 * 1024
+MAX_NESTING = 32  # levels of mappings and lists in a manifest
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -61,22 +64,41 @@ def _where(raw: Any, parts: list[Any]) -> tuple[str, str]:
     return who, dotted
 
 
+def validation_problems(exc: ValidationError, raw: Any, source: str) -> list[str]:
+    """Every problem of a failed validation, one line each: file, task, field and reason."""
+    out: list[str] = []
+    errors = exc.errors(include_url=False, include_input=False)
+    located = [_clean_loc(raw, tuple(err["loc"]), err["type"]) for err in errors]
+    for err, parts in zip(errors, located, strict=True):
+        if err["type"].endswith("_type") and any(
+            len(other) > len(parts) and other[: len(parts)] == parts for other in located
+        ):
+            continue  # a union's other branch (e.g. "a list") where the value matched one branch
+        who, dotted = _where(raw, parts)
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (not part of the manifest format)"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        elif (
+            err["type"] == "string_pattern_mismatch" and (err.get("ctx") or {}).get("pattern") == S.ID_PATTERN
+        ):
+            msg = "use letters, digits, _, . and - only (1 to 64 characters)"
+        line = f"{source}: {who}" + (f", field {dotted}" if dotted else "") + f": {msg}"
+        if line not in out:  # a union's branches can repeat one problem
+            out.append(line)
+    return out
+
+
+def summary(problems: list[str]) -> str:
+    """One line for many problems: the first, and how many more."""
+    more = len(problems) - 1
+    return problems[0] + (f" (and {more} more problem(s))" if more > 0 else "")
+
+
 def format_validation_error(exc: ValidationError, raw: Any, source: str) -> str:
     """One line: file, task, field and reason of the first problem (and how many more)."""
-    errors = exc.errors(include_url=False, include_input=False)
-    err = errors[0]
-    who, dotted = _where(raw, _clean_loc(raw, tuple(err["loc"]), err["type"]))
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        msg = "unknown field (not part of the manifest format)"
-    elif err["type"] == "missing":
-        msg = "required field is missing"
-    elif err["type"] == "string_pattern_mismatch" and (err.get("ctx") or {}).get("pattern") == S.ID_PATTERN:
-        msg = "use letters, digits, _, . and - only (1 to 64 characters)"
-    text = f"{source}: {who}" + (f", field {dotted}" if dotted else "") + f": {msg}"
-    if len(errors) > 1:
-        text += f" (and {len(errors) - 1} more problem(s))"
-    return text
+    return summary(validation_problems(exc, raw, source))
 
 
 # Loaded tasks --------------------------------------------------------------------------------
@@ -225,28 +247,69 @@ class SuiteManifest:
 # Loading -------------------------------------------------------------------------------------
 
 
+def _yaml_shape(loader: Any, source: str) -> None:
+    """Refuse aliases and nesting deeper than MAX_NESTING, from the parser's events (linear)."""
+    import yaml
+
+    depth = 0
+    while loader.check_event():
+        event = loader.get_event()
+        kind = type(event)
+        if kind is yaml.AliasEvent:
+            line = event.start_mark.line + 1 if event.start_mark is not None else "?"
+            raise ManifestError(
+                f"{source}: line {line}: a YAML alias (*{str(event.anchor)[:40]}); a manifest writes "
+                "every value out (aliases, anchors' copies and << merges are not accepted)"
+            )
+        if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            depth += 1
+            if depth > MAX_NESTING:
+                line = event.start_mark.line + 1 if event.start_mark is not None else "?"
+                raise ManifestError(f"{source}: line {line}: nested more than {MAX_NESTING} levels deep")
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            depth -= 1
+
+
 def parse_document(text: str, source: str) -> Any:
-    """YAML (a superset of JSON) with ``yaml.safe_load``; JSON files with ``json``."""
+    """YAML (a superset of JSON) with the safe loader; JSON files with the strict JSON reader.
+
+    Bounded: no YAML aliases (an alias bomb expands a kilobyte into gigabytes), at most
+    MAX_NESTING levels of mappings and lists, and the size limit of :func:`load_manifest`.
+    """
     import yaml
 
     if source.lower().endswith(".json"):
+        from yoxla.strictjson import StrictJSONError, loads_strict
+
         try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise ManifestError(f"{source}: not valid JSON ({exc})") from None
+            return loads_strict(text.encode("utf-8", "surrogatepass"), max_depth=MAX_NESTING)
+        except StrictJSONError as exc:
+            raise ManifestError(f"{source}: {exc}") from None
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(text)
+        events = loader_class(text)
+        try:
+            _yaml_shape(events, source)
+        finally:
+            events.dispose()
+        return yaml.load(text, Loader=loader_class)  # the safe loader (C when available)
+    except ManifestError:
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise ManifestError(f"{source}: not valid YAML{at} ({problem})") from None
+    except (ValueError, TypeError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+        raise ManifestError(
+            f"{source}: not a readable manifest ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 def _read_code(code: Any, base_dir: Path, where: str, what: str) -> Code:
     if code.source is not None:
         return Code(code.source, f"<{what}>")
-    path = (base_dir / code.path).resolve()
+    path = suite_file(base_dir, code.path, where, f"{what}.path")
     if not path.is_file():
         raise ManifestError(f"{where}, field {what}.path: file {code.path} not found")
     if path.stat().st_size > S.MAX_SOURCE:
@@ -277,30 +340,57 @@ def _template(text: str | None, where: str, what: str) -> Template | None:
     return Template.parse(text, f"{where}, field {what}")
 
 
+def _code(code: Any, base_dir: Path, where: str, what: str) -> Code:
+    found = _read_code(code, base_dir, where, what)
+    _check_syntax(found, where, what)
+    return found
+
+
 def compile_task(task: S.TaskSpec, base_dir: Path, source: str) -> SuiteTask:
+    """A checked task; ManifestError listing every problem of its files and templates."""
     where = f"{source}: task {task.id!r}"
     fs = task.fewshot_settings
+    problems: list[str] = []
+
+    def attempt(make: Any, *args: Any) -> Any:
+        try:
+            return make(*args)
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+            return None
+
     preprocess = None
     if task.preprocess is not None:
-        preprocess = _read_code(task.preprocess, base_dir, where, "preprocess")
-        _check_syntax(preprocess, where, "preprocess")
+        preprocess = attempt(_code, task.preprocess, base_dir, where, "preprocess")
     grader_code = {}
     for i, g in enumerate(task.graders):
         if isinstance(g, S.PythonGrader):
             what = "grader" if not isinstance(task.grader, list) else f"grader[{i}]"
-            grader_code[i] = _read_code(g, base_dir, where, what)
-            _check_syntax(grader_code[i], where, what)
-    prompt = _template(task.prompt_template, where, "prompt_template")
-    assert prompt is not None
+            grader_code[i] = attempt(_code, g, base_dir, where, what)
+    for what, ds in (("dataset", task.dataset), ("fewshot.dataset", fs.dataset if fs else None)):
+        if isinstance(ds, S.LocalDataset):
+            attempt(suite_file, base_dir, ds.path, where, f"{what}.path", True)
+    templates = {
+        name: attempt(_template, text, where, name)
+        for name, text in (
+            ("prompt_template", task.prompt_template),
+            ("target_template", task.target_template or ""),
+            ("fewshot.prompt_template", fs.prompt_template if fs else None),
+            ("fewshot.target_template", fs.target_template if fs else None),
+            ("fewshot.example_template", fs.example_template if fs else None),
+        )
+    }
+    if problems:
+        raise ManifestError(summary(problems), problems)
     compiled = SuiteTask(
         spec=task,
         base_dir=base_dir,
         source=source,
-        prompt=prompt,
-        target=_template(task.target_template or "", where, "target_template") or Template("", ()),
-        fewshot_prompt=_template(fs.prompt_template, where, "fewshot.prompt_template") if fs else None,
-        fewshot_target=_template(fs.target_template, where, "fewshot.target_template") if fs else None,
-        fewshot_example=_template(fs.example_template, where, "fewshot.example_template") if fs else None,
+        prompt=templates["prompt_template"],
+        target=templates["target_template"],
+        fewshot_prompt=templates["fewshot.prompt_template"],
+        fewshot_target=templates["fewshot.target_template"],
+        fewshot_example=templates["fewshot.example_template"],
         preprocess_code=preprocess,
         grader_code=grader_code,
     )
@@ -327,6 +417,23 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     return load_document(raw, p.resolve().parent, source, p)
 
 
+def _problems_of_valid_tasks(raw: dict[str, Any], base_dir: Path, source: str) -> list[str]:
+    """When the manifest fails its schema: the file and template problems of the tasks that
+    pass it on their own, so that one reading lists them too."""
+    tasks = raw.get("tasks")
+    out: list[str] = []
+    for entry in tasks[: S.MAX_TASKS] if isinstance(tasks, list) else ():
+        try:
+            spec = S.TaskSpec.model_validate(entry)
+        except ValidationError:
+            continue  # already listed
+        try:
+            compile_task(spec, base_dir, source)
+        except ManifestError as exc:
+            out.extend(exc.problems)
+    return out
+
+
 def load_document(raw: Any, base_dir: Path, source: str, path: Path | None = None) -> SuiteManifest:
     """Validate and compile an already parsed manifest (``base_dir`` resolves relative paths)."""
     if not isinstance(raw, dict):
@@ -334,8 +441,17 @@ def load_document(raw: Any, base_dir: Path, source: str, path: Path | None = Non
     try:
         manifest = S.Manifest.model_validate(raw)
     except ValidationError as exc:
-        raise ManifestError(format_validation_error(exc, raw, source)) from None
-    tasks = {t.id: compile_task(t, base_dir, source) for t in manifest.tasks}
+        found = validation_problems(exc, raw, source) + _problems_of_valid_tasks(raw, base_dir, source)
+        raise ManifestError(summary(found), found) from None
+    tasks: dict[str, SuiteTask] = {}
+    problems: list[str] = []
+    for t in manifest.tasks:
+        try:
+            tasks[t.id] = compile_task(t, base_dir, source)
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ManifestError(summary(problems), problems)
     return SuiteManifest(
         path=path or base_dir / "manifest",
         schema_version=manifest.schema_version,

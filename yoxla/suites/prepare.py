@@ -27,9 +27,10 @@ from typing import Any
 from yoxla.editions import fingerprint
 from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites.datasets import LoadedDataset, load_dataset
-from yoxla.suites.errors import DatasetError, PreprocessError
+from yoxla.suites.errors import DatasetError, PreprocessError, TemplateError
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.space import item_space, row_dependent, space_problem, template_extra
+from yoxla.suites.templates import MAX_RENDERED, too_long
 from yoxla.suites.worker import WorkerPool
 
 ROW_FUNCTIONS = ("transform_row", "transform", "process_doc")
@@ -285,18 +286,29 @@ def prepare_task(
     for i in range(n):
         row = rows[i]
         choices = render_choices(task, row)
-        prompt = task.prompt.render(row, choices, extra)
-        shots_used: list[int] = []
-        if fewshot is not None:
-            shots_used = fewshot.choose(i, row)
-            parts = [fewshot.example(j) for j in shots_used]
-            prompt = fewshot.fs.separator.join([*parts, prompt])
+        what = "prompt"
+        try:
+            prompt = task.prompt.render(row, choices, extra)
+            shots_used: list[int] = []
+            if fewshot is not None:
+                shots_used = fewshot.choose(i, row)
+                parts = [*(fewshot.example(j) for j in shots_used), prompt]
+                size = sum(map(len, parts)) + len(fewshot.fs.separator) * (len(parts) - 1)
+                if size > MAX_RENDERED:
+                    raise TemplateError(
+                        f"with its {len(shots_used)} few-shot example(s) {too_long(size, MAX_RENDERED)}"
+                    )
+                prompt = fewshot.fs.separator.join(parts)
+            what = "target"
+            target = task.target.render(row, choices, extra)
+        except TemplateError as exc:
+            raise TemplateError(f"{task.where}: item {ids[i]}: the {what} {exc}") from None
         items.append(
             Item(
                 index=i,
                 id=ids[i],
                 row=row,
-                target=task.target.render(row, choices, extra),
+                target=target,
                 messages=render_messages(task, prompt),
                 fewshot=tuple(shots_used),
                 choices=choices if dependent else None,

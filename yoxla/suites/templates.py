@@ -32,6 +32,14 @@ SPECIAL = ("row", "choices", "choice_list")
 _FORMS = "({{field}}, {{nested.field}}, {{field | numbered}}, {{row}}, {{choices}}, {{choice_list}})"
 
 Path = tuple[str, ...]
+MAX_RENDERED = 1_000_000  # characters of one rendered text (a prompt with its few-shot examples)
+
+
+def too_long(size: int, limit: int) -> str:
+    return (
+        f"renders more than {limit:,} characters (at least {size:,}); a rendered prompt "
+        f"or target is at most {limit:,} characters"
+    )
 
 
 @dataclass(frozen=True)
@@ -118,15 +126,22 @@ class Template:
         choices: Sequence[str] | None = None,
         extra: Mapping[str, str] | None = None,
     ) -> str:
-        """Render over ``row``; ``extra`` (e.g. prompt and target of a few-shot example) wins."""
+        """Render over ``row``; ``extra`` (e.g. prompt and target of a few-shot example) wins.
+
+        TemplateError once the text passes MAX_RENDERED characters (rendering stops there)."""
         out: list[str] = []
+        size = 0
         for part in self.parts:
             if isinstance(part, str):
-                out.append(part)
+                text = part
             elif isinstance(part, Numbered):
-                out.append(numbered(lookup(row, part.path)))
+                text = numbered(lookup(row, part.path))
             else:
-                out.append(self._value(part, row, choices, extra))
+                text = self._value(part, row, choices, extra)
+            size += len(text)
+            if size > MAX_RENDERED:
+                raise TemplateError(too_long(size, MAX_RENDERED))
+            out.append(text)
         return "".join(out)
 
     @staticmethod
