@@ -29,10 +29,19 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Every value written out: a manifest may not use YAML aliases (the loader refuses them),
+    so a dict shared between two tasks of a test is written twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def write_manifest(folder: Path, tasks: list[dict[str, Any]], **top: Any) -> Path:
     doc = {"schema_version": "2026-05-27", "tasks": tasks, **top}
     path = folder / "suite.yaml"
-    path.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    text = yaml.dump(doc, Dumper=_NoAliases, allow_unicode=True, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
     return path
 
 

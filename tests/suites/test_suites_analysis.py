@@ -203,4 +203,4 @@ def test_example_suites_declare_no_analysis_and_keep_their_hashes(tmp_path) -> N
         shutil.copytree(root / name, tmp_path / name)
         frozen = json.loads((tmp_path / name / f"{name}.hashes.json").read_text(encoding="utf-8"))
         assert "analysis_hash" not in frozen
-        assert cli_run(["suite", "check", str(tmp_path / name / f"{name}.yaml")]) == 0
+        assert cli_run(["suite", "check", str(tmp_path / name / f"{name}.yaml"), "--run-code"]) == 0
