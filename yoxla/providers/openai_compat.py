@@ -25,14 +25,16 @@ from yoxla.providers.registry import api_key, public_url, redact, split_credenti
 from yoxla.providers.transport import (
     AdaptiveLimiter,
     FatalProviderError,
+    RequestRefused,
     RetryPolicy,
     TransientError,
+    body_error,
     call_with_retries,
     parse_retry_after,
+    status_error,
 )
 
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
-FATAL_STATUS = (401, 403, 404)
 PLACEHOLDER_KEY = "not-needed"
 
 
@@ -160,23 +162,14 @@ class OpenAICompatProvider(Provider):
         start = time.perf_counter()
         try:
             resp = self.client.chat.completions.create(**body)
-        except openai.RateLimitError as exc:
-            raise TransientError(
-                self._msg("HTTP 429", exc),
-                throttled=True,
-                retry_after=parse_retry_after(exc.response.headers),
-            ) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
-            if status >= 500 or status == 408:
-                raise TransientError(
-                    self._msg(f"HTTP {status}", exc), retry_after=parse_retry_after(exc.response.headers)
-                ) from None
-            if status in FATAL_STATUS:
-                raise FatalProviderError(
-                    self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc)
-                ) from None
-            raise  # other 4xx: this example's request is refused; not retried
+            raise status_error(
+                status,
+                self._msg(f"HTTP {status}", exc),
+                self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc),
+                parse_retry_after(exc.response.headers),
+            ) from None
         except openai.APITimeoutError:
             raise TransientError(f"timeout after {body.get('timeout', self.timeout):g} s") from None
         except openai.APIConnectionError as exc:
@@ -185,8 +178,24 @@ class OpenAICompatProvider(Provider):
             raise TransientError(self._msg("connection error", detail)) from None
         latency = time.perf_counter() - start
         if not getattr(resp, "choices", None):
-            raise TransientError("response without choices")
+            raise self._body_error(resp)
         return resp, latency
+
+    def _body_error(self, resp: Any) -> Exception:
+        """A reply without choices, read as its body's ``error`` says (OpenRouter answers HTTP 200
+        with ``{"choices": [], "error": {"code": 404, "message": …}}``): the code counts as an
+        HTTP status, the message is kept. With no status in it, it is retried."""
+        status, message = body_error(_field(resp, "error"))
+        if status is None:
+            return TransientError(
+                self._msg("response without choices", message) if message else "response without choices"
+            )
+        where = f"HTTP {status} in the reply body"
+        return status_error(
+            status,
+            self._msg(where, message),
+            self._msg(f"{where} from {public_url(self.spec.base_url)}", message),
+        )
 
     def _msg(self, prefix: str, exc: object) -> str:
         text = str(exc).replace("\n", " ")
@@ -200,7 +209,7 @@ class OpenAICompatProvider(Provider):
         try:
             try:
                 outcome = call_with_retries(lambda: self._once(body), self.limiter, policy)
-            except self._openai.APIStatusError as exc:
+            except RequestRefused as exc:
                 if "logprobs" not in body or not _refuses_logprobs(exc):
                     raise
                 self.logprobs = False  # this model takes no logprobs: ask without them from now on
@@ -208,8 +217,8 @@ class OpenAICompatProvider(Provider):
                 outcome = call_with_retries(lambda: self._once(body), self.limiter, policy)
         except FatalProviderError as exc:
             raise ProviderError(redact(str(exc), self._secrets)) from None
-        except self._openai.APIStatusError as exc:
-            return Completion(error=self._msg(f"HTTP {exc.status_code}", exc), attempts=1)
+        except RequestRefused as exc:  # this request only (400, 422, …): fails at once
+            return Completion(error=str(exc), attempts=1)
         if outcome.error is not None or outcome.value is None:
             return Completion(
                 error=redact(outcome.error or "no response", self._secrets), attempts=outcome.attempts

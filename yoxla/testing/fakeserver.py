@@ -41,6 +41,8 @@ class Reply:
     message: str | None = None  # error message in the body of a non-200 reply
     usage: dict[str, int] | None = None
     logprobs: list[dict[str, Any]] | None = None  # choices[0].logprobs.content (token, logprob, top_logprobs)
+    # An error inside an HTTP 200 reply, as OpenRouter sends one: {"choices": [], "error": body_error}
+    body_error: Any = None
 
 
 Responder = Callable[[str, int, dict[str, Any]], Reply]  # (prompt key, attempt number, request body)
@@ -232,6 +234,9 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                         {"error": {"message": reply.message or f"injected {reply.status}", "type": kind}},
                         headers,
                     )
+                    return
+                if reply.body_error is not None:
+                    self._send(200, {"id": "gen-fake", "choices": [], "error": reply.body_error})
                     return
                 self._send(200, _completion_json(server, body, reply))
             except (BrokenPipeError, ConnectionResetError):
