@@ -258,13 +258,49 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def token_logprobs(answer: str, alternatives: int, chunk: int = 3) -> list[dict[str, Any]]:
+    """Token log-probabilities for ``answer`` in the OpenAI shape: the answer cut into tokens of
+    ``chunk`` characters, each with ``alternatives`` alternatives (itself first)."""
+    out: list[dict[str, Any]] = []
+    for i in range(0, len(answer), chunk):
+        token = answer[i : i + chunk]
+        top = [{"token": token, "logprob": -0.05, "bytes": list(token.encode("utf-8"))}]
+        for j in range(1, alternatives):
+            alt = f"<alt{j}>"
+            top.append({"token": alt, "logprob": -4.0 - j / 10, "bytes": list(alt.encode("utf-8"))})
+        out.append({**top[0], "top_logprobs": top})
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Serve a constant answer with a fixed latency on 127.0.0.1.")
+    p = argparse.ArgumentParser(description="Serve scripted answers with a fixed latency on 127.0.0.1.")
     p.add_argument("--latency", type=float, default=0.1)
-    p.add_argument("--answer", default="1")
+    p.add_argument("--answer", default="1", help="the answer to a prompt --answers does not name")
+    p.add_argument("--answers", metavar="FILE", help="a JSON object: prompt key (last user message) → answer")
     p.add_argument("--deadline", type=float, default=3600.0)
+    p.add_argument("--logprobs", action="store_true", help="send token logprobs when a request asks for them")
     args = p.parse_args(argv)
-    server = FakeServer(default_answer=args.answer, latency=args.latency, deadline_s=args.deadline).start()
+    answers: dict[str, str] = {}
+    if args.answers:
+        with open(args.answers, encoding="utf-8") as fh:
+            answers = {str(k): str(v) for k, v in json.load(fh).items()}
+    responder: Responder | None = None
+    if args.logprobs:
+
+        def responder(key: str, attempt: int, body: dict[str, Any]) -> Reply:
+            answer = answers.get(key, args.answer)
+            if not body.get("logprobs"):
+                return Reply(content=answer)
+            alternatives = min(50, int(body.get("top_logprobs") or 1))
+            return Reply(content=answer, logprobs=token_logprobs(answer, alternatives))
+
+    server = FakeServer(
+        responder=responder,
+        answers=answers,
+        default_answer=args.answer,
+        latency=args.latency,
+        deadline_s=args.deadline,
+    ).start()
     print(f"PORT {server.port}", flush=True)
     try:
         while server._httpd is not None:
