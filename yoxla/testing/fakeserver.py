@@ -43,6 +43,7 @@ class Reply:
     logprobs: list[dict[str, Any]] | None = None  # choices[0].logprobs.content (token, logprob, top_logprobs)
     # An error inside an HTTP 200 reply, as OpenRouter sends one: {"choices": [], "error": body_error}
     body_error: Any = None
+    raw_body: bytes | None = None  # an HTTP 200 reply of exactly these bytes (broken proxies, HTML pages)
 
 
 Responder = Callable[[str, int, dict[str, Any]], Reply]  # (prompt key, attempt number, request body)
@@ -165,7 +166,9 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode("utf-8")
+            self._send_bytes(status, json.dumps(payload).encode("utf-8"), headers)
+
+        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -234,6 +237,9 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                         {"error": {"message": reply.message or f"injected {reply.status}", "type": kind}},
                         headers,
                     )
+                    return
+                if reply.raw_body is not None:
+                    self._send_bytes(200, reply.raw_body)
                     return
                 if reply.body_error is not None:
                     self._send(200, {"id": "gen-fake", "choices": [], "error": reply.body_error})
