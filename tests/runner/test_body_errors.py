@@ -142,3 +142,22 @@ def test_body_error_reads_only_a_status_and_a_string_message(field, expected) ->
 def test_body_error_bounds_the_message() -> None:
     _, message = body_error({"code": 400, "message": "ə" * 1_000_000})
     assert message is not None and len(message) == MAX_ERROR_CHARS
+
+
+def test_a_429_in_the_body_takes_the_replys_retry_after(env_key) -> None:
+    from yoxla.providers.base import ProviderOptions
+    from yoxla.providers.registry import create_provider, get_spec, with_overrides
+    from yoxla.providers.transport import TransientError
+
+    def responder(key: str, attempt: int, body: dict) -> Reply:
+        return Reply(body_error={"code": 429, "message": "slow down"}, retry_after=7.5)
+
+    with FakeServer(responder=responder) as srv:
+        provider = create_provider(with_overrides(get_spec("vllm"), srv.base_url), "m", ProviderOptions())
+        try:
+            with pytest.raises(TransientError) as caught:
+                provider._once({"model": "m", "messages": [{"role": "user", "content": "salam"}]})
+        finally:
+            provider.close()
+    assert caught.value.throttled and caught.value.retry_after == 7.5
+    assert str(caught.value) == "HTTP 429 in the reply body: slow down"

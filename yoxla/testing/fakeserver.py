@@ -242,7 +242,8 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                     self._send_bytes(200, reply.raw_body)
                     return
                 if reply.body_error is not None:
-                    self._send(200, {"id": "gen-fake", "choices": [], "error": reply.body_error})
+                    headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}
+                    self._send(200, {"id": "gen-fake", "choices": [], "error": reply.body_error}, headers)
                     return
                 self._send(200, _completion_json(server, body, reply))
             except (BrokenPipeError, ConnectionResetError):
