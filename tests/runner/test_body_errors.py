@@ -31,7 +31,8 @@ def test_400_in_the_body_fails_at_once_and_an_all_failing_start_stops_the_run(ru
         rc, _, err = runner.api(srv, "bad400", "--task", "nli_v1", "--task", "sts_v1", "--workers", "1")
         last = one_error_line(rc, err, "the first 10 requests all failed", NO_MODEL, "HTTP 400")
         assert "response without choices" not in last
-        assert srv.total_requests() == 10 and set(srv.counts.values()) == {1}  # never retried
+        # Never retried; the run stops at the 10th (a few more may be in the sending window by then).
+        assert 10 <= srv.total_requests() <= 14 and set(srv.counts.values()) == {1}
     recs = runner.predictions("bad400")
     assert len(recs) == 10
     assert all(r["attempts"] == 1 and NO_MODEL in r["error"] for r in recs)
@@ -44,7 +45,7 @@ def test_404_in_the_body_stops_the_run_with_the_servers_message(runner, env_key)
     with FakeServer(responder=responder) as srv:
         rc, _, err = runner.api(srv, "bad404", "--task", "nli_v1", "--workers", "1")
         one_error_line(rc, err, "HTTP 404 in the reply body", NO_MODEL, "0 examples are on disk", "--resume")
-        assert srv.total_requests() == 1  # the first refusal ends the run: nothing else is asked
+        assert srv.total_requests() <= 4  # the first refusal ends the run (at most the window was sent)
 
 
 def test_429_and_500_in_the_body_are_retried_and_a_lasting_500_keeps_its_message(
@@ -117,7 +118,8 @@ def test_a_body_without_choices_or_status_is_retried_with_its_message(runner, en
         one_error_line(
             rc, err, "the first 10 requests all failed", "response without choices: Too many tokens"
         )
-        assert set(srv.counts.values()) == {2}
+        # Each failed example was asked twice (one retry); one still in the window may have been asked once.
+        assert sorted(srv.counts.values()).count(2) >= 10 and set(srv.counts.values()) <= {1, 2}
 
 
 @pytest.mark.parametrize(

@@ -101,6 +101,14 @@ def _handler(proxy: RecordingProxy) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def handle(self) -> None:
+            # A client that drops its connection (a run stopping with requests in flight) ends
+            # this connection quietly, never with a traceback on the test's stderr.
+            try:
+                super().handle()
+            except (ConnectionResetError, BrokenPipeError, TimeoutError):
+                self.close_connection = True
+
         def _relay(self, method: str) -> None:
             length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
             body = self.rfile.read(length) if length else b""
