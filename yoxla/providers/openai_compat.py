@@ -8,8 +8,10 @@ own retries are off; :mod:`yoxla.providers.transport` decides what is retried.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import time
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from yoxla.providers.base import (
@@ -25,14 +27,16 @@ from yoxla.providers.registry import api_key, public_url, redact, split_credenti
 from yoxla.providers.transport import (
     AdaptiveLimiter,
     FatalProviderError,
+    RequestRefused,
     RetryPolicy,
     TransientError,
+    body_error,
     call_with_retries,
     parse_retry_after,
+    status_error,
 )
 
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
-FATAL_STATUS = (401, 403, 404)
 PLACEHOLDER_KEY = "not-needed"
 
 
@@ -64,6 +68,58 @@ def _usage(usage: Any) -> dict[str, int]:
     if isinstance(reasoning, int) and reasoning:
         out["reasoning_tokens"] = reasoning
     return out
+
+
+class ReplyView(Mapping[str, Any]):
+    """A reply's JSON object read the way the openai client's models are read (``resp.choices[0]
+    .message.content``), without building those models.
+
+    The client would construct a pydantic object for every token alternative of a reply with
+    log-probabilities (hundreds per answer), which the runner reads a handful of fields from and
+    turns back into plain JSON to store: per request, that was most of the runner's own cost.
+    Attributes give nested objects as views and lists of objects as lists of views; a missing
+    key raises AttributeError, as on a model. As a Mapping it is the plain JSON itself.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return _view(self._data[name])
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def _view(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ReplyView(value)
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return [ReplyView(v) if isinstance(v, dict) else v for v in value]
+    return value
+
+
+def read_reply(data: bytes) -> ReplyView:
+    """The body of a 200 reply as a :class:`ReplyView`; a body that is not a JSON object is a
+    transport failure (retried), never an answer."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        raise TransientError(f"the reply is not JSON ({len(data)} bytes)") from None
+    if not isinstance(doc, dict):
+        raise TransientError(f"the reply is JSON but not an object ({type(doc).__name__})")
+    return ReplyView(doc)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -162,24 +218,16 @@ class OpenAICompatProvider(Provider):
         openai = self._openai
         start = time.perf_counter()
         try:
-            resp = self.client.chat.completions.create(**body)
-        except openai.RateLimitError as exc:
-            raise TransientError(
-                self._msg("HTTP 429", exc),
-                throttled=True,
-                retry_after=parse_retry_after(exc.response.headers),
-            ) from None
+            # The raw reply: read as JSON here (read_reply), not built into the client's models.
+            raw = self.client.chat.completions.with_raw_response.create(**body)
         except openai.APIStatusError as exc:
             status = exc.status_code
-            if status >= 500 or status == 408:
-                raise TransientError(
-                    self._msg(f"HTTP {status}", exc), retry_after=parse_retry_after(exc.response.headers)
-                ) from None
-            if status in FATAL_STATUS:
-                raise FatalProviderError(
-                    self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc)
-                ) from None
-            raise  # other 4xx: this example's request is refused; not retried
+            raise status_error(
+                status,
+                self._msg(f"HTTP {status}", exc),
+                self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc),
+                parse_retry_after(exc.response.headers),
+            ) from None
         except openai.APITimeoutError:
             raise TransientError(f"timeout after {body.get('timeout', self.timeout):g} s") from None
         except openai.APIConnectionError as exc:
@@ -187,9 +235,27 @@ class OpenAICompatProvider(Provider):
             detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
             raise TransientError(self._msg("connection error", detail)) from None
         latency = time.perf_counter() - start
+        resp = read_reply(raw.http_response.content)
         if not getattr(resp, "choices", None):
-            raise TransientError("response without choices")
+            raise self._body_error(resp, parse_retry_after(raw.headers))
         return resp, latency
+
+    def _body_error(self, resp: Any, retry_after: float | None = None) -> Exception:
+        """A reply without choices, read as its body's ``error`` says (OpenRouter answers HTTP 200
+        with ``{"choices": [], "error": {"code": 404, "message": …}}``): the code counts as an
+        HTTP status, the message is kept. With no status in it, it is retried."""
+        status, message = body_error(_field(resp, "error"))
+        if status is None:
+            return TransientError(
+                self._msg("response without choices", message) if message else "response without choices"
+            )
+        where = f"HTTP {status} in the reply body"
+        return status_error(
+            status,
+            self._msg(where, message),
+            self._msg(f"{where} from {public_url(self.spec.base_url)}", message),
+            retry_after,
+        )
 
     def _msg(self, prefix: str, exc: object) -> str:
         text = str(exc).replace("\n", " ")
@@ -203,7 +269,7 @@ class OpenAICompatProvider(Provider):
         try:
             try:
                 outcome = call_with_retries(lambda: self._once(body), self.limiter, policy)
-            except self._openai.APIStatusError as exc:
+            except RequestRefused as exc:
                 if "logprobs" not in body or not _refuses_logprobs(exc):
                     raise
                 self.logprobs = False  # this model takes no logprobs: ask without them from now on
@@ -211,8 +277,8 @@ class OpenAICompatProvider(Provider):
                 outcome = call_with_retries(lambda: self._once(body), self.limiter, policy)
         except FatalProviderError as exc:
             raise ProviderError(redact(str(exc), self._secrets)) from None
-        except self._openai.APIStatusError as exc:
-            return Completion(error=self._msg(f"HTTP {exc.status_code}", exc), attempts=1)
+        except RequestRefused as exc:  # this request only (400, 422, …): fails at once
+            return Completion(error=str(exc), attempts=1)
         if outcome.error is not None or outcome.value is None:
             return Completion(
                 error=redact(outcome.error or "no response", self._secrets), attempts=outcome.attempts

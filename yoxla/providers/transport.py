@@ -81,6 +81,64 @@ class ProviderRefusing(FatalProviderError):
     """The server has answered nothing but 429 for longer than the run's patience."""
 
 
+class RequestRefused(Exception):
+    """The server refused this one request (a 4xx such as 400 or 422): it fails at once, unretried.
+
+    ``status_code`` is the HTTP status, from the reply's status line or its body's ``error.code``.
+    """
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+FATAL_STATUS = (401, 403, 404)  # a bad key, no access, no such model or route: no request can succeed
+
+
+def status_error(
+    status: int, message: str, fatal_message: str, retry_after: float | None = None
+) -> Exception:
+    """What an HTTP error status stands for, wherever the server put it (status line or body).
+
+    429 is a throttle, 408 and 5xx are worth another attempt (:class:`TransientError`);
+    401, 403 and 404 stop the run (:class:`FatalProviderError`, with ``fatal_message``); any
+    other status refuses this request only (:class:`RequestRefused`).
+    """
+    if status == 429:
+        return TransientError(message, throttled=True, retry_after=retry_after)
+    if status >= 500 or status == 408:
+        return TransientError(message, retry_after=retry_after)
+    if status in FATAL_STATUS:
+        return FatalProviderError(fatal_message)
+    return RequestRefused(message, status)
+
+
+MAX_ERROR_CHARS = 300  # of a server's error message kept in a stored error
+
+
+def body_error(body_field: object) -> tuple[int | None, str | None]:
+    """(HTTP status, message) of the ``error`` member of a reply body, as OpenRouter sends it
+    inside an HTTP 200 (``{"choices": [], "error": {"code": 404, "message": "No such model"}}``).
+
+    The code counts only when it is an HTTP status (an integer 100–599, or its digits as a
+    string); the message only when it is a string, cut to :data:`MAX_ERROR_CHARS`. A bare
+    string ``error`` is its message.
+    """
+    if isinstance(body_field, str):
+        return None, body_field[:MAX_ERROR_CHARS] or None
+    get = getattr(body_field, "get", None)
+    if get is None:
+        return None, None
+    code, message = get("code"), get("message")
+    status: int | None = None
+    if isinstance(code, str) and code.isascii() and code.isdigit() and len(code) == 3:
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+        status = code
+    text = message[:MAX_ERROR_CHARS] if isinstance(message, str) and message else None
+    return status, text
+
+
 class Aborted(Exception):
     """The limiter was closed while a worker waited (the run is stopping)."""
 

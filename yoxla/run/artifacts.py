@@ -25,8 +25,15 @@ class CorruptRun(ValueError):
     """The run folder cannot be read back (a broken line in the middle, a missing run.json)."""
 
 
+# One encoder for every line: json.dumps with options builds a new one per call. A record is a
+# tree of JSON values built here (never circular), so the cycle check is skipped too.
+_LINE_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False
+)
+
+
 def dumps_line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+    return _LINE_ENCODER.encode(record) + "\n"
 
 
 def _replace_atomically(path: Path, write: Any) -> None:

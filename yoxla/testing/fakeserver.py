@@ -41,6 +41,9 @@ class Reply:
     message: str | None = None  # error message in the body of a non-200 reply
     usage: dict[str, int] | None = None
     logprobs: list[dict[str, Any]] | None = None  # choices[0].logprobs.content (token, logprob, top_logprobs)
+    # An error inside an HTTP 200 reply, as OpenRouter sends one: {"choices": [], "error": body_error}
+    body_error: Any = None
+    raw_body: bytes | None = None  # an HTTP 200 reply of exactly these bytes (broken proxies, HTML pages)
 
 
 Responder = Callable[[str, int, dict[str, Any]], Reply]  # (prompt key, attempt number, request body)
@@ -173,8 +176,18 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # silence
             pass
 
+        def handle(self) -> None:
+            # A client that drops its connection (a run stopping with requests in flight) ends
+            # this connection quietly, never with a traceback on the test's stderr.
+            try:
+                super().handle()
+            except (ConnectionResetError, BrokenPipeError, TimeoutError):
+                self.close_connection = True
+
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode("utf-8")
+            self._send_bytes(status, json.dumps(payload).encode("utf-8"), headers)
+
+        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -244,6 +257,13 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                         headers,
                     )
                     return
+                if reply.raw_body is not None:
+                    self._send_bytes(200, reply.raw_body)
+                    return
+                if reply.body_error is not None:
+                    headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}
+                    self._send(200, {"id": "gen-fake", "choices": [], "error": reply.body_error}, headers)
+                    return
                 self._send(200, _completion_json(server, body, reply))
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
@@ -264,13 +284,49 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def token_logprobs(answer: str, alternatives: int, chunk: int = 3) -> list[dict[str, Any]]:
+    """Token log-probabilities for ``answer`` in the OpenAI shape: the answer cut into tokens of
+    ``chunk`` characters, each with ``alternatives`` alternatives (itself first)."""
+    out: list[dict[str, Any]] = []
+    for i in range(0, len(answer), chunk):
+        token = answer[i : i + chunk]
+        top = [{"token": token, "logprob": -0.05, "bytes": list(token.encode("utf-8"))}]
+        for j in range(1, alternatives):
+            alt = f"<alt{j}>"
+            top.append({"token": alt, "logprob": -4.0 - j / 10, "bytes": list(alt.encode("utf-8"))})
+        out.append({**top[0], "top_logprobs": top})
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Serve a constant answer with a fixed latency on 127.0.0.1.")
+    p = argparse.ArgumentParser(description="Serve scripted answers with a fixed latency on 127.0.0.1.")
     p.add_argument("--latency", type=float, default=0.1)
-    p.add_argument("--answer", default="1")
+    p.add_argument("--answer", default="1", help="the answer to a prompt --answers does not name")
+    p.add_argument("--answers", metavar="FILE", help="a JSON object: prompt key (last user message) → answer")
     p.add_argument("--deadline", type=float, default=3600.0)
+    p.add_argument("--logprobs", action="store_true", help="send token logprobs when a request asks for them")
     args = p.parse_args(argv)
-    server = FakeServer(default_answer=args.answer, latency=args.latency, deadline_s=args.deadline).start()
+    answers: dict[str, str] = {}
+    if args.answers:
+        with open(args.answers, encoding="utf-8") as fh:
+            answers = {str(k): str(v) for k, v in json.load(fh).items()}
+    responder: Responder | None = None
+    if args.logprobs:
+
+        def responder(key: str, attempt: int, body: dict[str, Any]) -> Reply:
+            answer = answers.get(key, args.answer)
+            if not body.get("logprobs"):
+                return Reply(content=answer)
+            alternatives = min(50, int(body.get("top_logprobs") or 1))
+            return Reply(content=answer, logprobs=token_logprobs(answer, alternatives))
+
+    server = FakeServer(
+        responder=responder,
+        answers=answers,
+        default_answer=args.answer,
+        latency=args.latency,
+        deadline_s=args.deadline,
+    ).start()
     print(f"PORT {server.port}", flush=True)
     try:
         while server._httpd is not None:

@@ -1,0 +1,129 @@
+"""A recording forwarder on loopback: what the runner sent to a server, and what came back.
+
+``RecordingProxy(upstream)`` listens on 127.0.0.1 (a free port) and forwards every request
+under ``/v1`` to ``upstream`` (an OpenAI-compatible base URL such as
+``http://127.0.0.1:8000/v1``), keeping each exchange: method, path, request body, status and
+reply body (JSON where it parses). The real-server checks (tests/runner/test_real_servers.py)
+point the runner at it to inspect the requests' shape and the server's replies. Bodies are
+bounded (:data:`MAX_BODY`), and so is the wait for the upstream (``timeout_s``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MAX_BODY = 64 * 1024 * 1024
+FORWARDED_HEADERS = ("Authorization", "Content-Type", "Accept")
+
+
+@dataclass
+class Exchange:
+    method: str
+    path: str  # below the base URL: "/chat/completions", "/models", …
+    request: Any  # the request body as JSON (None when empty or not JSON)
+    status: int
+    response: Any  # the reply body as JSON (None when not JSON)
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data) if data else None
+    except (ValueError, RecursionError):
+        return None
+
+
+class RecordingProxy:
+    def __init__(self, upstream: str, timeout_s: float = 300.0) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.timeout_s = timeout_s
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "proxy not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def chat(self) -> list[Exchange]:
+        """The chat completion exchanges, in the order they were answered."""
+        with self._lock:
+            return [e for e in self.exchanges if e.path.startswith("/chat/completions")]
+
+    def start(self) -> RecordingProxy:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> RecordingProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+        sub = path[len("/v1") :] if path.startswith("/v1") else path
+        req = urllib.request.Request(self.upstream + sub, data=body or None, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                status, data = resp.status, resp.read(MAX_BODY + 1)
+        except urllib.error.HTTPError as exc:
+            status, data = exc.code, exc.read(MAX_BODY + 1)
+        except (urllib.error.URLError, OSError) as exc:
+            status, data = 502, json.dumps({"error": {"message": f"proxy: {exc}"}}).encode()
+        data = data[:MAX_BODY]
+        route = sub.split("?", 1)[0]
+        with self._lock:
+            self.exchanges.append(Exchange(method, route, _json(body), status, _json(data)))
+        return status, data
+
+
+def _handler(proxy: RecordingProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def handle(self) -> None:
+            # A client that drops its connection (a run stopping with requests in flight) ends
+            # this connection quietly, never with a traceback on the test's stderr.
+            try:
+                super().handle()
+            except (ConnectionResetError, BrokenPipeError, TimeoutError):
+                self.close_connection = True
+
+        def _relay(self, method: str) -> None:
+            length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
+            body = self.rfile.read(length) if length else b""
+            headers = {k: v for k in FORWARDED_HEADERS if (v := self.headers.get(k))}
+            status, data = proxy.forward(method, self.path, headers, body)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._relay("GET")
+
+        def do_POST(self) -> None:
+            self._relay("POST")
+
+    return Handler
