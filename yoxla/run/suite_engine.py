@@ -240,7 +240,8 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
             f"the committed suite {committed.repo_path} would ask {', '.join(plan.task_ids)}"
         )
     for tid, h in plan.hashes().items():
-        if rec.suite.tasks[tid].hash != h["hash"]:
+        stored = rec.suite.tasks.get(tid)
+        if stored is None or stored.hash != h["hash"]:
             raise RunError(
                 f"--retry-errors: task {tid} of {path} was run with another version of the suite "
                 f"(task hash differs from the committed {committed.repo_path}); start a new run"
