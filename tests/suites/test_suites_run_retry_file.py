@@ -188,3 +188,18 @@ def test_retry_refuses_a_suite_file_whose_task_hash_changed(runner) -> None:
     loaded = load_manifest(suite)
     write_hash_file(hash_file_path(suite), loaded.name, current_hashes(loaded))  # committed again, changed
     _refused(runner, path, "task toplama_v1", "task hash differs")
+
+
+def test_retry_from_a_suite_result_file_without_errors_writes_nothing(runner) -> None:
+    make_suite(runner.tmp)
+    flaky = Flaky()
+    flaky.down = False
+    with FakeServer(responder=flaky) as srv:
+        rc, _, err = runner.api(runner.tmp / "suites/sinaq/sinaq.yaml", srv.base_url, "ok")
+        assert rc == 0, err
+        path = runner.results / "suites" / "sinaq" / "vllm__fake--model-1.json"
+        before, asked = path.read_bytes(), srv.total_requests()
+        rc, _, err = _retry(runner, path, srv)
+        assert srv.total_requests() == asked
+    assert rc == 0 and "no generation errors to retry" in err
+    assert path.read_bytes() == before
