@@ -437,33 +437,48 @@ def retry_result_file(
     """``--retry-errors RESULT.json``: re-ask only the examples the file records as generation
     errors, and write a new, complete result file (a new digest).
 
-    When the run folder that wrote the file is in ``runs_dir`` (its ``run.run_id``), the retry
-    happens there, like ``--retry-errors RUN``. Otherwise a run folder of that id is made from
-    the file (its settings, conditions and stored answers and distributions) and the retry
-    happens in it. The new result file goes where the run writes it,
-    ``results/<edition>/<provider>__<model>.json``: the old file is replaced when it is that
-    file; otherwise it stays, and the board shows the newer one (same provider and model).
-    Returns None when the file has no generation error (nothing is written).
+    A benchmark or a suite result file. When the run folder that wrote the file is in
+    ``runs_dir`` (its ``run.run_id``), the retry happens there, like ``--retry-errors RUN``.
+    Otherwise a run folder of that id is made from the file (its settings, conditions and
+    stored answers, distributions and judge calls) and the retry happens in it. The new result
+    file goes where the run writes it (``results/<edition>/…`` or ``results/suites/<suite>/…``):
+    the old file is replaced when it is that file; otherwise it stays, and the board shows the
+    newer one (same provider and model). Returns None when the file has no generation error
+    (nothing is written).
     """
+    from yoxla.record import SuiteResultFile
+
     rec = _read_result(path)
     if rec.generation_errors == 0:
         log(f"{path}: no generation errors to retry")
         return None
+    if isinstance(rec, SuiteResultFile):
+        from yoxla.run import suite_engine
+
+        seed: Callable[[Path, Path, Any, dict[str, Any], Log], None] = suite_engine.seed_suite_run
+        retry: Callable[[Path, dict[str, Any], Log], RunReport] = suite_engine.retry_suite_errors
+        identity: tuple[Any, ...] = (suite_engine.KIND, rec.model.provider, rec.model.model, rec.suite.id)
+    else:
+        seed, retry = _seed_run, retry_errors
+        identity = (None, rec.model.provider, rec.model.model, rec.edition)
     root = Path(overrides.get("runs_dir") or runs_dir)
     run_dir = root / check_run_id(rec.run.run_id)
     if (run_dir / RUN_JSON).is_file():
         info = read_json(run_dir / RUN_JSON)
-        if (info.get("provider"), info.get("model"), info.get("edition")) == (
-            rec.model.provider,
-            rec.model.model,
-            rec.edition,
-        ):
+        suite = info.get("suite")
+        held = (
+            info.get("kind"),
+            info.get("provider"),
+            info.get("model"),
+            suite.get("id") if isinstance(suite, dict) else info.get("edition"),
+        )
+        if held == identity:
             log(f"{path}: retrying in its run folder {run_dir}")
-            return retry_errors(run_dir, overrides, log)
+            return retry(run_dir, overrides, log)
         run_dir = root / check_run_id(f"{rec.run.run_id}-retry-{now_iso().replace(':', '')}")
-    _seed_run(run_dir, path, rec, overrides, log)
+    seed(run_dir, path, rec, overrides, log)
     log(f"{path}: made the run folder {run_dir} from the file; retrying its {rec.generation_errors} errors")
-    return retry_errors(run_dir, overrides, log)
+    return retry(run_dir, overrides, log)
 
 
 def _read_result(path: Path) -> Any:
@@ -488,8 +503,6 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
     """A run folder holding a result file's answers, as if that run had been made here."""
     from yoxla.calibration.stored import DISTRIBUTION_KEY
     from yoxla.parsing import answer_text
-    from yoxla.providers.registry import get_spec
-    from yoxla.run.settings import RunSettings
 
     cond = rec.run.conditions
     if cond.temperature is not None or cond.system_prompt != "contract":
@@ -523,14 +536,7 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
     for tid, facts in plan.facts.items():
         if facts["fingerprint"] != rec.tasks[tid].fingerprint:
             raise RunError(f"--retry-errors: the rows of {tid} differ from those {path} was run on")
-    spec = get_spec(s.provider, s.config)
-    provider_facts = {
-        "backend": spec.backend,
-        "base_url": rec.model.base_url,
-        "api_key_env": spec.api_key_env,
-        "reasoning_control": spec.reasoning,
-        "provider_info": {"chat_template_hash": rec.run.chat_template_hash},
-    }
+    provider_facts = seeded_provider_facts(s, rec, {"chat_template_hash": rec.run.chat_template_hash})
     records: list[dict[str, Any]] = []
     for tid in plan.task_ids:
         for p in rec.tasks[tid].predictions:
@@ -557,16 +563,53 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
             if p.distribution is not None:
                 record[DISTRIBUTION_KEY] = p.distribution.model_dump(mode="json", exclude_unset=True)
             records.append(record)
+    write_seeded(
+        run_dir,
+        path,
+        rec,
+        lambda: _new_record(s, plan, provider_facts, workers=rec.run.workers, batch_size=rec.run.batch_size),
+        records,
+        log,
+    )
+
+
+def seeded_provider_facts(s: RunSettings, rec: Any, provider_info: dict[str, Any]) -> dict[str, Any]:
+    """run.json's provider facts of a run folder made from result file ``rec``."""
+    from yoxla.providers.registry import get_spec
+
+    spec = get_spec(s.provider, s.config)
+    return {
+        "backend": spec.backend,
+        "base_url": rec.model.base_url,
+        "api_key_env": spec.api_key_env,
+        "reasoning_control": spec.reasoning,
+        "provider_info": provider_info,
+    }
+
+
+def write_seeded(
+    run_dir: Path,
+    path: Path,
+    rec: Any,
+    new_record: Callable[[], dict[str, Any]],
+    records: list[dict[str, Any]],
+    log: Log,
+    extra: dict[str, list[dict[str, Any]]] | None = None,
+) -> None:
+    """Write a run folder made from result file ``rec``, under its lock: run.json,
+    predictions.jsonl, and ``extra`` (more JSON-lines files by name)."""
     if records:  # the file keeps only the run's total usage: carried over on the first answer
         records[0]["usage"] = rec.usage.model_dump(mode="json", exclude_unset=True)
     with RunLock(run_dir, log):
         _refuse_existing(run_dir)
-        info = _new_record(s, plan, provider_facts, workers=rec.run.workers, batch_size=rec.run.batch_size)
+        info = new_record()
         info.update(
             status="incomplete",
             started_at=rec.run.started_at,
             seeded_from={"result_file": path.name, "content_sha256": rec.content_sha256},
         )
+        for name, lines in (extra or {}).items():
+            rewrite_predictions(run_dir / name, lines)
         write_json(run_dir / RUN_JSON, info)
         rewrite_predictions(run_dir / PREDICTIONS, records)
 

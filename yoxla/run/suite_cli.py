@@ -45,7 +45,7 @@ def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
         return True
     if args.retry_errors:
         path = Path(args.retry_errors)
-        if path.is_file():  # a result file: --retry-errors FILE.json (benchmark runs)
+        if path.is_file():  # a result file: --retry-errors FILE.json (the file says which kind)
             return False
         return is_suite_run(path if path.is_dir() else Path(runs_dir) / args.retry_errors)
     if args.resume and args.run_id:

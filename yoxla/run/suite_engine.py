@@ -30,7 +30,9 @@ from yoxla.run.engine import (
     _resume,
     _send,
     retry_errors,
+    seeded_provider_facts,
     write_run_info,
+    write_seeded,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.executor import execute
@@ -120,7 +122,7 @@ def _check_provider(s: RunSettings) -> None:
 
 
 def suite_run_record(
-    s: RunSettings, plan: SuitePlan, provider: Provider, provider_facts: dict[str, Any]
+    s: RunSettings, plan: SuitePlan, provider_facts: dict[str, Any], *, workers: int, batch_size: int
 ) -> dict[str, Any]:
     """run.json of a new suite run: the benchmark's record, with the suite in place of the edition."""
     info = run_record(
@@ -131,8 +133,8 @@ def suite_run_record(
         dataset={"source": plan.path, "revision": None, "local": True},
         suite_hash=plan.suite_hash,
         conditions=suite_conditions(s, plan),
-        workers=s.transport.workers if provider.parallel else 1,
-        batch_size=int(getattr(provider, "batch_size", 1) or 1),
+        workers=workers,
+        batch_size=batch_size,
         secrets=run_secrets(s),
     )
     info.pop("edition", None)
@@ -166,7 +168,13 @@ def start_suite_run(
         except BaseException:
             _remove_unborn(run_dir)
             raise
-        info = suite_run_record(s, plan, provider, provider_facts)
+        info = suite_run_record(
+            s,
+            plan,
+            provider_facts,
+            workers=s.transport.workers if provider.parallel else 1,
+            batch_size=int(getattr(provider, "batch_size", 1) or 1),
+        )
         items, total = plan.pending(s.limit, set())
         return _send(SuiteHeld(run_dir, info, s, plan, log), provider, items, total, "run")
 
@@ -190,3 +198,103 @@ def _reopen(
 def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
     """Re-ask only the items whose generation failed, merge them back in place, re-score."""
     return retry_errors(run_dir, overrides, log, reopen=_reopen)
+
+
+def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
+    """A suite run folder holding a suite result file's answers and judge calls, as if that run
+    had been made here: only with the committed suite the file names, its tasks unchanged."""
+    from yoxla.leaderboard.suite_data import SuiteSource
+    from yoxla.record import SuiteRunConditions
+    from yoxla.suites.judge import request_hash
+
+    committed, why = SuiteSource().get(rec.suite.id)
+    if committed is None:
+        raise RunError(f"--retry-errors: {path}: {why}")
+    cond = rec.run.conditions
+    filters = {k: list(v) for k, v in (cond.filters or {}).items() if k != "controls"}
+    judge = rec.run.judge
+    s = RunSettings(
+        provider=rec.model.provider,
+        model=rec.model.model,
+        suite=str(committed.path.resolve()),
+        tasks=list(cond.tasks or []),
+        limit=cond.limit,
+        filters=filters,
+        scored_only="controls" in (cond.filters or {}),
+        thinking=cond.thinking,
+        thinking_budget=cond.thinking_budget if cond.thinking_budget is not None else 4096,
+        base_url=rec.model.base_url,
+        display_name=rec.model.display_name,
+        run_id=run_dir.name,
+        runs_dir=str(run_dir.parent),
+        judge_provider=judge.provider if judge else None,
+        judge_model=judge.model if judge else None,
+        judge_base_url=judge.base_url if judge else None,
+    )
+    for key, value in overrides.items():
+        s.set(key, value)
+    plan = make_suite_plan(s, log=log)
+    if set(plan.task_ids) != set(rec.tasks):
+        raise RunError(
+            f"--retry-errors: {path} holds tasks {', '.join(rec.tasks)}, "
+            f"the committed suite {committed.repo_path} would ask {', '.join(plan.task_ids)}"
+        )
+    for tid, h in plan.hashes().items():
+        stored = rec.suite.tasks.get(tid)
+        if stored is None or stored.hash != h["hash"]:
+            raise RunError(
+                f"--retry-errors: task {tid} of {path} was run with another version of the suite "
+                f"(task hash differs from the committed {committed.repo_path}); start a new run"
+            )
+    now = SuiteRunConditions.model_validate(suite_conditions(s, plan))
+    if now.generation != rec.run.conditions.generation:
+        raise RunError(
+            f"--retry-errors: {path} ran with other generation settings than the committed suite's"
+        )
+    records: list[dict[str, Any]] = []
+    judgements: dict[str, dict[str, Any]] = {}
+    for tid in plan.task_ids:
+        for p in rec.tasks[tid].predictions:
+            records.append(
+                {
+                    "task": tid,
+                    "id": p.id,
+                    "raw": p.raw,
+                    "extracted": p.extracted,
+                    "valid": p.valid,
+                    "outcome": p.outcome,
+                    "reason": p.reason,
+                    "score": p.score,
+                    "scores": dict(p.scores),
+                    "grader_error": p.grader_error,
+                    "judgements": [j.model_dump(mode="json") for j in p.judgements],
+                    "finish_reason": p.finish_reason,
+                    "model": rec.model.reported_model,
+                    "usage": {},
+                    "latency_s": 0.0,
+                    "attempts": 1,
+                    "error": p.error,
+                }
+            )
+            for j in p.judgements:  # replayed by scoring, never sent again
+                if request_hash(j.request) == j.request_sha256:
+                    judgements.setdefault(
+                        j.request_sha256,
+                        {
+                            "request_sha256": j.request_sha256,
+                            "request": j.request,
+                            "response": j.response.model_dump(mode="json"),
+                        },
+                    )
+    provider_facts = seeded_provider_facts(s, rec, {})
+    write_seeded(
+        run_dir,
+        path,
+        rec,
+        lambda: suite_run_record(
+            s, plan, provider_facts, workers=rec.run.workers, batch_size=rec.run.batch_size
+        ),
+        records,
+        log,
+        {JUDGEMENTS: list(judgements.values())},
+    )
