@@ -92,12 +92,12 @@ def test_leaderboard_is_compact_with_floor_row_and_rank_ranges(prepared: Prepare
     assert list(view.table.columns) == [
         "Rank",
         "Model",
-        "Trust",
         "YOXLA",
         "Understanding",
         "Language",
         "Knowledge",
         "RAG",
+        "Trust",
     ]
     assert len(view.table) == len(ed.standard.models) + 1 == len(COMMITTED) + 2
     floor = view.floor_row
@@ -432,3 +432,33 @@ def test_app_prints_what_it_does_at_start_up(tmp_path: Path) -> None:
     assert "3 admitted (3 re-checked, 0 not re-checked), 1 excluded" in text, text
     assert f"ready at http://127.0.0.1:{port}" in text, text
     assert text.index("found") < text.index("admitted") < text.index("ready at")
+
+
+def test_reported_results_fill_the_first_screen_of_v1_never_ranked(prepared: Prepared) -> None:
+    v1 = prepared.edition("v1")
+    assert prepared.default_edition() == "v1"  # the published benchmark opens first
+    view = tables.leaderboard_view(tables.leaderboard_frame(v1), v1)
+    (pub,) = publications()
+    assert len(view.table) == len(pub.models) and view.reported_rows == list(range(len(pub.models)))
+    assert set(view.table["Rank"]) == {tables.REPORTED_RANK} and view.keys == [None] * len(pub.models)
+    assert list(view.table.columns[:3]) == ["Rank", "Model", "YOXLA"]  # name and score first (narrow)
+    scores = [float(x) for x in view.table["YOXLA"]]
+    assert scores == sorted(scores, reverse=True)
+    top = max(pub.models, key=lambda m: m.yoxla)
+    assert view.table.iloc[0]["Model"] == top.model and view.table.iloc[0]["YOXLA"] == f"{top.yoxla:.1f}"
+    assert all("not re-checked" in t for t in view.table["Trust"])
+    # The search filter applies to them; a filter they cannot answer (weights) leaves them out.
+    assert (
+        len(
+            tables.leaderboard_view(
+                tables.leaderboard_frame(v1), v1, filters=tables.Filters(search="qwen")
+            ).table
+        )
+        == 3
+    )
+    assert tables.leaderboard_view(
+        tables.leaderboard_frame(v1), v1, filters=tables.Filters(weights="open")
+    ).table.empty
+    # A board with re-checked files lists them first, and none of sample's rows is reported.
+    sample = prepared.edition("sample")
+    assert tables.leaderboard_view(tables.leaderboard_frame(sample), sample).reported_rows == []

@@ -5,10 +5,8 @@ from __future__ import annotations
 from yoxla.leaderboard.admission import MAX_BYTES, TOLERANCE
 
 INTRO = """# YOXLA leaderboard
-Large language models in Azerbaijani on eleven frozen tasks in four blocks. Every number is
-recomputed from the answers stored in each result file; nothing in the benchmark is judged by a model.
-**v1** is the published benchmark; **sample** a small edition bundled with the code; each committed
-**eval suite** is a board of its own (pick it under *Board*).
+Language models in Azerbaijani on eleven frozen tasks in four blocks; every number is recomputed
+from the answers each result file stores. Pick the edition or an eval suite under *Board*.
 """
 
 METHODOLOGY = f"""## How scores are computed

@@ -159,14 +159,19 @@ class Table:
         styler: Any = None,
         empty: str = NOTHING,
         stem: str | None = None,
+        markdown: tuple[str, ...] = (),
     ) -> Update:
-        """The table's value (a Styler when given) and its CSV (``csv``, default the frame itself)."""
+        """The table's value (a Styler when given) and its CSV (``csv``, default the frame itself);
+        the ``markdown`` columns hold Markdown we wrote (escaped names, checked links)."""
         if frame.empty:
             shown = pd.DataFrame({NOTHING: [empty]})
             return {self.df: gr.update(value=shown, datatype=["str"]), self.csv: None}
         path = downloads.csv(stem or self.stem, csv if csv is not None else frame)
         value = styler if styler is not None else frame
-        return {self.df: gr.update(value=value, datatype=datatypes(frame)), self.csv: path}
+        types = [
+            ("markdown" if c in markdown else t) for c, t in zip(frame.columns, datatypes(frame), strict=True)
+        ]
+        return {self.df: gr.update(value=value, datatype=types), self.csv: path}
 
 
 def plot_data(fig: Figure) -> PlotData:
