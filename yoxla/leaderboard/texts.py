@@ -68,18 +68,23 @@ move a score for reasons that have nothing to do with the model.
 
 SUBMIT = """## Add a model
 1. Install: `pip install -r requirements.txt && pip install -e .`
-2. Run the benchmark (an OpenAI-compatible API shown; see the README for local models):
+2. Run the benchmark (an OpenAI-compatible API shown; see the README for local models), naming the
+   model as the board should show it and stating the facts the filters use:
    ```
-   python runner.py --provider openai --model MODEL --edition v1 --block all
+   python runner.py --provider openai --model MODEL --edition v1 --block all \\
+     --display-name "Org Model 8B" --model-card https://huggingface.co/ORG/MODEL \\
+     --license apache-2.0 --weights open --params 8e9
    ```
-   The runner writes one result file per model under `results/v1/`.
+   (or put those facts in a small YAML file and pass `--model-info FILE.yaml`: keys `display_name`,
+   `model_card`, `license`, `weights` (`open` or `closed`) and `params`). The runner writes one result
+   file per model under `results/v1/`; a local model's folder path is never written into it.
 3. Check it exactly as this leaderboard will:
    ```
    yoxla verify results/v1/YOUR_FILE.json
    ```
    It prints `ADMITTED` or `EXCLUDED` with every reason, and exits non-zero when excluded.
-4. Open a pull request that adds that one file. The `verify-results` workflow runs the same
-   check on every result file in the pull request, so you know before any review whether it
+4. Open a pull request that adds that one file, at {place}. The `verify-results` workflow runs the
+   same check on every result file in the pull request, so you know before any review whether it
    will be admitted. Signed files (`yoxla keygen`, then `--sign-key` when running) are shown
    as *verified* once a maintainer adds your public key to `trusted_keys.json`; unsigned
    files are shown as *community*.
