@@ -218,7 +218,7 @@ def model_info(info: dict[str, Any], records: list[dict[str, Any]]) -> ModelInfo
     return ModelInfo(
         provider=info["provider"],
         model=published_model(info),
-        reported_model=reported_model(records),
+        reported_model=public_model(reported) if (reported := reported_model(records)) else None,
         base_url=public_url(info.get("base_url")),
         display_name=info.get("display_name") or published_model(info),
         **({"metadata": meta} if (meta := model_metadata(info)) is not None else {}),
