@@ -161,6 +161,8 @@ class CalibrationView(View):
                 f" {without} model(s) of this board have no calibration report (answer probabilities "
                 "not available from their provider, and no declared groups or controls)."
             )
+        if cal is not None and cal.notes:  # pooled scopes: on the items every model shares, or not at all
+            rule += "\n\n" + "\n\n".join(md(n) for n in cal.notes.values())
         return {
             self.rule: rule,
             self.scope: gr.update(choices=scopes, value=scope, visible=bool(scopes)),
