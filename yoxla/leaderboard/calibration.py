@@ -291,7 +291,7 @@ def pooled_report(v: Verdict, task_ids: list[str]) -> dict[str, Any] | None:
     reports = [r.calibration for r in recs if r.calibration is not None]
     groups = [r.get("groups") or {} for r in reports]
     controls = [r.get("controls") or {} for r in reports]
-    n_p = int(round(sums[_P]))
+    n_p = round(float(sums[_P]))
     counts = sums[_BINS0 : _BINS0 + ECE_BINS]
     conf = sums[_BINS0 + ECE_BINS : _BINS0 + 2 * ECE_BINS]
     right = sums[_BINS0 + 2 * ECE_BINS :]
@@ -299,7 +299,7 @@ def pooled_report(v: Verdict, task_ids: list[str]) -> dict[str, Any] | None:
         {
             "lower": b / ECE_BINS,
             "upper": (b + 1) / ECE_BINS,
-            "count": int(round(counts[b])),
+            "count": round(float(counts[b])),
             "mean_confidence": float(conf[b] / counts[b]) if counts[b] else None,
             "accuracy": float(right[b] / counts[b]) if counts[b] else None,
         }
@@ -309,7 +309,7 @@ def pooled_report(v: Verdict, task_ids: list[str]) -> dict[str, Any] | None:
     n_controls = sum(int(c.get("n") or 0) for c in controls)
     return {
         "n": sum(int(r.get("n") or 0) for r in reports),
-        "n_scored": int(round(sums[_SCORED])),
+        "n_scored": round(float(sums[_SCORED])),
         "n_with_probs": n_p,
         "n_partial": sum(int(r.get("n_partial") or 0) for r in reports),
         "accuracy": _weighted(reports, "accuracy", "n_scored"),

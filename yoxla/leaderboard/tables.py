@@ -1008,6 +1008,9 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
         ("Content digest", v.content_sha256),
         ("Scores re-checked", "yes" if v.rechecked else f"no: {ed.rows_problem or NOT_RECHECKED}"),
         ("Generation errors", v.generation_errors),
+        ("Prompt tokens", _tokens(v.tokens[0]) or None),
+        ("Completion tokens", _tokens(v.tokens[1]) or None),
+        ("Reasoning tokens", _tokens(v.usage.reasoning_tokens) if v.usage is not None else None),
         ("Notes", " | ".join(v.notes)),
         ("File", v.key),
     ]
