@@ -25,7 +25,7 @@ bins fill with noise), so its interval can sit above the point value; it is show
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,7 +272,7 @@ def board_calibration(ed: EditionData, B: int = 1000, seed: int = SEED) -> Board
     return BoardCalibration(scopes, rows, [v for v in models if v.key not in seen], B, notes)
 
 
-def _weighted(reports: list[Mapping[str, Any]], key: str, weight: str) -> float | None:
+def _weighted(reports: Sequence[Mapping[str, Any]], key: str, weight: str) -> float | None:
     pairs = [(r.get(key), int(r.get(weight) or 0)) for r in reports]
     total = sum(w for x, w in pairs if x is not None)
     return sum(float(x) * w for x, w in pairs if x is not None) / total if total else None
