@@ -44,6 +44,7 @@ def build_app(
     from yoxla.leaderboard.board import load_board
     from yoxla.leaderboard.prepared import prepare
     from yoxla.leaderboard.routing import resolve
+    from yoxla.leaderboard.versions import last_updated
     from yoxla.leaderboard.views import VIEWS, Context, Downloads
     from yoxla.leaderboard.views.base import SET_PARAM_JS, set_param_js
 
@@ -66,7 +67,7 @@ def build_app(
             ctx.edition = gr.Dropdown(  # the board: an edition of the benchmark, or an eval suite
                 ctx.prepared.board_choices(),
                 value=ctx.prepared.default_edition(),
-                label="Board (edition or eval suite)",
+                label="Board: benchmark edition or eval suite",
                 elem_id="edition",
                 scale=1,
             )
@@ -77,6 +78,7 @@ def build_app(
                 with gr.Tab(view.title, id=view.tab_id) as tab:
                     view.build(ctx)
                     ctx.triggers[view.tab_id] = trigger = gr.State(None)
+                ctx.tab_items[view.tab_id] = tab
                 tab.select(None, js=set_param_js("tab", value=view.tab_id))
                 tab.select(  # a tab renders when first opened, and again only when its edition is stale
                     lambda ed, done, v=view: {
@@ -95,28 +97,39 @@ def build_app(
 
         def status_line(board_id: str) -> str:
             ed = ctx.prepared.edition(board_id)
+            when = last_updated(ctx.prepared, board_id)
+            updated = f" Last updated {texts.code(when)}." if when else ""
             if ed.suite_id is not None:
                 line = board.admission_line(suite=ed.suite_id)
-                return f"**Suite {texts.code(ed.suite_id)}:** {line}. Reasons under *Methodology*."
-            return f"**Edition `{ed.name}`:** {board.admission_line(ed.name)}. Reasons under *Methodology*."
+                return f"**Suite {texts.code(ed.suite_id)}:** {line}.{updated} Reasons under *Methodology*."
+            line = board.admission_line(ed.name)
+            return f"**Edition `{ed.name}`:** {line}.{updated} Reasons under *Methodology*."
 
         def on_load(request):  # type: ignore[no-untyped-def]
             route = resolve(ctx.prepared, dict(request.query_params), tuple(ctx.triggers))
+            tab, visible = ctx.tabs_for(route.edition, route.tab)
             return {
                 ctx.edition: route.edition,
-                ctx.tabs: gr.Tabs(selected=route.tab),
-                ctx.current: route.tab,
+                ctx.tabs: gr.Tabs(selected=tab),
+                ctx.current: tab,
                 status: status_line(route.edition),
-                **ctx.request(route.tab, route.edition, {}, route.params),
+                **visible,
+                **ctx.request(tab, route.edition, {}, route.params),
             }
 
+        def on_board(board_id: str, current: str) -> dict[Any, Any]:
+            tab, visible = ctx.tabs_for(board_id, current)
+            moved = {ctx.tabs: gr.Tabs(selected=tab), ctx.current: tab} if tab != current else {}
+            return {status: status_line(board_id), **visible, **moved, **ctx.request(tab, board_id, {})}
+
         on_load.__annotations__ = {"request": gr.Request}  # gradio injects the request
-        top = [ctx.edition, ctx.tabs, ctx.current, status, ctx.rendered, *triggers]
+        items = list(ctx.tab_items.values())
+        top = [ctx.edition, ctx.tabs, ctx.current, status, ctx.rendered, *items, *triggers]
         demo.load(on_load, None, top, js=SET_PARAM_JS)
         ctx.edition.input(
-            lambda ed, tab: {status: status_line(ed), **ctx.request(tab, ed, {})},
+            on_board,
             [ctx.edition, ctx.current],
-            [status, ctx.rendered, *triggers],
+            [status, ctx.tabs, ctx.current, ctx.rendered, *items, *triggers],
         ).then(
             None,
             ctx.edition,

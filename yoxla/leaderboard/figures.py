@@ -76,9 +76,22 @@ def figure(
         "font": {"size": 12},
         "margin": {"l": 10, "r": 10, "t": 70, "b": 50},
         "hoverlabel": {"namelength": -1},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.01, "xanchor": "right", "x": 1.0},
         "height": int(height),
     }
+    entries = [d for d in data if d.get("showlegend", True) and d.get("name")]
+    if entries:
+        # The legend sits at the foot of the figure (the title at its head), so the two never
+        # overlap at any width; the bottom margin makes room for it wrapping onto a few lines.
+        base["legend"] = {
+            "orientation": "h",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "xanchor": "left",
+            "x": 0,
+        }
+        base["margin"]["b"] = 60 + 22 * min(4, len(entries))
+        base["height"] = int(height) + 22 * min(4, len(entries))
     for k, v in layout.items():
         if isinstance(v, dict) and isinstance(base.get(k), dict):
             base[k] = {**base[k], **v}
@@ -244,9 +257,10 @@ def _category_axis(names: list[str], title: str) -> dict[str, Any]:
 
 
 def _panel_title(text: str, x: float, size: int) -> dict[str, Any]:
-    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``."""
+    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``; one
+    word a line, so that narrow panels (a phone's width) keep their titles apart."""
     return {
-        "text": text,
+        "text": "<br>".join(text.replace("<br>", " ").split()),
         "x": x,
         "y": 1.0,
         "xref": "paper",
@@ -327,7 +341,7 @@ def block_figure(ed: EditionData, block: str) -> Figure:
     data, shapes, annotations = [], [], []
     layout: dict[str, Any] = {}
     for c, panel in enumerate(panels):
-        label = block_title(block) if panel is None else tables.task_short(panel)
+        label = "Block" if panel is None else tables.task_short(panel)
         if panel is None:
             xs = [float(r.models[i].scores["blocks"][block]) for i in keep]
             ivs = [r.block_interval(i, block) for i in keep]
@@ -365,7 +379,7 @@ def block_figure(ed: EditionData, block: str) -> Figure:
         yaxis=_category_axis(names, "model"),
         shapes=shapes,
         annotations=annotations,
-        margin={"t": 90},
+        margin={"t": 110},
     )
     fig["layout"].update(layout)
     return fig

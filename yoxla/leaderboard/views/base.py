@@ -190,6 +190,7 @@ class Context:
     rendered: Any = None  # gr.State: {tab id: the edition it shows}; a tab renders when first opened
     current: Any = None  # gr.State: the selected tab's id
     triggers: dict[str, Any] = field(default_factory=dict)  # per tab, a gr.State whose change renders it
+    tab_items: dict[str, Any] = field(default_factory=dict)  # per tab, its gr.Tab
     views: dict[str, View] = field(default_factory=dict)
     _count: Iterator[int] = field(default_factory=itertools.count, repr=False)
 
@@ -207,6 +208,14 @@ class Context:
             self.rendered: {**(rendered or {}), tab_id: edition},
             self.triggers[tab_id]: {"args": args, "n": next(self._count)},
         }
+
+    def tabs_for(self, board_id: str, tab_id: str) -> tuple[str, Update]:
+        """The tab to show on a board (``tab_id``, or the leaderboard when that tab is hidden there)
+        and every tab's visibility on it."""
+        ed = self.prepared.edition(board_id)
+        shown = {t: v.shown_on(ed) for t, v in self.views.items()}
+        tab = tab_id if shown.get(tab_id, False) else next(iter(self.views))
+        return tab, {item: gr.Tab(visible=shown[t]) for t, item in self.tab_items.items()}
 
     def goto(self, tab_id: str, edition: str, rendered: dict[str, str] | None, page: Update) -> Update:
         """Select a tab whose view ``page`` has just rendered for ``edition`` (a link between views)."""
@@ -233,6 +242,10 @@ class View:
 
     tab_id = ""
     title = ""
+
+    def shown_on(self, ed: Any) -> bool:
+        """Whether this tab has something to show on a board (an ``EditionData``); hidden otherwise."""
+        return True
 
     def build(self, ctx: Context) -> None:
         """Lay out this view's components (called inside its ``gr.Tab``)."""

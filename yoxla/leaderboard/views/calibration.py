@@ -46,6 +46,9 @@ class CalibrationView(View):
     tab_id = "calibration"
     title = "Calibration"
 
+    def shown_on(self, ed: EditionData) -> bool:
+        return not ed.is_suite  # suite runs store no answer probabilities
+
     def build(self, ctx: Context) -> None:
         gr.Markdown(INTRO)
         self.rule = gr.Markdown(elem_id="calibration-rule")
