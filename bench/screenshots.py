@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yoxla.testing.browser import chrome, click_tab, errors, open_page, serve, wait_idle
+from yoxla.testing.browser import chrome, click_tab, errors, open_page, serve, wait_rendered
 
 TABS = (
     ("leaderboard", "Leaderboard"),
@@ -96,7 +96,7 @@ def main() -> None:
             open_page(d, url, edition=edition)
             for tab_id, title in TABS:
                 click_tab(d, title)
-                wait_idle(d)
+                wait_rendered(d)
                 problems = errors(d)
                 path = out / f"{edition.replace(':', '-')}-{tab_id}.png"
                 shoot(d, path, args.full_page)

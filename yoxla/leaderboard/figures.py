@@ -63,11 +63,15 @@ def _axis(title: str, **kw: Any) -> dict[str, Any]:
     return {"title": {"text": title}, "gridcolor": GRID, "zeroline": False, "automargin": True, **kw}
 
 
+TITLE_AT_TOP = {"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 12}}
+
+
 def figure(
     data: list[dict[str, Any]], title: str, x: str, y: str, height: int = 400, **layout: Any
 ) -> Figure:
     base: dict[str, Any] = {
-        "title": {"text": title, "x": 0.01, "xanchor": "left"},
+        # at the very top (not centred in the margin), so panel titles under it never meet it
+        "title": {"text": title, "x": 0.01, "xanchor": "left", **TITLE_AT_TOP},
         "xaxis": _axis(x),
         "yaxis": _axis(y),
         "colorway": list(OKABE_ITO),
@@ -256,11 +260,22 @@ def _category_axis(names: list[str], title: str) -> dict[str, Any]:
     return _axis(title, type="category", autorange="reversed", categoryorder="array", categoryarray=names)
 
 
+def _two_lines(text: str) -> str:
+    """A label on at most two lines, broken at the space nearest its middle (``<br>`` kept)."""
+    if "<br>" in text:
+        return text
+    words = text.split()
+    if len(words) < 2:
+        return text
+    cut = min(range(1, len(words)), key=lambda i: abs(len(" ".join(words[:i])) - len(" ".join(words[i:]))))
+    return " ".join(words[:cut]) + "<br>" + " ".join(words[cut:])
+
+
 def _panel_title(text: str, x: float, size: int) -> dict[str, Any]:
-    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``; one
-    word a line, so that narrow panels (a phone's width) keep their titles apart."""
+    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``, on at
+    most two lines so that narrow panels (a phone's width) keep their titles apart."""
     return {
-        "text": "<br>".join(text.replace("<br>", " ").split()),
+        "text": _two_lines(text),
         "x": x,
         "y": 1.0,
         "xref": "paper",
