@@ -340,8 +340,12 @@ def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
 # Blocks -----------------------------------------------------------------------------------------
 
 
+BLOCK_COLUMNS = 2  # panels per row: wide enough for their titles and ticks on a phone's screen too
+
+
 def block_figure(ed: EditionData, block: str) -> Figure:
-    """Small multiples: the block score and each of its tasks in its own panel, models on rows."""
+    """Small multiples: the block score and each of its tasks in its own panel, models on rows;
+    at most :data:`BLOCK_COLUMNS` panels a row, so no panel is too narrow for its title."""
     r = ed.standard
     title = f"{block_title(block)}: block and task scores with 95% intervals"
     if r.empty:
@@ -351,11 +355,16 @@ def block_figure(ed: EditionData, block: str) -> Figure:
     tids = [t for t in r.task_ids if suite.task(t).block == block]
     panels = [None, *tids]
     names = [plain(r.models[i].name) for i in keep]
-    gap = 0.02
-    width = (1.0 - gap * (len(panels) - 1)) / len(panels)
+    cols = min(BLOCK_COLUMNS, len(panels))
+    n_rows = -(-len(panels) // cols)
+    gap, vgap = 0.04, 0.5 / max(1, len(keep))  # between panels; between rows (room for titles)
+    vgap = min(0.12, max(0.04, vgap)) if n_rows > 1 else 0.0
+    width = (1.0 - gap * (cols - 1)) / cols
+    height_each = (1.0 - vgap * (n_rows - 1)) / n_rows
     data, shapes, annotations = [], [], []
     layout: dict[str, Any] = {}
     for c, panel in enumerate(panels):
+        row, col = divmod(c, cols)
         label = "Block" if panel is None else tables.task_short(panel)
         if panel is None:
             xs = [float(r.models[i].scores["blocks"][block]) for i in keep]
@@ -364,10 +373,16 @@ def block_figure(ed: EditionData, block: str) -> Figure:
             xs = [float(r.models[i].tasks[panel].score) for i in keep]
             ivs = [r.task_interval(i, panel) for i in keep]
         ax = "x" if c == 0 else f"x{c + 1}"
-        lo_d = c * (width + gap)
+        ay = "y" if row == 0 else f"y{row + 1}"
+        lo_d = col * (width + gap)
+        top = 1.0 - row * (height_each + vgap)
         layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = _axis(
-            "score", domain=[lo_d, lo_d + width], range=[-3, 103], anchor="y"
+            "score" if row == n_rows - 1 else "", domain=[lo_d, lo_d + width], range=[-3, 103], anchor=ay
         )
+        if col == 0:
+            yaxis = _category_axis(names, "model")
+            yaxis["domain"] = [top - height_each, top]
+            layout["yaxis" if row == 0 else f"yaxis{row + 1}"] = yaxis
         data.append(
             dots(
                 xs,
@@ -379,21 +394,23 @@ def block_figure(ed: EditionData, block: str) -> Figure:
                 what=label,
                 showlegend=False,
                 xaxis=ax,
+                yaxis=ay,
             )
         )
-        annotations.append(_panel_title(plain(label), lo_d + width / 2, 13))
+        note = _panel_title(plain(label), lo_d + width / 2, 13)
+        note["y"] = top
+        annotations.append(note)
         floor = ed.reference.best(panel) if panel else None
-        shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax)
+        shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
     note = " · dashed: the task's best cue-only floor" if ed.reference.available else ""
     fig = figure(
         data,
         title + cut + note,
         "score",
         "model",
-        height=max(320, ROW_PX * len(keep) + 180),
-        yaxis=_category_axis(names, "model"),
-        shapes=shapes,
+        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 90),
         annotations=annotations,
+        shapes=shapes,
         margin={"t": 110},
     )
     fig["layout"].update(layout)

@@ -59,8 +59,9 @@ reason listed below.
    reproduces every stored task score (to {TOLERANCE:g}). For `sample` the data is bundled; for
    `v1` a local copy (`YOXLA_DATA_DIR`) or the Hub is used, and when neither is reachable the
    file is admitted on checks 1–5 and marked "scores not re-checked".
-7. Of two files for the same provider and model in one edition, the newer is shown and the
-   other is listed as superseded.
+7. Of two files for the same provider and model in one edition, the one of higher trust is shown
+   (a community file never replaces a verified one); at equal trust, the newer. The other is listed
+   as superseded.
 
 Generation errors do not exclude a file, but the row is flagged with their count: they can
 move a score for reasons that have nothing to do with the model.
