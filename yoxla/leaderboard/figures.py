@@ -397,9 +397,9 @@ def block_figure(ed: EditionData, block: str) -> Figure:
                 yaxis=ay,
             )
         )
-        note = _panel_title(plain(label), lo_d + width / 2, 13)
-        note["y"] = top
-        annotations.append(note)
+        heading = _panel_title(plain(label), lo_d + width / 2, 13)
+        heading["y"] = top
+        annotations.append(heading)
         floor = ed.reference.best(panel) if panel else None
         shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
     note = " · dashed: the task's best cue-only floor" if ed.reference.available else ""
