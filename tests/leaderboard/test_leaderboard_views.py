@@ -269,8 +269,18 @@ def test_block_plot_gives_each_task_its_own_panel(prepared: Prepared) -> None:
     fig = figures.block_figure(prepared.edition("sample"), "understanding")
     axes = [t["xaxis"] for t in fig["data"]]
     assert len(axes) == len(set(axes)) == 7  # the block and its six tasks, never on one row together
-    domains = [fig["layout"]["xaxis" if a == "x" else f"xaxis{a[1:]}"]["domain"] for a in axes]
-    assert all(a[1] <= b[0] for a, b in itertools.pairwise(domains))  # side by side, apart
+    lay = fig["layout"]
+    boxes = [
+        (
+            lay["xaxis" if t["xaxis"] == "x" else f"xaxis{t['xaxis'][1:]}"]["domain"],
+            lay["yaxis" if t["yaxis"] == "y" else f"yaxis{t['yaxis'][1:]}"]["domain"],
+        )
+        for t in fig["data"]
+    ]
+    for (xa, ya), (xb, yb) in itertools.combinations(boxes, 2):  # panels never overlap each other
+        assert xa[1] <= xb[0] or xb[1] <= xa[0] or ya[1] <= yb[0] or yb[1] <= ya[0], (xa, ya, xb, yb)
+    # at most two panels a row: each wide enough for its title on a phone's screen
+    assert max(sum(1 for _, y in boxes if y == row) for _, row in boxes) == figures.BLOCK_COLUMNS == 2
 
 
 def test_breakdown_heatmap_colours_few_item_cells(prepared: Prepared) -> None:

@@ -377,7 +377,7 @@ def block_figure(ed: EditionData, block: str) -> Figure:
         lo_d = col * (width + gap)
         top = 1.0 - row * (height_each + vgap)
         layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = _axis(
-            "score" if row == n_rows - 1 else "", domain=[lo_d, lo_d + width], range=[-3, 103], anchor=ay
+            "score", domain=[lo_d, lo_d + width], range=[-3, 103], anchor=ay
         )
         if col == 0:
             yaxis = _category_axis(names, "model")
