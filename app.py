@@ -78,7 +78,6 @@ def build_app(
                 with gr.Tab(view.title, id=view.tab_id) as tab:
                     view.build(ctx)
                     ctx.triggers[view.tab_id] = trigger = gr.State(None)
-                ctx.tab_items[view.tab_id] = tab
                 tab.select(None, js=set_param_js("tab", value=view.tab_id))
                 tab.select(  # a tab renders when first opened, and again only when its edition is stale
                     lambda ed, done, v=view: {
@@ -90,7 +89,11 @@ def build_app(
                     show_progress="hidden",
                 )
                 if view.outputs():  # the render itself: only this view's outputs
-                    trigger.change(lambda req, v=view: v.render(ctx, **req["args"]), trigger, view.outputs())
+                    trigger.change(  # a trigger reset to None (a reloaded session) renders nothing
+                        lambda req, v=view: v.render(ctx, **req["args"]) if req else {},
+                        trigger,
+                        view.outputs(),
+                    )
         for view in views:
             view.wire(ctx)
         triggers = list(ctx.triggers.values())
@@ -107,30 +110,27 @@ def build_app(
 
         def on_load(request):  # type: ignore[no-untyped-def]
             route = resolve(ctx.prepared, dict(request.query_params), tuple(ctx.triggers))
-            tab, visible = ctx.tabs_for(route.edition, route.tab)
+            tab = ctx.tab_for(route.edition, route.tab)
             return {
                 ctx.edition: route.edition,
                 ctx.tabs: gr.Tabs(selected=tab),
                 ctx.current: tab,
                 status: status_line(route.edition),
-                **visible,
                 **ctx.request(tab, route.edition, {}, route.params),
             }
 
         def on_board(board_id: str, current: str) -> dict[Any, Any]:
-            tab, visible = ctx.tabs_for(board_id, current)
+            tab = ctx.tab_for(board_id, current)
             moved = {ctx.tabs: gr.Tabs(selected=tab), ctx.current: tab} if tab != current else {}
-            return {status: status_line(board_id), **visible, **moved, **ctx.request(tab, board_id, {})}
+            return {status: status_line(board_id), **moved, **ctx.request(tab, board_id, {})}
 
         on_load.__annotations__ = {"request": gr.Request}  # gradio injects the request
-        items = list(ctx.tab_items.values())
-        top = [ctx.edition, ctx.tabs, ctx.current, status, ctx.rendered, *items, *triggers]
-        demo.load(on_load, None, top, js=SET_PARAM_JS)
+        top = [ctx.edition, ctx.tabs, ctx.current, status, ctx.rendered, *triggers]
+        hide_tabs = ctx.hide_tabs_js()  # the tabs with nothing to show on the board
+        demo.load(on_load, None, top, js=SET_PARAM_JS).then(None, ctx.edition, None, js=hide_tabs)
         ctx.edition.input(
-            on_board,
-            [ctx.edition, ctx.current],
-            [status, ctx.tabs, ctx.current, ctx.rendered, *items, *triggers],
-        ).then(
+            on_board, [ctx.edition, ctx.current], [status, ctx.tabs, ctx.current, ctx.rendered, *triggers]
+        ).then(None, ctx.edition, None, js=hide_tabs).then(
             None,
             ctx.edition,
             None,

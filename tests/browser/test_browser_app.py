@@ -276,7 +276,7 @@ def test_deep_link_opens_the_model_page_and_reported_results_sit_beside(
 def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: Any) -> None:
     d = driver
     wait = WebDriverWait(d, 60, poll_frequency=0.3)
-    open_page(d, committed_url)
+    open_page(d, committed_url, edition="sample")
     # The main dropdown: switch to v1, which has no admitted file.
     d.find_element(By.CSS_SELECTOR, "#edition input").click()
     option = wait.until(

@@ -379,9 +379,14 @@ def block_figure(ed: EditionData, block: str) -> Figure:
         layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = _axis(
             "score", domain=[lo_d, lo_d + width], range=[-3, 103], anchor=ay
         )
-        if col == 0:
+        if col == 0:  # long names shortened on the axis (the hover has them whole): room for panels
             yaxis = _category_axis(names, "model")
-            yaxis["domain"] = [top - height_each, top]
+            yaxis.update(
+                domain=[top - height_each, top],
+                tickmode="array",
+                tickvals=names,
+                ticktext=[n if len(n) <= 18 else n[:17] + "…" for n in names],
+            )
             layout["yaxis" if row == 0 else f"yaxis{row + 1}"] = yaxis
         data.append(
             dots(

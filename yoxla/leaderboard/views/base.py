@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 import tempfile
 import weakref
@@ -190,7 +191,6 @@ class Context:
     rendered: Any = None  # gr.State: {tab id: the edition it shows}; a tab renders when first opened
     current: Any = None  # gr.State: the selected tab's id
     triggers: dict[str, Any] = field(default_factory=dict)  # per tab, a gr.State whose change renders it
-    tab_items: dict[str, Any] = field(default_factory=dict)  # per tab, its gr.Tab
     views: dict[str, View] = field(default_factory=dict)
     _count: Iterator[int] = field(default_factory=itertools.count, repr=False)
 
@@ -209,13 +209,28 @@ class Context:
             self.triggers[tab_id]: {"args": args, "n": next(self._count)},
         }
 
-    def tabs_for(self, board_id: str, tab_id: str) -> tuple[str, Update]:
-        """The tab to show on a board (``tab_id``, or the leaderboard when that tab is hidden there)
-        and every tab's visibility on it."""
-        ed = self.prepared.edition(board_id)
-        shown = {t: v.shown_on(ed) for t, v in self.views.items()}
-        tab = tab_id if shown.get(tab_id, False) else next(iter(self.views))
-        return tab, {item: gr.Tab(visible=shown[t]) for t, item in self.tab_items.items()}
+    def tab_for(self, board_id: str, tab_id: str) -> str:
+        """The tab to show on a board: ``tab_id``, or the first (the leaderboard) when that tab has
+        nothing to show there."""
+        view = self.views.get(tab_id)
+        return (
+            tab_id
+            if view is not None and view.shown_on(self.prepared.edition(board_id))
+            else next(iter(self.views))
+        )
+
+    def hide_tabs_js(self) -> str:
+        """A front-end function of the board id that hides the tabs with nothing to show on that
+        board (Gradio 6.31 does not apply a ``gr.Tab(visible=…)`` update to the tab's button)."""
+        hidden = {
+            bid: [v.title for v in self.views.values() if not v.shown_on(ed)]
+            for bid, ed in self.prepared.editions.items()
+        }
+        return (
+            "(board) => { const hide = new Set((" + json.dumps(hidden) + ")[board] || []); "
+            "for (const b of document.querySelectorAll('#tabs button[role=tab]')) "
+            "b.style.display = hide.has(b.innerText.trim()) ? 'none' : ''; return board; }"
+        )
 
     def goto(self, tab_id: str, edition: str, rendered: dict[str, str] | None, page: Update) -> Update:
         """Select a tab whose view ``page`` has just rendered for ``edition`` (a link between views)."""
