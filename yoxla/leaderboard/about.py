@@ -8,22 +8,20 @@ written into a link, and neither set gives no repository link rather than a gues
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from yoxla import __version__
+from yoxla.safetext import plain_https, repo_id
 
 DATASET_ID = "LocalDoc/YOXLA-Benchmark"
 DATASET_URL = f"https://huggingface.co/datasets/{DATASET_ID}"
 REPOSITORY_ENV = "YOXLA_REPOSITORY_URL"
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_HTTPS = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/%+=-]*)?$")
 
 
 def space_id(environ: Mapping[str, str] | None = None) -> str | None:
     """The Space's ``owner/name`` when the app runs as a Hugging Face Space (checked), else None."""
     value = (environ if environ is not None else os.environ).get("SPACE_ID", "").strip()
-    return value if _REPO_ID.match(value) and ".." not in value else None
+    return value if repo_id(value) else None
 
 
 def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
@@ -33,7 +31,7 @@ def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
     if space is not None:
         return f"https://huggingface.co/spaces/{space}"
     given = env.get(REPOSITORY_ENV, "").strip().rstrip("/")
-    return given if len(given) <= 300 and _HTTPS.match(given) else None
+    return given if plain_https(given) else None
 
 
 def pull_request_place(environ: Mapping[str, str] | None = None) -> str:

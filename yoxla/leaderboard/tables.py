@@ -8,7 +8,6 @@ renders text, never HTML. Scores are 0-100; a score with its interval reads ``72
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from yoxla.leaderboard.prepared import (
 from yoxla.leaderboard.published import BLOCKS, same_model
 from yoxla.leaderboard.texts import md as md_escape
 from yoxla.record import RunConditions, SuiteRunConditions
+from yoxla.safetext import plain_https, repo_id
 from yoxla.suite import Task, load_suite
 
 BREAKDOWN_MIN_N = 10
@@ -363,8 +363,6 @@ class LeaderboardView:
 
 REPORTED_RANK = "reported"
 REPORTED_TRUST = "reported by its authors, not re-checked"
-_HTTPS = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/%+=-]*)?$")
-_HUB_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
 def card_url(v: Verdict) -> str | None:
@@ -373,9 +371,9 @@ def card_url(v: Verdict) -> str | None:
     md = v.model_info.metadata if v.model_info is not None else None
     if md is None:
         return None
-    if md.card_url and len(md.card_url) <= 300 and _HTTPS.match(md.card_url):
+    if plain_https(md.card_url):
         return md.card_url
-    if md.hub_repo and _HUB_REPO.match(md.hub_repo) and ".." not in md.hub_repo:
+    if repo_id(md.hub_repo):
         return f"https://huggingface.co/{md.hub_repo}"
     return None
 

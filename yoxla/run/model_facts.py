@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.run.errors import RunError
+from yoxla.safetext import plain_https
 
 FACT_KEYS = ("display_name", "model_card", "license", "weights", "params")
 MAX_INFO_BYTES = 64 * 1024
@@ -24,7 +25,6 @@ MAX_CONFIG_BYTES = 1024 * 1024
 MAX_PARAMS = 10**14
 _PARAMS = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:e[0-9]{1,2})?)\s*([kmbt]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
-_HTTPS = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/%+=-]*)?$")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 _MODEL_TYPE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
@@ -47,7 +47,7 @@ def parse_params(text: object) -> int:
 
 def check_card(url: object) -> str:
     text = str(url).strip()
-    if len(text) > 300 or not _HTTPS.match(text):
+    if not plain_https(text):
         raise RunError(
             "--model-card must be a plain https address (no spaces, quotes, query or fragment), "
             f"got {text[:80]!r}"
