@@ -5,7 +5,8 @@ each tab is one module of ``yoxla.leaderboard.views`` that builds its section an
 events from one shared, read-only :class:`~yoxla.leaderboard.prepared.Prepared`. Nothing is
 loaded at import: ``build_app()`` admits the files under ``results/``, prepares everything
 the views read, and builds the page. Every string from a result file or a dataset is shown
-in text components, never as HTML or Markdown.
+in text components, never as HTML or Markdown, but for the leaderboard's model names: escaped
+(``texts.md``) and linked only to a checked https model card (``tables.model_cell``).
 """
 
 from __future__ import annotations

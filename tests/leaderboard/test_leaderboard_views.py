@@ -297,6 +297,11 @@ def test_spreads_mark_floor_and_chance(prepared: Prepared) -> None:
     assert names == ["a model", "best cue-only floor", "chance level"]
     table = tables.spreads_table(prepared.edition("sample"))
     assert list(fig["layout"]["yaxis"]["ticktext"]) == [tables.task_short(t) for t in table["Task"]]
+    # Each task's dots stay within half a row of it, whatever the number of rows (one-task suites).
+    lo, hi = sorted(fig["layout"]["yaxis"]["range"])
+    assert (lo, hi) == (-0.5, len(table) - 0.5)
+    ys = fig["data"][0]["y"]
+    assert all(abs(y - round(y)) <= 0.2 for y in ys) and lo < min(ys) and max(ys) < hi
 
 
 def test_explorer_filters_pages_and_views(board: Board) -> None:
@@ -472,3 +477,14 @@ def test_reported_results_fill_the_first_screen_of_v1_never_ranked(prepared: Pre
     # A board with re-checked files lists them first, and none of sample's rows is reported.
     sample = prepared.edition("sample")
     assert tables.leaderboard_view(tables.leaderboard_frame(sample), sample).reported_rows == []
+
+
+def test_a_float_column_is_shown_with_one_number_of_decimals() -> None:
+    import pandas as pd
+
+    from yoxla.leaderboard.views.base import one_format
+
+    frame = pd.DataFrame({"Score": [69.2, 50.0, 33.25], "Task": ["a", "b", "c"], "n": [1, 2, 3]})
+    shown = one_format(frame).to_string()
+    assert "50.00" in shown and "69.20" in shown and "33.25" in shown  # never "50" beside "69.2"
+    assert one_format(frame[["Task", "n"]]) is not None and frame["Score"].iloc[1] == 50.0  # values kept

@@ -484,7 +484,8 @@ def spreads_figure(ed: EditionData) -> Figure:
             tickmode="array",
             tickvals=list(range(len(order))),
             ticktext=labels,
-            autorange="reversed",
+            # one row per task, whatever their number: a one-task board's jitter stays on its row
+            range=[len(order) - 0.5, -0.5],
         ),
     )
 

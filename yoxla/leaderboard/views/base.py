@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 from gradio.components.plot import PlotData
 
@@ -109,6 +110,21 @@ def _number_like(text: str) -> bool:
     return True
 
 
+def decimals(values: pd.Series, most: int = 4) -> int:
+    """The fewest decimals (at most ``most``) that show every finite value of a column as it is."""
+    finite = [float(x) for x in values if isinstance(x, int | float) and np.isfinite(x)]
+    return next((d for d in range(most + 1) if all(abs(round(x, d) - x) < 1e-9 for x in finite)), most)
+
+
+def one_format(frame: pd.DataFrame) -> Any:
+    """The frame, or a Styler that shows each float column with one number of decimals (``50.0``
+    beside ``69.2``, never ``50``); the values themselves stay numbers (sorting, CSV)."""
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    if not floats:
+        return frame
+    return frame.style.format({c: f"{{:.{decimals(frame[c])}f}}" for c in floats}, na_rep="n/a")
+
+
 def datatypes(frame: pd.DataFrame) -> list[str]:
     return ["number" if pd.api.types.is_numeric_dtype(t) else "str" for t in frame.dtypes]
 
@@ -168,7 +184,7 @@ class Table:
             shown = pd.DataFrame({NOTHING: [empty]})
             return {self.df: gr.update(value=shown, datatype=["str"]), self.csv: None}
         path = downloads.csv(stem or self.stem, csv if csv is not None else frame)
-        value = styler if styler is not None else frame
+        value = styler if styler is not None else one_format(frame)
         types = [
             ("markdown" if c in markdown else t) for c, t in zip(frame.columns, datatypes(frame), strict=True)
         ]
