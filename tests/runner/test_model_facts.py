@@ -77,6 +77,20 @@ def test_the_five_facts_are_stored_verified_and_placed_by_the_filters(tmp_path: 
         )
     assert tables.leaderboard_view(frame, ed, filters=tables.Filters(weights="closed")).shown == 0
     assert frame.loc[frame["Model"] == "Overlap Eight", "Licence"].iloc[0] == "apache-2.0"
+    # The tokens the run used: a column of the board and a line of the model page.
+    row = frame[frame["Model"] == "Overlap Eight"].iloc[0]
+    assert (row["Prompt tokens"], row["Completion tokens"]) == (
+        doc["usage"]["prompt_tokens"],
+        doc["usage"]["completion_tokens"],
+    )
+    wide = tables.leaderboard_view(frame, ed, columns=["diagnostics"]).table
+    assert {"Tokens in", "Tokens out", "Licence", "Weights"} <= set(wide.columns)
+    verdict = next(v for v in ed.standard.models if v.name == "Overlap Eight")
+    facts = dict(zip(*(tables.model_facts(verdict, ed)[c] for c in ("Field", "Value")), strict=True))
+    assert (
+        facts["Prompt tokens"] == f"{doc['usage']['prompt_tokens']:,}" or doc["usage"]["prompt_tokens"] == 0
+    )
+    assert facts["Model card"] == "https://huggingface.co/org/overlap-8b" and facts["Weights"] == "open"
 
 
 def test_a_model_info_file_gives_the_facts_and_a_flag_beside_it_wins(tmp_path: Path) -> None:
