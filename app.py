@@ -5,7 +5,8 @@ each tab is one module of ``yoxla.leaderboard.views`` that builds its section an
 events from one shared, read-only :class:`~yoxla.leaderboard.prepared.Prepared`. Nothing is
 loaded at import: ``build_app()`` admits the files under ``results/``, prepares everything
 the views read, and builds the page. Every string from a result file or a dataset is shown
-in text components, never as HTML or Markdown.
+in text components, never as HTML or Markdown, but for the leaderboard's model names: escaped
+(``texts.md``) and linked only to a checked https model card (``tables.model_cell``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def build_app(
     from yoxla.leaderboard.board import load_board
     from yoxla.leaderboard.prepared import prepare
     from yoxla.leaderboard.routing import resolve
+    from yoxla.leaderboard.versions import last_updated
     from yoxla.leaderboard.views import VIEWS, Context, Downloads
     from yoxla.leaderboard.views.base import SET_PARAM_JS, set_param_js
 
@@ -69,7 +71,7 @@ def build_app(
             ctx.edition = gr.Dropdown(  # the board: an edition of the benchmark, or an eval suite
                 ctx.prepared.board_choices(),
                 value=ctx.prepared.default_edition(),
-                label="Board (edition or eval suite)",
+                label="Board: benchmark edition or eval suite",
                 elem_id="edition",
                 scale=1,
             )
@@ -91,36 +93,48 @@ def build_app(
                     show_progress="hidden",
                 )
                 if view.outputs():  # the render itself: only this view's outputs
-                    trigger.change(lambda req, v=view: v.render(ctx, **req["args"]), trigger, view.outputs())
+                    trigger.change(  # a trigger reset to None (a reloaded session) renders nothing
+                        lambda req, v=view: v.render(ctx, **req["args"]) if req else {},
+                        trigger,
+                        view.outputs(),
+                    )
         for view in views:
             view.wire(ctx)
         triggers = list(ctx.triggers.values())
 
         def status_line(board_id: str) -> str:
             ed = ctx.prepared.edition(board_id)
+            when = last_updated(ctx.prepared, board_id)
+            updated = f" Last updated {texts.code(when)}." if when else ""
             if ed.suite_id is not None:
                 line = board.admission_line(suite=ed.suite_id)
-                return f"**Suite {texts.code(ed.suite_id)}:** {line}. Reasons under *Methodology*."
-            return f"**Edition `{ed.name}`:** {board.admission_line(ed.name)}. Reasons under *Methodology*."
+                return f"**Suite {texts.code(ed.suite_id)}:** {line}.{updated} Reasons under *Methodology*."
+            line = board.admission_line(ed.name)
+            return f"**Edition `{ed.name}`:** {line}.{updated} Reasons under *Methodology*."
 
         def on_load(request):  # type: ignore[no-untyped-def]
             route = resolve(ctx.prepared, dict(request.query_params), tuple(ctx.triggers))
+            tab = ctx.tab_for(route.edition, route.tab)
             return {
                 ctx.edition: route.edition,
-                ctx.tabs: gr.Tabs(selected=route.tab),
-                ctx.current: route.tab,
+                ctx.tabs: gr.Tabs(selected=tab),
+                ctx.current: tab,
                 status: status_line(route.edition),
-                **ctx.request(route.tab, route.edition, {}, route.params),
+                **ctx.request(tab, route.edition, {}, route.params),
             }
+
+        def on_board(board_id: str, current: str) -> dict[Any, Any]:
+            tab = ctx.tab_for(board_id, current)
+            moved = {ctx.tabs: gr.Tabs(selected=tab), ctx.current: tab} if tab != current else {}
+            return {status: status_line(board_id), **moved, **ctx.request(tab, board_id, {})}
 
         on_load.__annotations__ = {"request": gr.Request}  # gradio injects the request
         top = [ctx.edition, ctx.tabs, ctx.current, status, ctx.rendered, *triggers]
-        demo.load(on_load, None, top, js=SET_PARAM_JS)
+        hide_tabs = ctx.hide_tabs_js()  # the tabs with nothing to show on the board
+        demo.load(on_load, None, top, js=SET_PARAM_JS).then(None, ctx.edition, None, js=hide_tabs)
         ctx.edition.input(
-            lambda ed, tab: {status: status_line(ed), **ctx.request(tab, ed, {})},
-            [ctx.edition, ctx.current],
-            [status, ctx.rendered, *triggers],
-        ).then(
+            on_board, [ctx.edition, ctx.current], [status, ctx.tabs, ctx.current, ctx.rendered, *triggers]
+        ).then(None, ctx.edition, None, js=hide_tabs).then(
             None,
             ctx.edition,
             None,

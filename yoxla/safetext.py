@@ -229,3 +229,19 @@ def _visible_or_space(ch: str) -> str:
 def confusable(a: str, b: str) -> bool:
     """Do two names look alike (equal skeletons)?"""
     return skeleton(a) == skeleton(b)
+
+
+_PLAIN_HTTPS = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/%+=-]*)?$")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+MAX_LINK = 300
+
+
+def plain_https(url: object) -> bool:
+    """An https address that is safe to write into a link as it is: a host, an optional port and
+    path of plain characters (no spaces, quotes, brackets, query, fragment or user info)."""
+    return isinstance(url, str) and len(url) <= MAX_LINK and bool(_PLAIN_HTTPS.match(url))
+
+
+def repo_id(text: object) -> bool:
+    """A Hugging Face ``owner/name`` (letters, digits, ``._-``; no ``..``)."""
+    return isinstance(text, str) and bool(_REPO_ID.match(text)) and ".." not in text

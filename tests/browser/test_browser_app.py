@@ -46,7 +46,7 @@ from yoxla.testing.browser import (  # noqa: E402
     plot_problems,
     plots,
     serve,
-    wait_idle,
+    wait_rendered,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,6 +64,7 @@ TABS = (
     "Compare",
     "Methodology",
     "Submit",
+    "About",
 )
 MIN_PLOTS = {
     "Leaderboard": 1,
@@ -82,6 +83,8 @@ CONTENT = {  # an element each view fills when it renders
     "Leaderboard": "#leaderboard-table th",
     "Calibration": "#calibration-table th",
 }
+PLANTED_CARD = "https://huggingface.co/planted/model-card"
+SPACE = "yoxla-test/leaderboard"
 REPORTED_KEY = "v1/vllm__model-001.json"  # yoxla.testing.boards names openai/gpt-4o-mini so
 
 
@@ -96,10 +99,14 @@ def committed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         (results / "sample" / p.name).write_bytes(p.read_bytes())
     shutil.copytree(REPO / "results" / "suites", results / "suites")  # the committed suite boards
     planted = build_result(
-        planted_answers, provider="planted", model="planted-model", display_name=PLANTED_NAME
+        planted_answers,
+        provider="planted",
+        model="planted-model",
+        display_name=PLANTED_NAME,
+        metadata={"card_url": PLANTED_CARD, "open_weights": True, "parameters": 8_000_000_000},
     )
     write_result(planted, results / "sample" / "planted.json")
-    with serve(results) as url:
+    with serve(results, extra_env={"SPACE_ID": SPACE}) as url:
         yield url
 
 
@@ -129,6 +136,11 @@ def driver() -> Iterator[Any]:
 
 def _body(d: Any) -> str:
     return str(d.find_element(By.TAG_NAME, "body").text)
+
+
+def _tab_titles(d: Any) -> list[str]:
+    """The titles of the tabs a visitor can pick (hidden ones left out)."""
+    return [b.text.strip() for b in d.find_elements(By.CSS_SELECTOR, "button[role=tab]") if b.is_displayed()]
 
 
 def _selected_tab(d: Any) -> str:
@@ -199,7 +211,7 @@ def _check_view(d: Any, where: str) -> None:
 
 def _check_leaderboard(d: Any, where: str) -> None:
     rule = d.execute_script(RULE_JS)
-    assert rule is not None and "Rank" in rule["text"], where
+    assert rule is not None and "How to read this" in rule["text"] and "Rank" in rule["text"], where
     assert rule["width"] > 0 and rule["height"] > 0, where
     assert 0 <= rule["left"] and rule["right"] <= 1440, (where, rule)
     assert rule["scroll"] <= rule["inner"], (where, "the page scrolls sideways", rule)
@@ -264,7 +276,7 @@ def test_deep_link_opens_the_model_page_and_reported_results_sit_beside(
 def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: Any) -> None:
     d = driver
     wait = WebDriverWait(d, 60, poll_frequency=0.3)
-    open_page(d, committed_url)
+    open_page(d, committed_url, edition="sample")
     # The main dropdown: switch to v1, which has no admitted file.
     d.find_element(By.CSS_SELECTOR, "#edition input").click()
     option = wait.until(
@@ -279,7 +291,7 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     )
     option.click()
     wait.until(lambda d: "No re-checked result file on" in d.find_element(By.CSS_SELECTOR, "#lb-count").text)
-    wait_idle(d)
+    wait_rendered(d)
     _check_view(d, "v1 with no admitted file")
     assert "Reported results" in _body(d)
     assert "edition=v1" in d.current_url
@@ -289,7 +301,7 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     name = cell.text.strip()
     cell.click()
     wait.until(lambda d: _selected_tab(d) == "Model")
-    wait_idle(d)
+    wait_rendered(d)
     assert d.find_element(By.CSS_SELECTOR, "#model-picker input").get_attribute("value").startswith(name)
     wait.until(lambda d: "model=" in d.current_url)
     _check_view(d, "row click")
@@ -298,7 +310,7 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     task_id = task.text.strip()
     task.click()
     wait.until(lambda d: _selected_tab(d) == "Error explorer")
-    wait_idle(d)
+    wait_rendered(d)
     assert d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value") == task_id
     checked = d.find_element(By.CSS_SELECTOR, "#explorer-verdict input:checked").get_attribute("value")
     assert checked == "wrong"
@@ -308,7 +320,7 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     page = d.find_element(By.CSS_SELECTOR, "#explorer-page input")
     page.send_keys(Keys.CONTROL, "a")
     page.send_keys("0", Keys.ENTER)
-    wait_idle(d)
+    wait_rendered(d)
     assert errors(d) == []
     assert page.get_attribute("value") == "1"
     assert "page 1 of" in d.find_element(By.CSS_SELECTOR, "#explorer-info textarea").get_attribute("value")
@@ -371,22 +383,120 @@ def test_a_suite_board_is_picked_and_shows_its_table(committed_url: str, driver:
     wait.until(
         lambda d: "board of suite oxu" in " ".join(d.find_element(By.CSS_SELECTOR, "#lb-count").text.split())
     )
-    wait_idle(d)
+    wait_rendered(d)
     _check_view(d, "suite oxu / Leaderboard")
     head = d.find_element(By.CSS_SELECTOR, "#leaderboard-table thead").text
     assert "Suite score" in head and "oxu_v1" in head
     assert "suite=oxu" in d.current_url and "edition=" not in d.current_url
-    assert "Ranked by the suite score" in d.find_element(By.CSS_SELECTOR, "#rank-rule").text
+    # The full rule is one click away.
+    d.find_element(By.CSS_SELECTOR, "#rank-rule-more button, #rank-rule-more .label-wrap").click()
+    WebDriverWait(d, 30).until(
+        lambda d: "Ranked by the suite score" in d.find_element(By.CSS_SELECTOR, "#rank-rule-full").text
+    )
     # A link to the board opens it, and every view of it renders.
     open_page(d, committed_url, suite="oxu")
     assert d.find_element(By.CSS_SELECTOR, "#edition input").get_attribute("value") == "suite · oxu"
+    # A suite has no blocks and no answer probabilities: those tabs are not offered there.
+    shown = _tab_titles(d)
+    assert "Blocks" not in shown and "Calibration" not in shown, shown
     for title in TABS:
+        if title in ("Blocks", "Calibration"):
+            continue
         click_tab(d, title)
         _check_view(d, f"suite oxu / {title}")
         if title in CONTENT:
             assert d.find_elements(By.CSS_SELECTOR, CONTENT[title]), (title, "the view did not render")
-    click_tab(d, "Calibration")
-    assert "no calibration view" in d.find_element(By.CSS_SELECTOR, "#calibration-table").text
     click_tab(d, "Error explorer")
     inputs = d.find_element(By.CSS_SELECTOR, "#example-inputs textarea").get_attribute("value")
     assert "[system]" in inputs and "Mətn:" in inputs  # the rendered prompt, as sent
+
+
+TOP_REPORTED = "google/gemini-3.1-flash-lite"  # the first of the benchmark's reported results
+ROW_JS = """
+const t = document.querySelector('#leaderboard-table');
+const cells = [...t.querySelectorAll('[role=gridcell][data-row][data-col]')];
+const name = cells.find(c => c.dataset.col === '1' && c.innerText.trim() === arguments[0]);
+if (!name) return null;
+const heads = [...t.querySelectorAll('thead th')].map(th => th.innerText.trim());
+const col = heads.findIndex(h => h.startsWith('YOXLA'));
+const at = (c) => cells.find(x => x.dataset.row === name.dataset.row && x.dataset.col === String(c));
+const score = at(col), rank = at(0);
+const box = (el) => { const r = el.getBoundingClientRect();
+  return {left: r.left, right: r.right, top: r.top + window.scrollY, bottom: r.bottom + window.scrollY,
+          vtop: r.top, vbottom: r.bottom}; };
+return {rank: rank ? rank.innerText.trim() : null, score: score ? score.innerText.trim() : null,
+        score_box: score ? box(score) : null, name_box: box(name), inner: window.innerWidth,
+        height: window.innerHeight, scroll: document.documentElement.scrollWidth};
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 1000), (390, 844)])
+def test_the_first_screen_shows_the_reported_models_with_their_scores(
+    committed_url: str, width: int, height: int
+) -> None:
+    with chrome(width, height) as d:
+        open_page(d, committed_url)  # no query string: the published benchmark
+        assert d.find_element(By.CSS_SELECTOR, "#edition input").get_attribute("value") == "v1"
+        WebDriverWait(d, 60).until(lambda d: d.execute_script(ROW_JS, TOP_REPORTED) is not None)
+        row = d.execute_script(ROW_JS, TOP_REPORTED)
+        assert row["rank"] == "reported" and row["score"] == "84.9", row
+        assert row["score_box"]["bottom"] <= 1000, ("the top model's score is below the first 1000 px", row)
+        assert "reported by the benchmark's authors" in _body(d) or "reported" in row["rank"]
+        if width == 390:  # name and score without sideways scrolling
+            for box in (row["name_box"], row["score_box"]):
+                assert 0 <= box["left"] and box["right"] <= row["inner"], row
+            assert row["score_box"]["vbottom"] <= row["height"] or row["score_box"]["bottom"] <= 1000, row
+        assert row["scroll"] <= row["inner"], ("the page scrolls sideways", row)
+        _check_view(d, f"first screen at {width}px")
+
+
+def test_about_links_the_repository_and_the_dataset_and_submit_names_the_place(
+    committed_url: str, driver: Any
+) -> None:
+    d = driver
+    open_page(d, committed_url)
+    click_tab(d, "About")
+    hrefs = [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, "#about a")]
+    assert "https://huggingface.co/datasets/LocalDoc/YOXLA-Benchmark" in hrefs, hrefs
+    assert f"https://huggingface.co/spaces/{SPACE}" in hrefs, hrefs
+    assert "@misc{" in d.find_element(By.CSS_SELECTOR, "#about").text  # the BibTeX citation
+    assert "What YOXLA does not measure" in d.find_element(By.CSS_SELECTOR, "#about").text
+    click_tab(d, "Submit")
+    links = [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, "#submit a")]
+    assert f"https://huggingface.co/spaces/{SPACE}/discussions" in links, links
+    assert "--display-name" in d.find_element(By.CSS_SELECTOR, "#submit").text
+
+
+def test_a_model_row_links_to_its_card(committed_url: str, driver: Any) -> None:
+    d = driver
+    open_page(d, committed_url, edition="sample")
+    links = d.find_elements(By.CSS_SELECTOR, f'#leaderboard-table a[href="{PLANTED_CARD}"]')
+    assert links and links[0].get_attribute("textContent").strip() == PLANTED_NAME  # as text, linked
+    assert d.execute_script("return typeof window.__pwned") == "undefined"
+
+
+OVERLAP_JS = """
+const out = [];
+const box = (el) => el.getBoundingClientRect();
+const meet = (a, b) => a.width > 0 && b.width > 0 && a.left < b.right - 1 && b.left < a.right - 1
+  && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+for (const el of document.querySelectorAll('.js-plotly-plot')) {
+  if (!el.getClientRects().length) continue;
+  const title = el.querySelector('.gtitle'), legend = el.querySelector('g.legend');
+  const name = title ? title.textContent.slice(0, 60) : '(untitled)';
+  if (title && legend && meet(box(title), box(legend))) out.push(name + ': title over legend');
+  const notes = [...el.querySelectorAll('g.annotation')].map(box);
+  for (let i = 0; i < notes.length; i++) for (let j = i + 1; j < notes.length; j++)
+    if (meet(notes[i], notes[j])) out.push(name + ': panel titles overlap');
+  if (title) for (const n of notes) if (meet(box(title), n)) out.push(name + ': title over a panel title');
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 1000), (390, 844)])
+def test_no_figure_has_its_title_over_its_legend(committed_url: str, width: int, height: int) -> None:
+    with chrome(width, height) as d:
+        for tab in ("leaderboard", "model", "tasks", "blocks", "breakdowns", "diagnostics", "calibration"):
+            open_page(d, committed_url, edition="sample", tab=tab)  # narrow tabs fold into a menu
+            assert d.execute_script(OVERLAP_JS) == [], (width, tab)

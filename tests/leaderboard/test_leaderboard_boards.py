@@ -315,7 +315,7 @@ def test_suite_board_leaderboard_spreads_breakdowns_and_explorer(committed_prepa
     frame = tables.leaderboard_frame(ed)
     assert list(frame["Suite score"]) == sorted((v.scores["suite"] for v in models), reverse=True)
     view = tables.leaderboard_view(frame, ed)
-    assert list(view.table.columns) == ["Rank", "Model", "Trust", "Suite score", "oxu_v1"]
+    assert list(view.table.columns) == ["Rank", "Model", "Suite score", "oxu_v1", "Trust"]
     assert view.floor_row is None  # suites have no cue-only floor
     spreads = tables.spreads_table(ed)
     scores = [v.tasks["oxu_v1"].score for v in models]

@@ -138,3 +138,51 @@ def test_a_forged_group_consistency_is_excluded(setting, tmp_path: Path) -> None
     path = write(tmp_path / "f.json", finalize(json.loads(json.dumps(doc))))
     v = check_file(path, data=data, editions={"sample": ed}, use_cache=False)
     assert not v.admitted and any("calibration.groups.n_consistent" in r for r in v.reasons)
+
+
+def _dists_over(
+    rows: list[dict[str, Any]], space: tuple[str, ...], p_gold: float
+) -> list[dict[str, Any] | None]:
+    out: list[dict[str, Any] | None] = []
+    for row in rows:
+        rest = (1 - p_gold) / (len(space) - 1)
+        dist = LabelDistribution.from_masses(
+            space, {lb: (p_gold if lb == row["label"] else rest) for lb in space}
+        )
+        assert dist is not None
+        out.append(dist.to_dict())
+    return out
+
+
+def test_the_pooled_table_compares_models_on_the_items_they_share(setting, tmp_path: Path) -> None:
+    from yoxla.leaderboard import calibration
+    from yoxla.leaderboard.prepared import prepare
+
+    ed, rows, _ = setting
+    folder = tmp_path / "results"
+    senti = ("positive", "neutral", "negative")
+    # "wide" has probabilities on nli and sentiment (sentiment badly calibrated), "narrow" on nli only.
+    both = {
+        "nli_v1": _dists_over(rows["nli_v1"], SPACE, 0.8),
+        "sentiment_v1": _dists_over(rows["sentiment_v1"], senti, 0.2),
+    }
+    for model, dists in (("wide", both), ("narrow", {"nli_v1": both["nli_v1"]})):
+        doc = build_result(
+            "first", edition=ed, rows=rows, model=model, display_name=model, distributions=dists
+        )
+        write(folder / "sample" / f"baseline__{model}.json", doc)
+    data = DataSource()
+    data._cache["sample"] = EditionRows(rows, "synthetic")
+    board = load_board(folder, data=data, editions={"sample": ed}, B=50)
+    wide = next(v for v in board.shown("sample") if v.name == "wide")
+    assert wide.calibration["overall"]["n_with_probs"] > 10  # stored: pooled over both its tasks
+    cal = calibration.board_calibration(prepare(board, floors=False).edition("sample"), B=50)
+    shown, _ = calibration.scope_table(cal, calibration.OVERALL)
+    assert len(shown) == 2 and len(set(shown["With probabilities"])) == 1  # one item set for both rows
+    assert shown["With probabilities"].iloc[0] == "10 of 10"  # nli's ten scored rows (two are controls)
+    row = {r.model.name: r for r in cal.rows[calibration.OVERALL]}
+    assert row["wide"].report["mean_gold_p"] == pytest.approx(0.8)  # sentiment's 0.2 left out
+    assert "sentiment_v1" in cal.notes[calibration.OVERALL] and "nli_v1" in cal.notes[calibration.OVERALL]
+    assert any("shared task" in label for label, scope in cal.scopes if scope == calibration.OVERALL)
+    # Its own task scope keeps the sentiment numbers of the one model that has them.
+    assert [r.model.name for r in cal.rows[calibration.scope_id("task", "sentiment_v1")]] == ["wide"]

@@ -92,12 +92,12 @@ def test_leaderboard_is_compact_with_floor_row_and_rank_ranges(prepared: Prepare
     assert list(view.table.columns) == [
         "Rank",
         "Model",
-        "Trust",
         "YOXLA",
         "Understanding",
         "Language",
         "Knowledge",
         "RAG",
+        "Trust",
     ]
     assert len(view.table) == len(ed.standard.models) + 1 == len(COMMITTED) + 2
     floor = view.floor_row
@@ -269,8 +269,18 @@ def test_block_plot_gives_each_task_its_own_panel(prepared: Prepared) -> None:
     fig = figures.block_figure(prepared.edition("sample"), "understanding")
     axes = [t["xaxis"] for t in fig["data"]]
     assert len(axes) == len(set(axes)) == 7  # the block and its six tasks, never on one row together
-    domains = [fig["layout"]["xaxis" if a == "x" else f"xaxis{a[1:]}"]["domain"] for a in axes]
-    assert all(a[1] <= b[0] for a, b in itertools.pairwise(domains))  # side by side, apart
+    lay = fig["layout"]
+    boxes = [
+        (
+            lay["xaxis" if t["xaxis"] == "x" else f"xaxis{t['xaxis'][1:]}"]["domain"],
+            lay["yaxis" if t["yaxis"] == "y" else f"yaxis{t['yaxis'][1:]}"]["domain"],
+        )
+        for t in fig["data"]
+    ]
+    for (xa, ya), (xb, yb) in itertools.combinations(boxes, 2):  # panels never overlap each other
+        assert xa[1] <= xb[0] or xb[1] <= xa[0] or ya[1] <= yb[0] or yb[1] <= ya[0], (xa, ya, xb, yb)
+    # at most two panels a row: each wide enough for its title on a phone's screen
+    assert max(sum(1 for _, y in boxes if y == row) for _, row in boxes) == figures.BLOCK_COLUMNS == 2
 
 
 def test_breakdown_heatmap_colours_few_item_cells(prepared: Prepared) -> None:
@@ -287,6 +297,11 @@ def test_spreads_mark_floor_and_chance(prepared: Prepared) -> None:
     assert names == ["a model", "best cue-only floor", "chance level"]
     table = tables.spreads_table(prepared.edition("sample"))
     assert list(fig["layout"]["yaxis"]["ticktext"]) == [tables.task_short(t) for t in table["Task"]]
+    # Each task's dots stay within half a row of it, whatever the number of rows (one-task suites).
+    lo, hi = sorted(fig["layout"]["yaxis"]["range"])
+    assert (lo, hi) == (-0.5, len(table) - 0.5)
+    ys = fig["data"][0]["y"]
+    assert all(abs(y - round(y)) <= 0.2 for y in ys) and lo < min(ys) and max(ys) < hi
 
 
 def test_explorer_filters_pages_and_views(board: Board) -> None:
@@ -432,3 +447,44 @@ def test_app_prints_what_it_does_at_start_up(tmp_path: Path) -> None:
     assert "3 admitted (3 re-checked, 0 not re-checked), 1 excluded" in text, text
     assert f"ready at http://127.0.0.1:{port}" in text, text
     assert text.index("found") < text.index("admitted") < text.index("ready at")
+
+
+def test_reported_results_fill_the_first_screen_of_v1_never_ranked(prepared: Prepared) -> None:
+    v1 = prepared.edition("v1")
+    assert prepared.default_edition() == "v1"  # the published benchmark opens first
+    view = tables.leaderboard_view(tables.leaderboard_frame(v1), v1)
+    (pub,) = publications()
+    assert len(view.table) == len(pub.models) and view.reported_rows == list(range(len(pub.models)))
+    assert set(view.table["Rank"]) == {tables.REPORTED_RANK} and view.keys == [None] * len(pub.models)
+    assert list(view.table.columns[:3]) == ["Rank", "Model", "YOXLA"]  # name and score first (narrow)
+    scores = [float(x) for x in view.table["YOXLA"]]
+    assert scores == sorted(scores, reverse=True)
+    top = max(pub.models, key=lambda m: m.yoxla)
+    assert view.table.iloc[0]["Model"] == top.model and view.table.iloc[0]["YOXLA"] == f"{top.yoxla:.1f}"
+    assert all("not re-checked" in t for t in view.table["Trust"])
+    # The search filter applies to them; a filter they cannot answer (weights) leaves them out.
+    assert (
+        len(
+            tables.leaderboard_view(
+                tables.leaderboard_frame(v1), v1, filters=tables.Filters(search="qwen")
+            ).table
+        )
+        == 3
+    )
+    assert tables.leaderboard_view(
+        tables.leaderboard_frame(v1), v1, filters=tables.Filters(weights="open")
+    ).table.empty
+    # A board with re-checked files lists them first, and none of sample's rows is reported.
+    sample = prepared.edition("sample")
+    assert tables.leaderboard_view(tables.leaderboard_frame(sample), sample).reported_rows == []
+
+
+def test_a_float_column_is_shown_with_one_number_of_decimals() -> None:
+    import pandas as pd
+
+    from yoxla.leaderboard.views.base import one_format
+
+    frame = pd.DataFrame({"Score": [69.2, 50.0, 33.25], "Task": ["a", "b", "c"], "n": [1, 2, 3]})
+    shown = one_format(frame).to_string()
+    assert "50.00" in shown and "69.20" in shown and "33.25" in shown  # never "50" beside "69.2"
+    assert one_format(frame[["Task", "n"]]) is not None and frame["Score"].iloc[1] == 50.0  # values kept

@@ -388,3 +388,9 @@ def test_a_local_run_records_the_model_metadata_it_can_find(
     doc = json.loads(files[0].read_text(encoding="utf-8"))
     meta = doc["model"]["metadata"]
     assert meta["parameters"] > 1000 and "hub_repo" not in meta  # a local folder has no Hub commit
+    # Its path is published nowhere: not as its name, its file name or in the stored command.
+    assert str(tiny_model_dir) not in files[0].read_text(encoding="utf-8")
+    assert tiny_model_dir.name not in files[0].name and "tmp" not in files[0].name
+    assert (
+        doc["model"]["model"] == doc["model"]["display_name"] and "/" not in doc["model"]["display_name"][:1]
+    )

@@ -66,6 +66,7 @@ from yoxla.record import (
     SuiteRunConditions,
     SuiteTaskResult,
     TaskResult,
+    Usage,
     count_generation_errors,
     derive_task,
     first_difference,
@@ -281,6 +282,7 @@ class Verdict:
     created_at: str = ""
     conditions: RunConditions | SuiteRunConditions | None = None
     model_info: ModelInfo | None = None
+    usage: Usage | None = None  # tokens the run used, as the file states them
     run_id: str = ""
     scores: dict[str, Any] = field(default_factory=dict)
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
@@ -332,6 +334,12 @@ class Verdict:
     suite: str | None = None
     judge: str | None = None
     board: str | None = None
+
+    @property
+    def tokens(self) -> tuple[int | None, int | None]:
+        """(prompt, completion) tokens the run used; (None, None) when unknown."""
+        u = self.usage
+        return (None, None) if u is None else (u.prompt_tokens, u.completion_tokens)
 
     @property
     def admitted(self) -> bool:
@@ -557,6 +565,7 @@ def _check_document(
     v.provider, v.model = rec.model.provider, rec.model.model
     v.display_name = rec.model.display_name
     v.model_info = rec.model
+    v.usage = rec.usage
     v.edition = rec.edition if isinstance(rec, ResultFile) else None
     v.created_at = rec.created_at
     v.conditions = rec.run.conditions

@@ -25,7 +25,7 @@ bins fill with noise), so its interval can sit above the point value; it is show
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +144,9 @@ class BoardCalibration:
     rows: dict[str, list[ScopeRow]]  # scope id -> models with a report there (board order)
     without: list[Verdict]  # models with no calibration report at all
     B: int
+    # scope id -> what a pooled scope is pooled over, when the models' task sets differ (pooled
+    # then on the tasks every model has), or why it is not pooled at all (no task in common)
+    notes: dict[str, str] = field(default_factory=dict)
 
     def row(self, scope: str, key: str) -> ScopeRow | None:
         return next((r for r in self.rows.get(scope, []) if r.model.key == key), None)
@@ -190,12 +193,36 @@ def board_calibration(ed: EditionData, B: int = 1000, seed: int = SEED) -> Board
             reps[(key, tid)] = counts @ m
     rows: dict[str, list[ScopeRow]] = {}
     scopes: list[tuple[str, str]] = []
+    notes: dict[str, str] = {}
 
-    def add(scope: str, label: str, pairs: list[tuple[Verdict, dict[str, Any] | None, list[str]]]) -> None:
+    def add(
+        scope: str,
+        label: str,
+        pairs: list[tuple[Verdict, dict[str, Any] | None, list[str]]],
+        pooled: bool = False,
+    ) -> None:
+        pairs = [(v, rep, parts) for v, rep, parts in pairs if _has_content(rep)]
+        if pooled and pairs and any(parts != pairs[0][2] for _, _, parts in pairs):
+            # Models with reports on different tasks: pool every model on the same items.
+            shared = [t for t in pairs[0][2] if all(t in parts for _, _, parts in pairs)]
+            dropped = sorted({t for _, _, parts in pairs for t in parts} - set(shared))
+            if not shared:
+                notes[scope] = (
+                    f"{label}: not pooled. The models of this board have calibration reports on "
+                    "different tasks with none in common, so a pooled number would compare "
+                    "different items; see each task's own scope."
+                )
+                return
+            pairs = [(v, pooled_report(v, shared), shared) for v, _, _ in pairs]
+            pairs = [(v, rep, parts) for v, rep, parts in pairs if _has_content(rep)]
+            notes[scope] = (
+                f"{label}: pooled over the {len(shared)} task(s) every model here has a calibration "
+                f"report on ({', '.join(shared)}), so every row counts the same items; left out: "
+                f"{', '.join(dropped)} (not every model has them; see each task's own scope)."
+            )
+            label += f" on {len(shared)} shared task(s)"
         got = []
         for v, report, parts in pairs:
-            if not _has_content(report):
-                continue
             assert report is not None
             mats = [reps[(v.key, t)] for t in parts if (v.key, t) in reps]
             intervals: dict[str, tuple[float, float]] = {}
@@ -219,6 +246,7 @@ def board_calibration(ed: EditionData, B: int = 1000, seed: int = SEED) -> Board
         OVERALL,
         "All tasks (pooled)",
         [(v, v.calibration.get("overall"), [t for t in tids if with_report(v, t)]) for v in models],
+        pooled=True,
     )
     for b in r.blocks:
         add(
@@ -232,6 +260,7 @@ def board_calibration(ed: EditionData, B: int = 1000, seed: int = SEED) -> Board
                 )
                 for v in models
             ],
+            pooled=True,
         )
     for t in tids:
         add(
@@ -240,7 +269,65 @@ def board_calibration(ed: EditionData, B: int = 1000, seed: int = SEED) -> Board
             [(v, v.tasks[t].calibration if t in v.tasks else None, [t]) for v in models],
         )
     seen = {row.model.key for rs in rows.values() for row in rs}
-    return BoardCalibration(scopes, rows, [v for v in models if v.key not in seen], B)
+    return BoardCalibration(scopes, rows, [v for v in models if v.key not in seen], B, notes)
+
+
+def _weighted(reports: Sequence[Mapping[str, Any]], key: str, weight: str) -> float | None:
+    pairs = [(r.get(key), int(r.get(weight) or 0)) for r in reports]
+    total = sum(w for x, w in pairs if x is not None)
+    return sum(float(x) * w for x, w in pairs if x is not None) / total if total else None
+
+
+def pooled_report(v: Verdict, task_ids: list[str]) -> dict[str, Any] | None:
+    """One model's calibration pooled over ``task_ids`` only, from its per-example sums (the same
+    ratios of sums as the stored pooled report; accuracy, groups and controls from the tasks'
+    reports, weighted by their counts). None when none of those tasks has a report."""
+    recs = [v.tasks[t] for t in task_ids if t in v.tasks and v.tasks[t].calibration is not None]
+    mats = [m for m in (example_matrix(r) for r in recs) if m is not None]
+    if not mats:
+        return None
+    sums = np.sum([m.sum(axis=0) for m in mats], axis=0)
+    values = {k: float(x) for k, x in metrics_from_sums(sums).items()}
+    reports = [r.calibration for r in recs if r.calibration is not None]
+    groups = [r.get("groups") or {} for r in reports]
+    controls = [r.get("controls") or {} for r in reports]
+    n_p = round(float(sums[_P]))
+    counts = sums[_BINS0 : _BINS0 + ECE_BINS]
+    conf = sums[_BINS0 + ECE_BINS : _BINS0 + 2 * ECE_BINS]
+    right = sums[_BINS0 + 2 * ECE_BINS :]
+    bins = [
+        {
+            "lower": b / ECE_BINS,
+            "upper": (b + 1) / ECE_BINS,
+            "count": round(float(counts[b])),
+            "mean_confidence": float(conf[b] / counts[b]) if counts[b] else None,
+            "accuracy": float(right[b] / counts[b]) if counts[b] else None,
+        }
+        for b in range(ECE_BINS)
+    ]
+    n_groups = sum(int(g.get("n_groups") or 0) for g in groups)
+    n_controls = sum(int(c.get("n") or 0) for c in controls)
+    return {
+        "n": sum(int(r.get("n") or 0) for r in reports),
+        "n_scored": round(float(sums[_SCORED])),
+        "n_with_probs": n_p,
+        "n_partial": sum(int(r.get("n_partial") or 0) for r in reports),
+        "accuracy": _weighted(reports, "accuracy", "n_scored"),
+        **{k: (x if math.isfinite(x) and n_p else None) for k, x in values.items()},
+        "reliability": {"ece": values["ece"] if n_p else None, "n": n_p, "bins": bins},
+        "groups": {
+            "value": _weighted(groups, "value", "n_groups"),
+            "n_groups": n_groups,
+            "n_consistent": sum(int(g.get("n_consistent") or 0) for g in groups),
+            "n_rows": sum(int(g.get("n_rows") or 0) for g in groups),
+        },
+        "controls": {
+            "n": n_controls,
+            "valid_choice_rate": _weighted(controls, "valid_choice_rate", "n"),
+            "mean_max_probability": _weighted(controls, "mean_max_probability", "n_with_probs"),
+            "n_with_probs": sum(int(c.get("n_with_probs") or 0) for c in controls),
+        },
+    }
 
 
 # Tables ---------------------------------------------------------------------------------------

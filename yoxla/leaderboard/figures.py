@@ -63,11 +63,15 @@ def _axis(title: str, **kw: Any) -> dict[str, Any]:
     return {"title": {"text": title}, "gridcolor": GRID, "zeroline": False, "automargin": True, **kw}
 
 
+TITLE_AT_TOP = {"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 12}}
+
+
 def figure(
     data: list[dict[str, Any]], title: str, x: str, y: str, height: int = 400, **layout: Any
 ) -> Figure:
     base: dict[str, Any] = {
-        "title": {"text": title, "x": 0.01, "xanchor": "left"},
+        # at the very top (not centred in the margin), so panel titles under it never meet it
+        "title": {"text": title, "x": 0.01, "xanchor": "left", **TITLE_AT_TOP},
         "xaxis": _axis(x),
         "yaxis": _axis(y),
         "colorway": list(OKABE_ITO),
@@ -76,9 +80,22 @@ def figure(
         "font": {"size": 12},
         "margin": {"l": 10, "r": 10, "t": 70, "b": 50},
         "hoverlabel": {"namelength": -1},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.01, "xanchor": "right", "x": 1.0},
         "height": int(height),
     }
+    entries = [d for d in data if d.get("showlegend", True) and d.get("name")]
+    if entries:
+        # The legend sits at the foot of the figure (the title at its head), so the two never
+        # overlap at any width; the bottom margin makes room for it wrapping onto a few lines.
+        base["legend"] = {
+            "orientation": "h",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "xanchor": "left",
+            "x": 0,
+        }
+        base["margin"]["b"] = 60 + 22 * min(4, len(entries))
+        base["height"] = int(height) + 22 * min(4, len(entries))
     for k, v in layout.items():
         if isinstance(v, dict) and isinstance(base.get(k), dict):
             base[k] = {**base[k], **v}
@@ -243,10 +260,22 @@ def _category_axis(names: list[str], title: str) -> dict[str, Any]:
     return _axis(title, type="category", autorange="reversed", categoryorder="array", categoryarray=names)
 
 
+def _two_lines(text: str) -> str:
+    """A label on at most two lines, broken at the space nearest its middle (``<br>`` kept)."""
+    if "<br>" in text:
+        return text
+    words = text.split()
+    if len(words) < 2:
+        return text
+    cut = min(range(1, len(words)), key=lambda i: abs(len(" ".join(words[:i])) - len(" ".join(words[i:]))))
+    return " ".join(words[:cut]) + "<br>" + " ".join(words[cut:])
+
+
 def _panel_title(text: str, x: float, size: int) -> dict[str, Any]:
-    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``."""
+    """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``, on at
+    most two lines so that narrow panels (a phone's width) keep their titles apart."""
     return {
-        "text": text,
+        "text": _two_lines(text),
         "x": x,
         "y": 1.0,
         "xref": "paper",
@@ -311,8 +340,12 @@ def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
 # Blocks -----------------------------------------------------------------------------------------
 
 
+BLOCK_COLUMNS = 2  # panels per row: wide enough for their titles and ticks on a phone's screen too
+
+
 def block_figure(ed: EditionData, block: str) -> Figure:
-    """Small multiples: the block score and each of its tasks in its own panel, models on rows."""
+    """Small multiples: the block score and each of its tasks in its own panel, models on rows;
+    at most :data:`BLOCK_COLUMNS` panels a row, so no panel is too narrow for its title."""
     r = ed.standard
     title = f"{block_title(block)}: block and task scores with 95% intervals"
     if r.empty:
@@ -322,12 +355,17 @@ def block_figure(ed: EditionData, block: str) -> Figure:
     tids = [t for t in r.task_ids if suite.task(t).block == block]
     panels = [None, *tids]
     names = [plain(r.models[i].name) for i in keep]
-    gap = 0.02
-    width = (1.0 - gap * (len(panels) - 1)) / len(panels)
+    cols = min(BLOCK_COLUMNS, len(panels))
+    n_rows = -(-len(panels) // cols)
+    gap, vgap = 0.04, 0.5 / max(1, len(keep))  # between panels; between rows (room for titles)
+    vgap = min(0.12, max(0.04, vgap)) if n_rows > 1 else 0.0
+    width = (1.0 - gap * (cols - 1)) / cols
+    height_each = (1.0 - vgap * (n_rows - 1)) / n_rows
     data, shapes, annotations = [], [], []
     layout: dict[str, Any] = {}
     for c, panel in enumerate(panels):
-        label = block_title(block) if panel is None else tables.task_short(panel)
+        row, col = divmod(c, cols)
+        label = "Block" if panel is None else tables.task_short(panel)
         if panel is None:
             xs = [float(r.models[i].scores["blocks"][block]) for i in keep]
             ivs = [r.block_interval(i, block) for i in keep]
@@ -335,10 +373,21 @@ def block_figure(ed: EditionData, block: str) -> Figure:
             xs = [float(r.models[i].tasks[panel].score) for i in keep]
             ivs = [r.task_interval(i, panel) for i in keep]
         ax = "x" if c == 0 else f"x{c + 1}"
-        lo_d = c * (width + gap)
+        ay = "y" if row == 0 else f"y{row + 1}"
+        lo_d = col * (width + gap)
+        top = 1.0 - row * (height_each + vgap)
         layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = _axis(
-            "score", domain=[lo_d, lo_d + width], range=[-3, 103], anchor="y"
+            "score", domain=[lo_d, lo_d + width], range=[-3, 103], anchor=ay
         )
+        if col == 0:  # long names shortened on the axis (the hover has them whole): room for panels
+            yaxis = _category_axis(names, "model")
+            yaxis.update(
+                domain=[top - height_each, top],
+                tickmode="array",
+                tickvals=names,
+                ticktext=[n if len(n) <= 18 else n[:17] + "…" for n in names],
+            )
+            layout["yaxis" if row == 0 else f"yaxis{row + 1}"] = yaxis
         data.append(
             dots(
                 xs,
@@ -350,22 +399,24 @@ def block_figure(ed: EditionData, block: str) -> Figure:
                 what=label,
                 showlegend=False,
                 xaxis=ax,
+                yaxis=ay,
             )
         )
-        annotations.append(_panel_title(plain(label), lo_d + width / 2, 13))
+        heading = _panel_title(plain(label), lo_d + width / 2, 13)
+        heading["y"] = top
+        annotations.append(heading)
         floor = ed.reference.best(panel) if panel else None
-        shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax)
+        shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
     note = " · dashed: the task's best cue-only floor" if ed.reference.available else ""
     fig = figure(
         data,
         title + cut + note,
         "score",
         "model",
-        height=max(320, ROW_PX * len(keep) + 180),
-        yaxis=_category_axis(names, "model"),
-        shapes=shapes,
+        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 90),
         annotations=annotations,
-        margin={"t": 90},
+        shapes=shapes,
+        margin={"t": 110},
     )
     fig["layout"].update(layout)
     return fig
@@ -433,7 +484,8 @@ def spreads_figure(ed: EditionData) -> Figure:
             tickmode="array",
             tickvals=list(range(len(order))),
             ticktext=labels,
-            autorange="reversed",
+            # one row per task, whatever their number: a one-task board's jitter stays on its row
+            range=[len(order) - 0.5, -0.5],
         ),
     )
 

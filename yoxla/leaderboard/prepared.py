@@ -120,6 +120,11 @@ def weights(v: Verdict) -> str:
     return "open" if md.open_weights else "closed"
 
 
+def licence(v: Verdict) -> str:
+    md = v.model_info.metadata if v.model_info is not None else None
+    return " ".join(md.licence.split())[:80] if md is not None and md.licence else UNKNOWN
+
+
 def size_text(v: Verdict) -> str:
     n = parameters(v)
     if n is None:

@@ -25,6 +25,7 @@ TABS = (
     "compare",
     "methodology",
     "submit",
+    "about",
 )
 MAX_PARAM = 1_000
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +27,16 @@ from yoxla.leaderboard.prepared import (
     Ranked,
     block_title,
     headline,
+    licence,
     rank_board,
     size_band,
     size_text,
     weights,
 )
 from yoxla.leaderboard.published import BLOCKS, same_model
+from yoxla.leaderboard.texts import md as md_escape
 from yoxla.record import RunConditions, SuiteRunConditions
+from yoxla.safetext import plain_https, repo_id
 from yoxla.suite import Task, load_suite
 
 BREAKDOWN_MIN_N = 10
@@ -241,13 +244,20 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
     h = ed.headline
     judged = ed.suite is not None and bool(ed.suite.judge_scored_tasks)
     cols = ["Rank", "Rank best", "Rank worst", "Model", "Provider", "Model id", "Trust"]
-    cols += ["Parameters", "Size band", "Weights", "Board", h, f"{h} low", f"{h} high"]
+    cols += ["Parameters", "Size band", "Weights", "Licence", "Card", "Board", h, f"{h} low", f"{h} high"]
     cols += ["Judge"] if judged else []
     for b in r.blocks:
         cols += [block_title(b), f"{block_title(b)} low", f"{block_title(b)} high"]
     for t in r.task_ids:
         cols += [t, f"{t} low", f"{t} high"] + ([f"{t} raw"] if ed.is_suite else [])
-    cols += ["Invalid-output rate %", "Generation errors", "Notes", "File"]
+    cols += [
+        "Invalid-output rate %",
+        "Generation errors",
+        "Prompt tokens",
+        "Completion tokens",
+        "Notes",
+        "File",
+    ]
     records: list[dict[str, Any]] = []
     for i, v in enumerate(r.models):
         rec: dict[str, Any] = {
@@ -261,6 +271,8 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
             "Parameters": _params(v),
             "Size band": size_band(v),
             "Weights": weights(v),
+            "Licence": licence(v),
+            "Card": card_url(v) or "",
             "Board": GROUP_TITLES.get(group, group),
             h: headline(v),
             f"{h} low": float(r.yoxla_lo[i]),
@@ -281,6 +293,7 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
                 rec[f"{t} raw"] = float(task.primary_raw) if task is not None else np.nan
         rec["Invalid-output rate %"] = 100 * invalid_rate(v)
         rec["Generation errors"] = int(v.generation_errors)
+        rec["Prompt tokens"], rec["Completion tokens"] = v.tokens
         rec["Notes"] = "; ".join(_notes(v))
         rec["File"] = model_key(v)
         records.append(rec)
@@ -340,10 +353,58 @@ COLUMN_SETS = ("task scores", "intervals", "diagnostics")
 @dataclass
 class LeaderboardView:
     table: pd.DataFrame  # what is shown
-    keys: list[str | None]  # the board key of each shown row (None: the floor row)
+    keys: list[str | None]  # the board key of each shown row (None: the floor row, a reported row)
     floor_row: int | None  # index of the greyed reference row
     shown: int  # models shown after the filters
     total: int
+    reported_rows: list[int] = field(default_factory=list)  # rows of results reported elsewhere
+    links: list[str | None] = field(default_factory=list)  # each row's model card (checked https)
+
+
+REPORTED_RANK = "reported"
+REPORTED_TRUST = "reported by its authors, not re-checked"
+
+
+def card_url(v: Verdict) -> str | None:
+    """The model card a file names (``card_url``, else the Hub page of ``hub_repo``), when it is
+    a plain https address (no quotes, spaces, brackets or query): else None, never a guess."""
+    md = v.model_info.metadata if v.model_info is not None else None
+    if md is None:
+        return None
+    if plain_https(md.card_url):
+        return md.card_url
+    if repo_id(md.hub_repo):
+        return f"https://huggingface.co/{md.hub_repo}"
+    return None
+
+
+def model_cell(name: str, url: str | None) -> str:
+    """The Markdown of a model's name cell: the name escaped (shown as the words it is), linked
+    to its card when it has one."""
+    text = md_escape(name)
+    return f"[{text}]({url})" if url else text
+
+
+def _reported_records(ed: EditionData, group: str, filters: Filters, h: str) -> list[dict[str, Any]]:
+    """The results the benchmark's authors reported, as compact rows (standard board only: the
+    reported conditions are the standard ones); the search filter applies, the others (which
+    these results cannot state) leave them out."""
+    if group != "standard" or not ed.publications or ed.is_suite:
+        return []
+    if filters.providers or filters.weights != "any" or filters.size != "any" or filters.trust != "any":
+        return []
+    q = filters.search.strip().casefold()
+    out = []
+    models = [m for p in ed.publications for m in p.models]
+    for m in sorted(models, key=lambda m: (-m.yoxla, m.model)):
+        if q and q not in m.model.casefold():
+            continue
+        rec: dict[str, Any] = {"Rank": REPORTED_RANK, "Model": m.model, h: _r(m.yoxla)}
+        for b in BLOCKS:
+            rec[block_title(b)] = _r(m.blocks.get(b, float("nan")))
+        rec["Trust"] = REPORTED_TRUST
+        out.append(rec)
+    return out
 
 
 def leaderboard_view(
@@ -353,7 +414,12 @@ def leaderboard_view(
     filters: Filters | None = None,
     columns: Iterable[str] = (),
 ) -> LeaderboardView:
-    """The compact table: rank, model, trust, YOXLA ±, the four blocks; more on request."""
+    """The compact table: rank, model, YOXLA ±, the four blocks, trust; more on request.
+
+    Re-checked rows come first (ranked); the floor sits among them by its score; the results
+    the benchmark's authors reported follow, marked as reported and never ranked (when there is
+    no re-checked row, they fill the table and the floor sits among them by its score).
+    """
     filters = filters or Filters()
     columns = set(columns)
     r = ed.boards[group]
@@ -366,11 +432,11 @@ def leaderboard_view(
     )
     rows: list[dict[str, Any]] = []
     keys: list[str | None] = []
+    links: list[str | None] = []
     for _, row in part.iterrows():
         rec: dict[str, Any] = {
             "Rank": row["Rank"],
             "Model": row["Model"],
-            "Trust": "✔ verified" if row["Trust"] == "verified" else "community",
             h: pm(row[h], row[f"{h} low"], row[f"{h} high"]),
         }
         if "Judge" in row:
@@ -390,19 +456,30 @@ def leaderboard_view(
                         if with_iv or ed.is_suite
                         else _r(row[tid])
                     )
+        rec["Trust"] = "✔ verified" if row["Trust"] == "verified" else "community"
         if with_diag:
             rec["Provider"] = row["Provider"]
             rec["Size"] = "" if pd.isna(row["Parameters"]) else f"{row['Parameters'] / 1e9:.3g}B"
             rec["Weights"] = row["Weights"]
+            rec["Licence"] = row["Licence"]
             rec["Invalid %"] = f"{row['Invalid-output rate %']:.1f}"
             rec["Gen. errors"] = str(int(row["Generation errors"]))
+            rec["Tokens in"] = _tokens(row["Prompt tokens"])
+            rec["Tokens out"] = _tokens(row["Completion tokens"])
             rec["Notes"] = row["Notes"]
         rows.append(rec)
         keys.append(str(row["File"]))
+        links.append(row["Card"] or None)
+    ranked = len(rows)
+    cols = list(rows[0]) if rows else ["Rank", "Model", h, *map(block_title, r.blocks), "Trust"]
+    reported = [{k: rec.get(k, "") for k in cols} for rec in _reported_records(ed, group, filters, h)]
+    rows += reported
+    keys += [None] * len(reported)
+    links += [None] * len(reported)
     floor_row = None
     summary = ed.reference.summary(ed.block_tasks())
     if summary is not None and len(rows):
-        rec = {k: "" for k in rows[0]}
+        rec = {k: "" for k in cols}
         rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference")
         rec[h] = _r(summary["yoxla"])
         for b in r.blocks:
@@ -410,12 +487,21 @@ def leaderboard_view(
         if with_tasks:
             for tid in r.task_ids:
                 rec[task_label(ed, tid)] = _r(ed.reference.best(tid) or float("nan"))
-        scores = [float(x) for x in part[h]]
-        floor_row = sum(s >= summary["yoxla"] for s in scores)
+        if ranked:
+            floor_row = sum(float(s) >= summary["yoxla"] for s in part[h])
+        else:
+            floor_row = sum(float(x[h]) >= summary["yoxla"] for x in reported)
         rows.insert(floor_row, rec)
         keys.insert(floor_row, None)
-    cols = list(rows[0]) if rows else ["Rank", "Model", "Trust", h, *map(block_title, r.blocks)]
-    return LeaderboardView(pd.DataFrame(rows, columns=cols), keys, floor_row, len(part), len(frame))
+        links.insert(floor_row, None)
+    reported_rows = [i for i, k in enumerate(rows) if k.get("Rank") == REPORTED_RANK]
+    return LeaderboardView(
+        pd.DataFrame(rows, columns=cols), keys, floor_row, len(part), len(frame), reported_rows, links
+    )
+
+
+def _tokens(value: Any) -> str:
+    return "" if value is None or pd.isna(value) else f"{int(value):,}"
 
 
 def unchecked_table(ed: EditionData) -> pd.DataFrame:
@@ -920,6 +1006,9 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
         ("Content digest", v.content_sha256),
         ("Scores re-checked", "yes" if v.rechecked else f"no: {ed.rows_problem or NOT_RECHECKED}"),
         ("Generation errors", v.generation_errors),
+        ("Prompt tokens", _tokens(v.tokens[0]) or None),
+        ("Completion tokens", _tokens(v.tokens[1]) or None),
+        ("Reasoning tokens", _tokens(v.usage.reasoning_tokens) if v.usage is not None else None),
         ("Notes", " | ".join(v.notes)),
         ("File", v.key),
     ]

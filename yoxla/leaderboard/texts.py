@@ -5,10 +5,8 @@ from __future__ import annotations
 from yoxla.leaderboard.admission import MAX_BYTES, TOLERANCE
 
 INTRO = """# YOXLA leaderboard
-Large language models in Azerbaijani on eleven frozen tasks in four blocks. Every number is
-recomputed from the answers stored in each result file; nothing in the benchmark is judged by a model.
-**v1** is the published benchmark; **sample** a small edition bundled with the code; each committed
-**eval suite** is a board of its own (pick it under *Board*).
+Language models in Azerbaijani on eleven frozen tasks in four blocks; every number is recomputed
+from the answers each result file stores. Pick the edition or an eval suite under *Board*.
 """
 
 METHODOLOGY = f"""## How scores are computed
@@ -61,8 +59,9 @@ reason listed below.
    reproduces every stored task score (to {TOLERANCE:g}). For `sample` the data is bundled; for
    `v1` a local copy (`YOXLA_DATA_DIR`) or the Hub is used, and when neither is reachable the
    file is admitted on checks 1–5 and marked "scores not re-checked".
-7. Of two files for the same provider and model in one edition, the newer is shown and the
-   other is listed as superseded.
+7. Of two files for the same provider and model in one edition, the one of higher trust is shown
+   (a community file never replaces a verified one); at equal trust, the newer. The other is listed
+   as superseded.
 
 Generation errors do not exclude a file, but the row is flagged with their count: they can
 move a score for reasons that have nothing to do with the model.
@@ -70,18 +69,23 @@ move a score for reasons that have nothing to do with the model.
 
 SUBMIT = """## Add a model
 1. Install: `pip install -r requirements.txt && pip install -e .`
-2. Run the benchmark (an OpenAI-compatible API shown; see the README for local models):
+2. Run the benchmark (an OpenAI-compatible API shown; see the README for local models), naming the
+   model as the board should show it and stating the facts the filters use:
    ```
-   python runner.py --provider openai --model MODEL --edition v1 --block all
+   python runner.py --provider openai --model MODEL --edition v1 --block all \\
+     --display-name "Org Model 8B" --model-card https://huggingface.co/ORG/MODEL \\
+     --license apache-2.0 --weights open --params 8e9
    ```
-   The runner writes one result file per model under `results/v1/`.
+   (or put those facts in a small YAML file and pass `--model-info FILE.yaml`: keys `display_name`,
+   `model_card`, `license`, `weights` (`open` or `closed`) and `params`). The runner writes one result
+   file per model under `results/v1/`; a local model's folder path is never written into it.
 3. Check it exactly as this leaderboard will:
    ```
    yoxla verify results/v1/YOUR_FILE.json
    ```
    It prints `ADMITTED` or `EXCLUDED` with every reason, and exits non-zero when excluded.
-4. Open a pull request that adds that one file. The `verify-results` workflow runs the same
-   check on every result file in the pull request, so you know before any review whether it
+4. Open a pull request that adds that one file, at {place}. The `verify-results` workflow runs the
+   same check on every result file in the pull request, so you know before any review whether it
    will be admitted. Signed files (`yoxla keygen`, then `--sign-key` when running) are shown
    as *verified* once a maintainer adds your public key to `trusted_keys.json`; unsigned
    files are shown as *community*.

@@ -23,6 +23,7 @@ from yoxla.providers.base import ProviderError
 from yoxla.providers.transport import TransportSettings
 from yoxla.run.artifacts import CorruptRun
 from yoxla.run.errors import RunError, ValidationFailed
+from yoxla.run.model_facts import FACT_KEYS, check_facts, read_model_info
 
 BLOCKS = ("understanding", "language", "knowledge", "rag", "all")
 # Options of `yoxla run` that are RunSettings fields of the same name (default None: "given" is visible).
@@ -40,6 +41,10 @@ RUN_OPTIONS = (
     "config",
     "base_url",
     "display_name",
+    "model_card",
+    "license",
+    "weights",
+    "params",
     "run_id",
     "runs_dir",
     "results_dir",
@@ -82,7 +87,21 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--provider", help="a provider of the registry (see `yoxla providers`)")
     g.add_argument("--model", help="model id for the provider (baseline: a strategy name)")
     g.add_argument("--preset", help="a named provider+model pair from the bundled presets")
-    g.add_argument("--display-name", help="name shown on the leaderboard (default: the model id)")
+    g.add_argument(
+        "--display-name",
+        help="name shown on the leaderboard (default: the model id; a local folder's own config, never its path)",
+    )
+    g = p.add_argument_group("what the leaderboard shows and filters by (stored in the result file)")
+    g.add_argument("--model-card", metavar="URL", help="the model card (an https address)")
+    g.add_argument("--license", metavar="ID", help="the model's licence, e.g. apache-2.0")
+    g.add_argument("--weights", choices=("open", "closed"), help="are the weights public")
+    g.add_argument("--params", metavar="N", help="parameter count: 8e9, 8B, 350M")
+    g.add_argument(
+        "--model-info",
+        metavar="FILE.yaml",
+        help=f"the same facts in a YAML file (keys: {', '.join(FACT_KEYS)})",
+    )
+    g = p.add_argument_group("what to run (continued)")
     g.add_argument("--block", metavar="|".join(BLOCKS), help="one block, or all (default)")
     g.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
     g.add_argument("--edition", choices=("v1", "sample"), help="benchmark edition (default v1)")
@@ -222,6 +241,9 @@ def _resolve_dir(runs_dir: str, run: str) -> Path:
 def _given(args: argparse.Namespace) -> dict[str, Any]:
     """The run options given on the command line (or by --preset), checked against their minimum."""
     given = {name: getattr(args, name) for name in RUN_OPTIONS if getattr(args, name) is not None}
+    if getattr(args, "model_info", None):  # the file's facts; a flag given beside it wins
+        given = {**read_model_info(args.model_info), **given}
+    given.update(check_facts({k: given[k] for k in FACT_KEYS if k in given}))
     if args.preset:
         from yoxla.providers.registry import load_presets
 

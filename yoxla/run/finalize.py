@@ -52,6 +52,7 @@ from yoxla.run.artifacts import (
 )
 from yoxla.run.errors import Log, RunError, log_stderr, resume_command, writing
 from yoxla.run.lock import RunLock
+from yoxla.run.model_facts import FACT_KEYS, check_facts, public_model
 from yoxla.run.settings import now_iso, settings_from
 from yoxla.suite import load_suite
 
@@ -236,10 +237,10 @@ def model_info(info: dict[str, Any], records: list[dict[str, Any]]) -> ModelInfo
     """The result file's ``model`` block (a benchmark run's or a suite run's)."""
     return ModelInfo(
         provider=info["provider"],
-        model=info["model"],
-        reported_model=reported_model(records),
+        model=published_model(info),
+        reported_model=public_model(reported) if (reported := reported_model(records)) else None,
         base_url=public_url(info.get("base_url")),
-        display_name=info.get("display_name") or info["model"],
+        display_name=info.get("display_name") or published_model(info),
         **({"metadata": meta} if (meta := model_metadata(info)) is not None else {}),
     )
 
@@ -274,9 +275,16 @@ def record_conditions(info: dict[str, Any]) -> RunConditions:
     )
 
 
+def published_model(info: dict[str, Any]) -> str:
+    """The model id a result file publishes: never a local folder's path (yoxla.run.model_facts)."""
+    stored = info.get("public_model")
+    return stored if isinstance(stored, str) and stored else public_model(str(info["model"]))
+
+
 def model_metadata(info: dict[str, Any]) -> ModelMetadata | None:
     """What the provider could tell about the model (a local model's parameter count, a Hub
-    model's repository and commit); None when it told nothing."""
+    model's repository and commit) and what the contributor stated (``--model-card``,
+    ``--license``, ``--weights``, ``--params``: these win); None when nothing is known."""
     facts = info.get("provider_info") or {}
     found: dict[str, Any] = {}
     if isinstance(facts.get("parameters"), int) and facts["parameters"] > 0:
@@ -286,6 +294,17 @@ def model_metadata(info: dict[str, Any]) -> ModelMetadata | None:
         found["card_url"] = f"https://huggingface.co/{facts['hub_repo']}"
     if isinstance(facts.get("hub_revision"), str) and re.fullmatch(r"[0-9a-f]{40}", facts["hub_revision"]):
         found["hub_revision"] = facts["hub_revision"]
+    stated = check_facts(
+        {k: v for k, v in (info.get("settings") or {}).items() if k in FACT_KEYS and v is not None}
+    )
+    if "params" in stated:
+        found["parameters"] = stated["params"]
+    if "weights" in stated:
+        found["open_weights"] = stated["weights"] == "open"
+    if "license" in stated:
+        found["licence"] = stated["license"]
+    if "model_card" in stated:
+        found["card_url"] = stated["model_card"]
     return ModelMetadata(**found) if found else None
 
 
@@ -325,7 +344,7 @@ def build_result(
 
 def result_path_for(info: dict[str, Any], complete: bool) -> Path:
     results_dir = Path(info["settings"].get("results_dir") or "results")
-    name = result_filename(info["provider"], info["model"])
+    name = result_filename(info["provider"], published_model(info))
     if complete:
         return results_dir / info["edition"] / name
     return results_dir / "partial" / info["edition"] / name

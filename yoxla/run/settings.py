@@ -19,6 +19,7 @@ from yoxla.providers.registry import redact, scrub_url
 from yoxla.providers.transport import TransportSettings
 from yoxla.results import SIGN_KEY_ENV, model_slug
 from yoxla.run.errors import RunError
+from yoxla.run.model_facts import public_model, without_path
 from yoxla.suite import Suite, Task
 
 # What defines a run: a resumed session must not change it.
@@ -73,6 +74,12 @@ class RunSettings:
     base_url: str | None = None
     provider_settings: dict[str, Any] = field(default_factory=dict)
     display_name: str | None = None
+    # What the leaderboard's filters use (yoxla.run.model_facts): checked, stored in run.json's
+    # settings, written into the result file's model.metadata.
+    model_card: str | None = None
+    license: str | None = None
+    weights: str | None = None  # open | closed
+    params: int | None = None
     run_id: str | None = None
     resume: bool = False
     runs_dir: str = "runs"
@@ -153,7 +160,7 @@ def resolve_sign_key(s: RunSettings) -> None:
 
 def default_run_id(s: RunSettings) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}_{model_slug(s.provider)}__{model_slug(s.model)}_{s.edition}"
+    return f"{stamp}_{model_slug(s.provider)}__{model_slug(public_model(s.model))}_{s.edition}"
 
 
 def check_run_id(run_id: str) -> str:
@@ -225,7 +232,8 @@ def run_record(
         "framework_version": __version__,
         "provider": s.provider,
         "model": s.model,
-        "display_name": s.display_name or s.model,
+        "display_name": s.display_name or public_model(s.model),
+        "public_model": public_model(s.model),  # never a local folder's path
         **provider_facts,
         "edition": s.edition,
         "dataset": dataset,
@@ -241,7 +249,7 @@ def run_record(
         "started_at": now_iso(),
         "finished_at": None,
         "wall_s": 0.0,
-        "command": redact(s.command, secrets),
+        "command": without_path(redact(s.command, secrets), s.model, public_model(s.model)),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
         "sessions": [],

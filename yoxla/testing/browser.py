@@ -38,7 +38,12 @@ def free_port() -> int:
 
 @contextmanager
 def serve(
-    results: Path, *, synthetic: bool = False, trusted_keys: Path | None = None, timeout: float = 600
+    results: Path,
+    *,
+    synthetic: bool = False,
+    trusted_keys: Path | None = None,
+    timeout: float = 600,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """The app on ``results`` in its own process; yields its URL, stops it afterwards."""
     port = free_port()
@@ -47,6 +52,7 @@ def serve(
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
         "GRADIO_ANALYTICS_ENABLED": "False",
+        **(extra_env or {}),
     }
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     cmd = [sys.executable, "-m", "yoxla.testing.boards", str(results), "--port", str(port)]
@@ -113,37 +119,62 @@ def chrome(width: int = WIDTH, height: int = HEIGHT) -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-BUSY_JS = """
-const busy = document.querySelectorAll('.wrap.pending, .wrap.generating, .eta-bar, .progress-text');
-return busy.length;
+RENDERED_JS = """
+const shown = (el) => el.getClientRects().length > 0;
+if (document.readyState !== 'complete') return 'loading';
+if (!document.querySelector('gradio-app .gradio-container, .gradio-container')) return 'no app';
+if (!(document.querySelector('#status') || {}).innerText) return 'the page-load event has not answered';
+const busy = [...document.querySelectorAll('.wrap.pending, .wrap.generating, .eta-bar, .progress-text')];
+if (busy.some(shown)) return 'an event is running';
+const panel = document;  // the hidden tabs' elements have no client rects
+for (const el of panel.querySelectorAll('.yoxla-plot')) {
+  if (!shown(el)) continue;
+  const drawn = el.querySelector('.js-plotly-plot');
+  if (!drawn || !drawn._fullLayout) return 'a plot is not drawn: ' + (el.id || el.className);
+}
+for (const el of panel.querySelectorAll('.yoxla-table')) {
+  if (!shown(el)) continue;
+  const heads = [...el.querySelectorAll('thead th')].map(th => th.innerText.trim()).filter(t => t);
+  if (!heads.length || heads.every(t => /^[0-9]+$/.test(t))) return 'a table has no value yet: ' + (el.id || '');
+}
+return '';
 """
 
 
-def wait_idle(d: Any, timeout: float = 60, settle: float = 0.6) -> None:
-    """Until no component shows progress for ``settle`` seconds (every event has answered)."""
+def wait_rendered(d: Any, timeout: float = 90) -> None:
+    """Until the page has answered its load event and every visible plot of the open tab is drawn and
+    every visible table holds a value (its own headers, not the placeholder's), with no event running.
+
+    A condition that means "rendered", never a quiet spell: a tab whose render has not started yet
+    has undrawn plots and placeholder tables, so it is waited for however busy the machine is."""
     deadline = time.monotonic() + timeout
-    quiet_since: float | None = None
+    why = "not checked"
     while time.monotonic() < deadline:
-        ready = d.execute_script("return document.readyState") == "complete"
-        busy = int(d.execute_script(BUSY_JS) or 0)
-        app = d.execute_script(
-            "return !!document.querySelector('gradio-app .gradio-container, .gradio-container')"
-        )
-        if ready and app and busy == 0:
-            quiet_since = quiet_since or time.monotonic()
-            if time.monotonic() - quiet_since >= settle:
-                return
-        else:
-            quiet_since = None
+        why = str(d.execute_script(RENDERED_JS) or "")
+        if not why:
+            return
         time.sleep(0.15)
-    raise TimeoutError("the page kept loading")
+    raise TimeoutError(f"the page did not render within {timeout:.0f} s: {why}")
 
 
 def open_page(d: Any, url: str, **query: str) -> None:
     from urllib.parse import urlencode
 
     d.get(url + ("?" + urlencode(query) if query else ""))
-    wait_idle(d)
+    wait_rendered(d)
+
+
+def wait_selected(d: Any, title: str, timeout: float = 30) -> None:
+    """Until the tab of this title is the selected one."""
+    from selenium.webdriver.common.by import By
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = d.find_elements(By.CSS_SELECTOR, "button[role=tab][aria-selected=true]")
+        if found and found[0].text.strip() == title:
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"the tab {title!r} was not selected")
 
 
 def click_tab(d: Any, title: str) -> None:
@@ -152,7 +183,8 @@ def click_tab(d: Any, title: str) -> None:
     for b in d.find_elements(By.CSS_SELECTOR, "button[role=tab]"):
         if b.text.strip() == title:
             b.click()
-            wait_idle(d)
+            wait_selected(d, title)
+            wait_rendered(d)
             return
     raise LookupError(f"no tab {title!r}")
 

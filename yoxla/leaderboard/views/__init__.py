@@ -6,6 +6,7 @@ subclass, added here.
 
 from __future__ import annotations
 
+from yoxla.leaderboard.views.about import AboutView
 from yoxla.leaderboard.views.base import Context, Downloads, Update, View
 from yoxla.leaderboard.views.blocks import BlocksView
 from yoxla.leaderboard.views.breakdowns import BreakdownsView
@@ -31,6 +32,7 @@ VIEWS: tuple[type[View], ...] = (
     CompareView,
     MethodologyView,
     SubmitView,
+    AboutView,
 )
 
 __all__ = ["VIEWS", "Context", "Downloads", "Update", "View"]

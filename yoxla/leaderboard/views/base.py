@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 import tempfile
 import weakref
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 from gradio.components.plot import PlotData
 
@@ -86,6 +88,21 @@ class Downloads:
         return str(path)
 
 
+def decimals(values: pd.Series, most: int = 4) -> int:
+    """The fewest decimals (at most ``most``) that show every finite value of a column as it is."""
+    finite = [float(x) for x in values if isinstance(x, int | float) and np.isfinite(x)]
+    return next((d for d in range(most + 1) if all(abs(round(x, d) - x) < 1e-9 for x in finite)), most)
+
+
+def one_format(frame: pd.DataFrame) -> Any:
+    """The frame, or a Styler that shows each float column with one number of decimals (``50.0``
+    beside ``69.2``, never ``50``); the values themselves stay numbers (sorting, CSV)."""
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    if not floats:
+        return frame
+    return frame.style.format({c: f"{{:.{decimals(frame[c])}f}}" for c in floats}, na_rep="n/a")
+
+
 def datatypes(frame: pd.DataFrame) -> list[str]:
     return ["number" if pd.api.types.is_numeric_dtype(t) else "str" for t in frame.dtypes]
 
@@ -137,14 +154,19 @@ class Table:
         styler: Any = None,
         empty: str = NOTHING,
         stem: str | None = None,
+        markdown: tuple[str, ...] = (),
     ) -> Update:
-        """The table's value (a Styler when given) and its CSV (``csv``, default the frame itself)."""
+        """The table's value (a Styler when given) and its CSV (``csv``, default the frame itself);
+        the ``markdown`` columns hold Markdown we wrote (escaped names, checked links)."""
         if frame.empty:
             shown = pd.DataFrame({NOTHING: [empty]})
             return {self.df: gr.update(value=shown, datatype=["str"]), self.csv: None}
         path = downloads.csv(stem or self.stem, csv if csv is not None else frame)
-        value = styler if styler is not None else frame
-        return {self.df: gr.update(value=value, datatype=datatypes(frame)), self.csv: path}
+        value = styler if styler is not None else one_format(frame)
+        types = [
+            ("markdown" if c in markdown else t) for c, t in zip(frame.columns, datatypes(frame), strict=True)
+        ]
+        return {self.df: gr.update(value=value, datatype=types), self.csv: path}
 
 
 def plot_data(fig: Figure) -> PlotData:
@@ -181,6 +203,29 @@ class Context:
             self.triggers[tab_id]: {"args": args, "n": next(self._count)},
         }
 
+    def tab_for(self, board_id: str, tab_id: str) -> str:
+        """The tab to show on a board: ``tab_id``, or the first (the leaderboard) when that tab has
+        nothing to show there."""
+        view = self.views.get(tab_id)
+        return (
+            tab_id
+            if view is not None and view.shown_on(self.prepared.edition(board_id))
+            else next(iter(self.views))
+        )
+
+    def hide_tabs_js(self) -> str:
+        """A front-end function of the board id that hides the tabs with nothing to show on that
+        board (Gradio 6.31 does not apply a ``gr.Tab(visible=…)`` update to the tab's button)."""
+        hidden = {
+            bid: [v.title for v in self.views.values() if not v.shown_on(ed)]
+            for bid, ed in self.prepared.editions.items()
+        }
+        return (
+            "(board) => { const hide = new Set((" + json.dumps(hidden) + ")[board] || []); "
+            "for (const b of document.querySelectorAll('#tabs button[role=tab]')) "
+            "b.style.display = hide.has(b.innerText.trim()) ? 'none' : ''; return board; }"
+        )
+
     def goto(self, tab_id: str, edition: str, rendered: dict[str, str] | None, page: Update) -> Update:
         """Select a tab whose view ``page`` has just rendered for ``edition`` (a link between views)."""
         return {
@@ -206,6 +251,10 @@ class View:
 
     tab_id = ""
     title = ""
+
+    def shown_on(self, ed: Any) -> bool:
+        """Whether this tab has something to show on a board (an ``EditionData``); hidden otherwise."""
+        return True
 
     def build(self, ctx: Context) -> None:
         """Lay out this view's components (called inside its ``gr.Tab``)."""

@@ -16,6 +16,9 @@ class BlocksView(View):
     tab_id = "blocks"
     title = "Blocks"
 
+    def shown_on(self, ed: Any) -> bool:
+        return not ed.is_suite  # a suite has no blocks
+
     def build(self, ctx: Context) -> None:
         suite = load_suite()
         self.parts: dict[str, tuple[Table, Any]] = {}

@@ -46,6 +46,9 @@ class CalibrationView(View):
     tab_id = "calibration"
     title = "Calibration"
 
+    def shown_on(self, ed: EditionData) -> bool:
+        return not ed.is_suite  # suite runs store no answer probabilities
+
     def build(self, ctx: Context) -> None:
         gr.Markdown(INTRO)
         self.rule = gr.Markdown(elem_id="calibration-rule")
@@ -161,6 +164,8 @@ class CalibrationView(View):
                 f" {without} model(s) of this board have no calibration report (answer probabilities "
                 "not available from their provider, and no declared groups or controls)."
             )
+        if cal is not None and cal.notes:  # pooled scopes: on the items every model shares, or not at all
+            rule += "\n\n" + "\n\n".join(md(n) for n in cal.notes.values())
         return {
             self.rule: rule,
             self.scope: gr.update(choices=scopes, value=scope, visible=bool(scopes)),

@@ -85,8 +85,9 @@ class ExplorerView(View):
                     self.reasoning = gr.Textbox(show_label=False, lines=6, interactive=False)
                 self.parsed = gr.Textbox(label="A: parsed value", interactive=False)
                 self.verdict_box = gr.Textbox(label="A: verdict", interactive=False)
-                self.b_answer = gr.Textbox(label="B: raw answer", lines=2, interactive=False)
-                self.b_verdict = gr.Textbox(label="B: verdict", interactive=False)
+                # shown only when a model B is picked (no empty boxes otherwise)
+                self.b_answer = gr.Textbox(label="B: raw answer", lines=2, interactive=False, visible=False)
+                self.b_verdict = gr.Textbox(label="B: verdict", interactive=False, visible=False)
 
     def filters(self) -> list[Any]:
         return [
@@ -132,6 +133,8 @@ class ExplorerView(View):
     ) -> Update:
         blank: Update = {c: "" for c in self.example_outputs()}
         blank[self.passage] = None
+        for box in (self.b_answer, self.b_verdict):
+            blank[box] = gr.update(value="", visible=bool(key_b))
         board = ctx.prepared.board
         if not (task_id and key_a and example_id) or task_id not in explorer.task_ids(board, edition):
             return blank
@@ -146,13 +149,14 @@ class ExplorerView(View):
             self.parsed: va.parsed,
             self.verdict_box: va.verdict,
             self.passage: va.highlight,
-            self.b_answer: "",
-            self.b_verdict: "",
+            self.b_answer: gr.update(value="", visible=bool(key_b)),
+            self.b_verdict: gr.update(value="", visible=bool(key_b)),
         }
         if key_b:
             vb = explorer.example_view(board, edition, task_id, key_b, example_id)
             if vb is not None:
-                out[self.b_answer], out[self.b_verdict] = vb.answer, vb.verdict
+                out[self.b_answer] = gr.update(value=vb.answer, visible=True)
+                out[self.b_verdict] = gr.update(value=vb.verdict, visible=True)
         return out
 
     def results(self, ctx: Context, edition: str, q: Query) -> Update:

@@ -21,6 +21,40 @@ from yoxla.leaderboard.views.base import Context, Table, Update, View, set_param
 
 ANY = "any"
 FLOOR_STYLE = "color: #6b6b6b; background-color: #eeeeee; font-style: italic"
+REPORTED_STYLE = "background-color: #fff8e6"
+HOW_TO_READ = (
+    "**How to read this:** *72.5 ±2.1* is a score with half its 95% interval; a Rank such as *1–3* "
+    "means the intervals cannot order the model more finely; the grey row is the best cue-only floor "
+    "(a reference, not a model)."
+)
+
+
+def how_to_read(ed: EditionData) -> str:
+    """The one line above the table: intervals, rank ranges, the floor (the full rule is one click away)."""
+    if ed.is_suite:
+        return (
+            "**How to read this:** a Rank such as *1–3* means the intervals (where a task has them) cannot "
+            "order the model more finely; ranks are those of the whole board."
+        )
+    line = HOW_TO_READ
+    if ed.publications:
+        line += " Rows marked *reported* are the benchmark authors' own numbers, not re-checked here."
+    return line
+
+
+def board_note(ed: EditionData) -> str:
+    """The board's first line: what this board is (and, for ``sample``, what it is not)."""
+    if ed.is_suite:
+        return f"**{md(ed.label)}**: an eval suite committed under `suites/`, re-scored with its own graders."
+    if ed.name == "sample":
+        models = [v for g in ed.groups() for v in ed.boards[g].models]
+        cue_only = bool(models) and all(v.provider == "baseline" for v in models)
+        what = "its rows are cue-only baselines" if cue_only else "its rows check the runner end to end"
+        return (
+            "**`sample` is the small offline edition bundled with the code:** "
+            f"{what}, not a ranking of language models. Pick **v1** under *Board* for the benchmark."
+        )
+    return f"**`{ed.name}` is the published YOXLA benchmark:** eleven frozen tasks in four blocks."
 
 
 def rule_text(ed: EditionData) -> str:
@@ -78,51 +112,59 @@ class LeaderboardView(View):
     title = "Leaderboard"
 
     def build(self, ctx: Context) -> None:
-        with gr.Row(equal_height=True):
-            self.search = gr.Textbox(
-                label="Search",
-                placeholder="model, provider or model id",
-                scale=3,
-                elem_id="lb-search",
-                max_lines=1,
+        self.note = gr.Markdown(elem_id="lb-note")  # the board's first line: what it is
+        with gr.Accordion("Filters and more columns", open=False, elem_id="lb-filters"):
+            with gr.Row(equal_height=True):
+                self.search = gr.Textbox(
+                    label="Search",
+                    placeholder="model, provider or model id",
+                    scale=3,
+                    elem_id="lb-search",
+                    max_lines=1,
+                )
+                self.group = gr.Dropdown(
+                    [(GROUP_TITLES["standard"], "standard")],
+                    value="standard",
+                    label="Run conditions (ranked only among equal ones)",
+                    elem_id="lb-group",
+                    scale=3,
+                )
+                self.providers = gr.Dropdown(
+                    [], value=[], multiselect=True, label="Provider", scale=3, elem_id="lb-providers"
+                )
+                self.weights = gr.Dropdown(
+                    [ANY, "open", "closed", UNKNOWN], value=ANY, label="Weights", scale=1, min_width=110
+                )
+                self.size = gr.Dropdown(
+                    [ANY, *[name for name, _, _ in SIZE_BANDS], UNKNOWN],
+                    value=ANY,
+                    label="Size",
+                    scale=1,
+                    min_width=120,
+                )
+                self.trust = gr.Dropdown(
+                    [ANY, "verified", "community"], value=ANY, label="Trust", scale=1, min_width=120
+                )
+            self.columns = gr.CheckboxGroup(
+                list(tables.COLUMN_SETS), value=[], label="Show also", elem_id="lb-columns", container=False
             )
-            self.group = gr.Dropdown(
-                [(GROUP_TITLES["standard"], "standard")],
-                value="standard",
-                label="Board (ranked only among equal run conditions)",
-                elem_id="lb-group",
-                scale=3,
-            )
-            self.providers = gr.Dropdown(
-                [], value=[], multiselect=True, label="Provider", scale=3, elem_id="lb-providers"
-            )
-            self.weights = gr.Dropdown(
-                [ANY, "open", "closed", UNKNOWN], value=ANY, label="Weights", scale=1, min_width=110
-            )
-            self.size = gr.Dropdown(
-                [ANY, *[name for name, _, _ in SIZE_BANDS], UNKNOWN],
-                value=ANY,
-                label="Size",
-                scale=1,
-                min_width=120,
-            )
-            self.trust = gr.Dropdown(
-                [ANY, "verified", "community"], value=ANY, label="Trust", scale=1, min_width=120
-            )
-        self.columns = gr.CheckboxGroup(
-            list(tables.COLUMN_SETS), value=[], label="Show also", elem_id="lb-columns", container=False
-        )
         self.about = gr.Textbox(
             label="About this suite", visible=False, lines=3, interactive=False, elem_id="lb-about"
         )
         self.count = gr.Markdown(elem_id="lb-count")
+        self.how = gr.Markdown(HOW_TO_READ, elem_id="rank-rule")
         self.table = Table(
             "Leaderboard (click a row to open the model's page)",
             "leaderboard",
             elem_id="leaderboard-table",
             max_height=640,
+            pinned_columns=2,
+            column_widths=["88px", "150px", "76px"],
         )
-        self.rule = gr.Markdown(f"{RANK_RULE} Ranks are those of the whole board.", elem_id="rank-rule")
+        with gr.Accordion("The full ranking rule", open=False, elem_id="rank-rule-more"):
+            self.rule = gr.Markdown(
+                f"{RANK_RULE} Ranks are those of the whole board.", elem_id="rank-rule-full"
+            )
         self.keys = gr.State([])
         self.plot = gr.Plot(label="Headline score with 95% interval", elem_classes=["yoxla-plot"])
         with gr.Column(visible=False, elem_id="lb-unchecked") as self.unchecked_box:
@@ -154,6 +196,8 @@ class LeaderboardView(View):
             *self.filter_inputs(),
             *self.table_outputs(),
             self.about,
+            self.note,
+            self.how,
             self.rule,
             self.unchecked_box,
             *self.unchecked.outputs,
@@ -187,14 +231,29 @@ class LeaderboardView(View):
             trust=trust or ANY,
         )
         view = tables.leaderboard_view(frame, ed, group, filters, columns or ())
+        shown = view.table.copy()
+        if len(shown):  # each name escaped, linked to its card when the file names a checked one
+            shown["Model"] = [
+                tables.model_cell(str(name), link)
+                for name, link in zip(shown["Model"], view.links, strict=True)
+            ]
         styler = None
-        if view.floor_row is not None:  # the reference row in grey (one styles frame, not per row)
-            styles = tables.pd.DataFrame("", index=view.table.index, columns=view.table.columns)
-            styles.iloc[view.floor_row] = FLOOR_STYLE
-            styler = view.table.style.apply(lambda _: styles, axis=None)
+        if view.floor_row is not None or view.reported_rows:  # one styles frame, not per row
+            styles = tables.pd.DataFrame("", index=shown.index, columns=shown.columns)
+            for i in view.reported_rows:
+                styles.iloc[i] = REPORTED_STYLE
+            if view.floor_row is not None:
+                styles.iloc[view.floor_row] = FLOOR_STYLE
+            styler = shown.style.apply(lambda _: styles, axis=None)
         board = ed.boards[group]
         where = f"suite {code(ed.suite_id)}" if ed.is_suite else f"edition `{ed.name}`"
-        if board.empty:
+        reported = len(view.reported_rows)
+        if board.empty and reported:
+            count = (
+                f"**No re-checked result file on {where} yet:** the rows marked *reported* are the "
+                "results the benchmark's authors published, not re-checked here and never ranked."
+            )
+        elif board.empty:
             count = (
                 f"**No re-checked result file on {where} yet.** "
                 + ("See the sections below. " if ed.unchecked or ed.publications else "")
@@ -204,14 +263,22 @@ class LeaderboardView(View):
             count = (
                 f"Showing **{view.shown} of {view.total}** model(s) on the "
                 f"*{GROUP_TITLES.get(group, group).lower()}* board of {where}."
+            ) + (
+                f" Below them, {reported} result(s) *reported* by the benchmark's authors (not re-checked "
+                "here, not ranked)."
+                if reported
+                else ""
             )
         empty = (
-            "No model matches the filters." if view.total else f"No re-checked result file on {ed.label} yet."
+            "No model matches the filters."
+            if view.total or ed.publications
+            else f"No re-checked result file on {ed.label} yet."
         )
         return {
             **self.table.update(
                 ctx.downloads,
-                view.table,
+                shown,
+                markdown=("Model",),
                 csv=frame,
                 styler=styler,
                 empty=empty,
@@ -237,6 +304,8 @@ class LeaderboardView(View):
             **self.refresh(ctx, ed.name, "standard"),
         }
         out[self.about] = gr.update(value=suite_about(ed), visible=ed.is_suite)
+        out[self.note] = board_note(ed)
+        out[self.how] = how_to_read(ed)
         out[self.rule] = rule_text(ed)
         out[self.unchecked_box] = gr.update(visible=bool(ed.unchecked))
         out.update(
@@ -291,8 +360,16 @@ class LeaderboardView(View):
             ed = ctx.prepared.edition(edition)
             board = ed.boards.get(group or "standard", ed.standard)
             row = evt.row_value if isinstance(evt.row_value, list) else None
-            if row and len(row) > 1 and row[1] in board.by_name:
-                key = board.models[board.by_name[row[1]]].key
+            cells = ctx.memo(
+                "lb-cells",
+                ed.name,
+                group or "standard",
+                make=lambda: {tables.model_cell(v.name, tables.card_url(v)): v.key for v in board.models},
+            )
+            if row and len(row) > 1 and isinstance(row[1], str) and row[1] in cells:
+                key = cells[row[1]]
+            elif row and len(row) > 1 and isinstance(row[1], str) and row[0] == tables.REPORTED_RANK:
+                key = None  # a reported result: nothing to open
             elif isinstance(evt.index, list | tuple) and evt.index and 0 <= int(evt.index[0]) < len(keys):
                 key = keys[int(evt.index[0])]
             if not key:

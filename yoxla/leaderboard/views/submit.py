@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from yoxla.leaderboard import texts
+from yoxla.leaderboard import about, texts
 from yoxla.leaderboard.views.base import Context, View
 
 
@@ -13,7 +13,7 @@ class SubmitView(View):
     title = "Submit"
 
     def build(self, ctx: Context) -> None:
-        gr.Markdown(texts.SUBMIT)
+        gr.Markdown(texts.SUBMIT.format(place=about.pull_request_place()), elem_id="submit")
 
     def warm(self, ctx: Context, edition: str) -> None:
         pass
