@@ -15,7 +15,8 @@ processes, so nothing carries over but what a Space keeps on disk:
 * ``restart_s``: the same in a new process with a different ``PYTHONHASHSEED``, the verdict
   and bootstrap caches left by the first start;
 * ``peak_rss_mb``: the first start's process, after the app is built with every view of every
-  board prepared: its peak resident memory (and, apart, the largest admission worker's).
+  board prepared: its peak resident memory (the admission workers are forks of it, started
+  while it is small, and end before the views are prepared).
 
 ``--distinct`` answer sets are generated (default: every file its own). Ratios are to
 ``json_load_s`` of the same run; the load average is printed beside them. Imports (pandas,
@@ -83,7 +84,6 @@ def child(mode: str, folder: Path) -> dict[str, Any]:
         app.build_app(board=board)  # every view of every board prepared
         out["app_build_s"] = time.perf_counter() - t1
         out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        out["worker_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return out
 
 
@@ -119,7 +119,7 @@ def main() -> None:
     rows_out: list[dict[str, Any]] = []
     print(
         f"{'files':>5}  {'MB':>6}  {'json.load':>9}  {'first start':>11}  {'x json':>6}  "
-        f"{'restart':>8}  {'x json':>6}  {'peak RSS':>9}  {'worker RSS':>10}  load average",
+        f"{'restart':>8}  {'x json':>6}  {'peak RSS':>9}  load average",
         flush=True,
     )
     for n in args.counts:
@@ -155,7 +155,6 @@ def main() -> None:
                 "restart_x_json": restart["wall_s"] / j["wall_s"],
                 "app_build_s": first["app_build_s"],
                 "peak_rss_mb": first["peak_rss_mb"],
-                "worker_peak_rss_mb": first["worker_peak_rss_mb"],
                 "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
                 "load_average": load,
                 "generated_s": made,
@@ -164,7 +163,7 @@ def main() -> None:
             print(
                 f"{n:>5}  {mb:>6.1f}  {row['json_load_s']:>8.2f}s  {row['first_start_s']:>10.2f}s  "
                 f"{row['first_x_json']:>6.1f}  {row['restart_s']:>7.2f}s  {row['restart_x_json']:>6.1f}  "
-                f"{row['peak_rss_mb']:>7.0f}MB  {row['worker_peak_rss_mb']:>8.0f}MB  {load}",
+                f"{row['peak_rss_mb']:>7.0f}MB  {load}",
                 flush=True,
             )
     if args.json:

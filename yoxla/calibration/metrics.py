@@ -82,8 +82,12 @@ def _check(case: Case) -> None:
 
 
 def _checked(cases: Sequence[Case]) -> list[Case]:
+    """The cases, each checked once: a case that passed is marked (cases are frozen), so the
+    several metrics of one report do not check the same distributions again."""
     for case in cases:
-        _check(case)
+        if not case.__dict__.get("_checked_ok"):
+            _check(case)
+            object.__setattr__(case, "_checked_ok", True)
     return list(cases)
 
 
