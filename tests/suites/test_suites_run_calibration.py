@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +278,39 @@ def test_no_probabilities_flag_asks_for_none(runner, suite, tmp_path) -> None:
         assert "calibration" not in t and not any("distribution" in p for p in t["predictions"])
     assert runner.json("plain", "summary.json")["probabilities"]["asked"] == 0
     assert admit(doc, tmp_path).shown
+
+
+def test_retry_from_the_result_file_keeps_the_stored_distributions(
+    runner, suite, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("YOXLA_SUITES_DIR", str(tmp_path / "suites"))  # the suite is committed "here"
+    _run(runner, suite, "clean")
+    clean = runner.result()
+    failing = {"r05", "r07"}
+    down = [True]
+
+    def flaky(key: str, attempt: int, body: dict[str, Any]) -> Reply:
+        row = ROW_OF.get(key.splitlines()[-2]) if key.endswith("Duygu nədir?") else None
+        if down[0] and row is not None and row["id"] in failing:
+            return Reply(status=503, message="upstream down")
+        return respond(key, attempt, body)
+
+    with FakeServer(responder=flaky) as srv:
+        rc, _, err = runner.api(suite, srv.base_url, "r1", "--max-retries", "0")
+        assert rc == 0, err
+        path = runner.results / "suites" / "sinaq" / "vllm__fake--model-1.json"
+        failed = json.loads(path.read_text(encoding="utf-8"))
+        preds = {p["id"]: p for p in failed["tasks"]["duygu_v1"]["predictions"]}
+        assert all("distribution" not in preds[i] for i in failing)
+        assert failed["tasks"]["duygu_v1"]["calibration"]["n_with_probs"] == 10
+        received = tmp_path / "received.json"
+        received.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        shutil.rmtree(runner.runs / "r1")
+        down[0] = False
+        before = len(srv.bodies)
+        rc, _, err = runner("run", "--retry-errors", str(received), "--base-url", srv.base_url)
+        assert rc == 0, err
+        assert len(srv.bodies) - before == len(failing)  # only the failed items asked again
+    # The kept answers' distributions came from the file, the new ones from the new tokens: the
+    # tasks are those of the run that never failed.
+    assert runner.result()["tasks"] == clean["tasks"]
