@@ -386,7 +386,7 @@ def test_a_suite_board_is_picked_and_shows_its_table(committed_url: str, driver:
         if title in CONTENT:
             assert d.find_elements(By.CSS_SELECTOR, CONTENT[title]), (title, "the view did not render")
     click_tab(d, "Calibration")
-    assert "no calibration view" in d.find_element(By.CSS_SELECTOR, "#calibration-table").text
+    assert "stores answer probabilities" in d.find_element(By.CSS_SELECTOR, "#calibration-table").text
     click_tab(d, "Error explorer")
     inputs = d.find_element(By.CSS_SELECTOR, "#example-inputs textarea").get_attribute("value")
     assert "[system]" in inputs and "Mətn:" in inputs  # the rendered prompt, as sent

@@ -314,3 +314,42 @@ def test_retry_from_the_result_file_keeps_the_stored_distributions(
     # The kept answers' distributions came from the file, the new ones from the new tokens: the
     # tasks are those of the run that never failed.
     assert runner.result()["tasks"] == clean["tasks"]
+
+
+def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runner, suite, tmp_path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "leaderboard"))
+    from leaderboard_helpers import value, view_context
+
+    from yoxla.leaderboard import calibration
+    from yoxla.leaderboard.board import load_board
+    from yoxla.leaderboard.prepared import prepare, suite_board_id
+
+    _run(runner, suite, "board")
+    doc = runner.result()
+    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
+    prepared = prepare(load_board(runner.results, data=data, B=50), floors=False)
+    ed = prepared.edition(suite_board_id("sinaq"))
+    assert ed.is_suite and len(ed.standard.models) == 1
+    cal = calibration.board_calibration(ed, B=50)
+    # All tasks pooled, then each closed task; the open task has no report.
+    assert [s for _, s in cal.scopes] == ["overall", "task:duygu_v1", "task:secim_v1"]
+    (row,) = cal.rows["task:duygu_v1"]
+    assert row.report == doc["tasks"]["duygu_v1"]["calibration"]
+    lo, hi = row.intervals["mean_gold_p"]
+    assert lo <= row.report["mean_gold_p"] <= hi and lo < hi
+    assert cal.rows["overall"][0].report["n_with_probs"] == 24
+    shown, _ = calibration.scope_table(cal, "task:secim_v1")
+    assert list(shown["With probabilities"]) == ["12 of 12"]
+
+    ctx = view_context(prepared)
+    view = ctx.views["calibration"]
+    out = view.page(ctx, ed.name, "task:duygu_v1")
+    frame = value(out[view.table.df])
+    assert list(frame["Model"]) == [row.model.name]
+    model = ctx.views["model"]
+    assert (
+        "Answer probabilities** for 24 of 24"
+        in model.calibration(ctx, ed, row.model, True, "m")[model.cal_line]
+    )
