@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from suite_run_helpers import SuiteRunner, make_suite, manifest
 
@@ -197,6 +198,8 @@ def test_closed_spaces_are_asked_stored_derived_and_admitted(runner, suite, tmp_
     assert "answer probabilities: asked in 24 requests, received in 24" in out
     assert "mean gold p" in out
 
+    schema = Path(__file__).resolve().parents[2] / "yoxla" / "schema" / "result.schema.json"
+    jsonschema.validate(doc, json.loads(schema.read_text(encoding="utf-8")))  # the published schema too
     verdict = admit(doc, tmp_path)
     assert verdict.shown and verdict.rechecked, verdict.reasons
     assert verdict.tasks["duygu_v1"].calibration == cal
