@@ -884,6 +884,11 @@ class SuitePrediction(Record):
         description="true for a control row (the task's metadata.control_field): run, scored as a "
         "sample, left out of the task's metrics; absent otherwise",
     )
+    distribution: Distribution | None = Field(
+        default=None,
+        description="probabilities over the item's closed answer space (docs/calibration.md); absent "
+        "when the task has none or the provider gave none",
+    )
 
 
 class SuiteTaskResult(Record):
@@ -906,6 +911,11 @@ class SuiteTaskResult(Record):
     judge_scored: bool
     judge_models: Annotated[list[ModelName], Field(max_length=20)]
     predictions: Annotated[list[SuitePrediction], Field(max_length=MAX_PREDICTIONS)]
+    calibration: Calibration | None = Field(
+        default=None,
+        description="answer probabilities, group consistency and controls, as for the benchmark; "
+        "absent when no prediction stores a distribution",
+    )
 
 
 HubRepoId = Annotated[
@@ -1132,8 +1142,12 @@ def derive_suite_task(
 
     ``prepared`` is the task as :func:`yoxla.suites.prepare.prepare_task` gives it (from the
     committed manifest); ``stored`` the predictions (``id``, ``raw``, ``finish_reason``,
-    ``error``, ``judgements``) in item order. ``judge`` None replays the stored judgements
-    (re-scoring never asks a model); the runner passes its recording callback.
+    ``error``, ``judgements``, and ``distribution`` where one is stored) in item order.
+    ``judge`` None replays the stored judgements (re-scoring never asks a model); the runner
+    passes its recording callback. A stored distribution is read back for its item's closed
+    answer space (:func:`yoxla.suites.space.probability_space`) as the benchmark's is, and the
+    ``calibration`` block derived with the benchmark's functions
+    (:func:`yoxla.calibration.stored.suite_task_calibration`).
     """
     from yoxla.suites.scoring import SampleOutput, score_suite_task
 
@@ -1170,6 +1184,7 @@ def derive_suite_task(
         )
         if is_control:
             preds[-1]["control"] = True
+    calibration = _suite_distributions(prepared, items, stored, preds)
     models = sorted({j.response.model for r in scored.results for j in r.judgements if j.response.model})
     return {
         "name": prepared.task.spec.name,
@@ -1183,7 +1198,27 @@ def derive_suite_task(
         "judge_scored": scored.judge_scored,
         "judge_models": models[:20],
         "predictions": preds,
+        **({"calibration": calibration} if calibration is not None else {}),
     }
+
+
+def _suite_distributions(
+    prepared: Any, items: Sequence[Any], stored: Sequence[Mapping[str, Any]], preds: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Each stored distribution read back for its item's closed answer space into ``preds``
+    (dropped for a generation error, an open space, or an inconsistent form), and the task's
+    calibration block derived from them (None when no prediction keeps one)."""
+    from yoxla.calibration.stored import checked_in, suite_task_calibration
+    from yoxla.suites.space import calibration_inputs
+
+    if not any(p.get("distribution") is not None for p in stored):
+        return None  # most files: nothing to read back
+    targets, spaces, groups = calibration_inputs(prepared.task.spec, items)
+    for pred, p, space in zip(preds, stored, spaces, strict=True):
+        dist = checked_in(space, p.get("distribution")) if p.get("error") is None else None
+        if dist is not None:
+            pred["distribution"] = dist
+    return suite_task_calibration(prepared.task.id, targets, spaces, groups, preds)
 
 
 def build_suite_task_result(
@@ -1230,8 +1265,13 @@ def _suite_task_dump(t: SuiteTaskResult) -> dict[str, Any]:
     """A task as stored: a prediction's ``control`` only where it is true (as derived)."""
     out = t.model_dump(mode="json")
     for pred in out["predictions"]:
-        if pred.get("control") is None:
-            pred.pop("control", None)
+        for key in ("control", "distribution"):
+            if pred.get(key) is None:
+                pred.pop(key, None)
+        if pred.get("distribution") is not None:  # its optional fields only where set, as derived
+            pred["distribution"] = {k: v for k, v in pred["distribution"].items() if v is not None}
+    if out.get("calibration") is None:
+        out.pop("calibration", None)
     return out
 
 

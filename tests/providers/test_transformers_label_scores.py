@@ -134,3 +134,17 @@ def _slug(path: Path) -> str:
     from yoxla.results import model_slug
 
     return model_slug(str(path))
+
+
+def test_a_suite_item_is_scored_over_the_space_its_request_carries(local: TransformersProvider) -> None:
+    space = ("1", "2", "HEÇ BİRİ")  # a row-dependent suite space: two options and a fixed label
+    messages = [{"role": "user", "content": "Seçim: Paytaxt?\n1. Bakı\n2. Gəncə"}]
+    suite_item = Request(task=object(), row={}, example_id="s1", messages=messages, max_tokens=4, space=space)
+    open_item = Request(task=object(), row={}, example_id="s2", messages=messages, max_tokens=4)
+    scored, unscored = local.generate_batch([suite_item, open_item])
+    assert unscored.label_scores is None  # no space carried, no benchmark answer space: none
+    assert scored.label_scores is not None and list(scored.label_scores["probs"]) == list(space)
+    want = by_hand(local, local.render(messages), space)
+    assert [scored.label_scores["probs"][lb] for lb in space] == pytest.approx(
+        [want[lb] for lb in space], abs=1e-5
+    )

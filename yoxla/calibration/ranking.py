@@ -36,7 +36,8 @@ KEYS: dict[str, RankKey] = {
 }
 DEFAULT_ORDER = ("accuracy", "group_consistency", "high_confidence_error_rate", "mean_gold_p")
 # What an eval suite may rank by (its manifest's ``metadata.ranking``): the suite score (named
-# ``yoxla`` or ``score``) and group consistency; suites store no answer probabilities.
+# ``yoxla`` or ``score``) and group consistency. A suite file may store answer probabilities
+# (closed answer spaces), but a suite board does not rank by them yet.
 SUITE_KEYS = ("yoxla", "score", "group_consistency")
 SUITE_ORDER = ("score",)  # a suite that declares no order ranks by its suite score
 SUITE_WORDS = {

@@ -47,7 +47,12 @@ def checked_distribution(
 ) -> dict[str, Any] | None:
     """The stored distribution read back for the row's answer space and written out again;
     None when the task has no closed answer space or the stored form is inconsistent."""
-    space = _space(task, row)
+    return checked_in(_space(task, row), stored)
+
+
+def checked_in(space: Sequence[str] | None, stored: Any) -> dict[str, Any] | None:
+    """A stored distribution read back for ``space`` and written out again (its one checked
+    form); None without a space, or when the stored form is inconsistent."""
     if space is None or not isinstance(stored, Mapping):
         return None
     try:
@@ -63,25 +68,34 @@ def run_distribution(task: Task, row: Mapping[str, Any], record: Mapping[str, An
     logprobs or label scores, malformed logprobs, or logprobs that put no mass on any label:
     absent, never zeros.
     """
-    from yoxla.calibration.logprobs import LogprobsError, distribution_from_logprobs, parse_logprobs
-
     if record.get("error") or (record.get(DISTRIBUTION_KEY) is None and not record.get(LOGPROBS_KEY)):
         return None  # nothing stored to derive from (most providers): answer at once
-    space = _space(task, row)
-    if space is None:
+    return distribution_in(_space(task, row), record)
+
+
+def distribution_in(space: Sequence[str] | None, record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """:func:`run_distribution` over a given answer space (a suite item's): the line's label
+    scores checked, or its token logprobs read against ``space``; None as there."""
+    from yoxla.calibration.logprobs import LogprobsError, distribution_from_logprobs, parse_logprobs
+
+    if space is None or record.get("error"):
         return None
     scored = record.get(DISTRIBUTION_KEY)
     if scored is not None:
-        return checked_distribution(task, row, scored)
+        return checked_in(space, scored)
     raw = record.get(LOGPROBS_KEY)
     if not raw:
         return None
     text = record.get("text")
+    if text is None and isinstance(record.get("raw"), str):  # suite lines keep the raw output only
+        from yoxla.parsing import answer_text
+
+        text = answer_text(record["raw"])
     finish = record.get("finish_reason")
     try:
         dist = distribution_from_logprobs(
             parse_logprobs(raw),
-            space,
+            tuple(space),
             text=text if isinstance(text, str) else None,
             finish_reason=finish if isinstance(finish, str) else None,
         )
@@ -193,6 +207,17 @@ def has_calibration(preds: Sequence[Any], declarations: TaskDeclarations | None)
     return any(_field(p, "distribution") is not None for p in preds)
 
 
+def _n_partial(preds: Sequence[Any]) -> int:
+    """Scored predictions whose distribution is partial (some labels missing)."""
+    return sum(
+        1
+        for p in preds
+        if (d := _plain(_field(p, "distribution"))) is not None
+        and d.get("missing")
+        and not _field(p, "control")
+    )
+
+
 def task_calibration(
     task: Task,
     rows: Sequence[Mapping[str, Any]],
@@ -204,14 +229,57 @@ def task_calibration(
     if not has_calibration(preds, declarations):
         return None
     cases = cases_from_predictions(task, rows, preds, declarations)
-    n_partial = sum(
-        1
-        for p in preds
-        if (d := _plain(_field(p, "distribution"))) is not None
-        and d.get("missing")
-        and not _field(p, "control")
-    )
-    return report_document(cases, n_partial)
+    return report_document(cases, _n_partial(preds))
+
+
+def suite_cases(
+    task_id: str,
+    targets: Sequence[str],
+    spaces: Sequence[Sequence[str] | None],
+    groups: Sequence[str | None],
+    preds: Sequence[Any],
+) -> list[Case]:
+    """The metrics' cases of one suite task: per item its target, its closed answer space (None:
+    open), its group (``metadata.group_field``'s value, None: none) and its prediction (derived
+    document or typed record), same order. A distribution counts only when complete and its
+    space holds the target; the answer is the extracted value when it is a label of the space."""
+    if not len(targets) == len(spaces) == len(groups) == len(preds):
+        raise ValueError(f"{task_id}: items, spaces, groups and predictions differ in number")
+    out = []
+    for target, space, group, pred in zip(targets, spaces, groups, preds, strict=True):
+        labels = set(space or ())
+        control = bool(_field(pred, "control"))
+        dist = _plain(_field(pred, "distribution"))
+        usable = dist is not None and not dist.get("missing") and (control or target in labels)
+        extracted = _field(pred, "extracted")
+        valid = bool(_field(pred, "valid")) and isinstance(extracted, str) and extracted in labels
+        out.append(
+            Case(
+                gold=None if control else target,
+                answer=extracted if valid else None,
+                probs=dict(dist["probs"]) if usable and dist is not None else None,
+                correct=_field(pred, "outcome") == "correct",
+                control=control,
+                group=None if group is None else (task_id, group),
+            )
+        )
+    return out
+
+
+def suite_task_calibration(
+    task_id: str,
+    targets: Sequence[str],
+    spaces: Sequence[Sequence[str] | None],
+    groups: Sequence[str | None],
+    preds: Sequence[Any],
+) -> dict[str, Any] | None:
+    """A suite task's ``calibration`` block (:func:`suite_cases` through the benchmark's
+    :func:`report_document`), or None when no prediction stores a distribution: a suite's group
+    consistency and controls are already among its task metrics, so a file without
+    probabilities keeps the form it had."""
+    if not any(_field(p, "distribution") is not None for p in preds):
+        return None
+    return report_document(suite_cases(task_id, targets, spaces, groups, preds), _n_partial(preds))
 
 
 def pooled_calibration(

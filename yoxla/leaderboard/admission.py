@@ -60,8 +60,10 @@ from yoxla.record import (
     FORMAT_VERSION,
     MISSING,
     ModelInfo,
+    Prediction,
     ResultFile,
     RunConditions,
+    SuitePrediction,
     SuiteResultFile,
     SuiteRunConditions,
     SuiteTaskResult,
@@ -185,8 +187,9 @@ class TaskRecord:
         )
 
     @classmethod
-    def from_suite(cls, task_id: str, t: SuiteTaskResult) -> TaskRecord:
-        """A task of an admitted suite file (metrics: the numbers and the breakdowns as cells)."""
+    def from_suite(cls, task_id: str, t: SuiteTaskResult, gold: Sequence[Any] | None = None) -> TaskRecord:
+        """A task of an admitted suite file (metrics: the numbers and the breakdowns as cells);
+        ``gold``: the items' targets, for the per-example calibration arrays."""
         preds = t.predictions
         nan = float("nan")
         primary = t.metrics.get(t.primary) if t.primary else None
@@ -207,11 +210,7 @@ class TaskRecord:
             outcomes=[p.outcome for p in preds],
             parsed=[p.extracted or "" for p in preds],
             near_miss=[p.near_miss for p in preds],
-            control=(
-                np.fromiter((bool(p.control) for p in preds), dtype=bool, count=len(preds))
-                if any(p.control for p in preds)
-                else None
-            ),
+            **_calibration_fields(t, gold),
             name=t.name or task_id,
             higher_is_better=t.higher_is_better,
             judge_scored=t.judge_scored,
@@ -219,8 +218,8 @@ class TaskRecord:
         )
 
 
-def _calibration_fields(t: TaskResult, gold: Sequence[Any] | None) -> dict[str, Any]:
-    preds = t.predictions
+def _calibration_fields(t: TaskResult | SuiteTaskResult, gold: Sequence[Any] | None) -> dict[str, Any]:
+    preds: Sequence[Prediction | SuitePrediction] = t.predictions
     out: dict[str, Any] = {}
     if any(p.control for p in preds):
         out["control"] = np.fromiter((bool(p.control) for p in preds), dtype=bool, count=len(preds))

@@ -2,6 +2,8 @@
 
 The point values are the reports admission re-derived (``TaskRecord.calibration`` per task,
 ``Verdict.calibration`` pooled per block and overall; docs/calibration.md has the formulas).
+A suite board has no blocks: its scopes are all tasks (pooled) and each task with a report,
+from the distributions its files store over each item's closed answer space.
 The intervals come from the per-example arrays admission keeps on each task
 (``p_top``, ``p_gold``, ``brier``, ``top_correct``, the parsed answer and the control mask):
 examples are resampled with replacement within each task, B times with a fixed seed, the same
@@ -51,11 +53,6 @@ NO_PROBS_PROVIDER = (
     "not available from this provider: the result file stores no answer probabilities (the provider "
     "returned no token logprobs, or the run was made with --no-probabilities)"
 )
-SUITE_NOTE = (
-    "Suite runs record no answer probabilities (suite tasks have no closed answer space the "
-    "benchmark's probability derivation could use), so a suite board has no calibration view."
-)
-
 # Columns of the per-example matrix: counts and sums whose ratios are the metrics.
 _P, _GOLD, _HCE, _SCORED, _BRIER, _AGREE, _WITH = range(7)
 _BINS0 = 7  # then ECE_BINS columns of bin counts, bin confidence sums, bin correct sums

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from yoxla.calibration.metrics import Case
+from yoxla.calibration.stored import pooled_calibration, suite_cases
 from yoxla.record import (
     SuiteResultFile,
     SuiteTaskHashes,
@@ -172,6 +174,23 @@ def _board(rec: SuiteResultFile, suite: CommittedSuite) -> str | None:
     return None
 
 
+def _suite_cases(p: Any, derived: dict[str, Any]) -> list[Case]:
+    """The calibration cases of an admitted suite task, from its derived predictions."""
+    from yoxla.suites.space import calibration_inputs
+
+    return suite_cases(p.task.id, *calibration_inputs(p.task.spec, p.items), derived["predictions"])
+
+
+def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
+    """Each task's pooling block: its first group in the suite (``""`` without groups)."""
+    out = {tid: "" for tid in tasks}
+    for g in reversed(rec.suite.groups or []):
+        for tid in g.tasks:
+            if tid in out:
+                out[tid] = g.id
+    return out
+
+
 def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
     """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
     from yoxla.leaderboard.admission import ADMITTED, TaskRecord, _differs
@@ -194,6 +213,8 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         return
     assert suite.prepared is not None
     records: dict[str, TaskRecord] = {}
+    cases: dict[str, list[Case]] = {}
+    partial: dict[str, int] = {}
     for tid, p in suite.prepared.items():
         t = rec.tasks[tid]
         if not _check_coverage(tid, t, [i.id for i in p.items], v):
@@ -210,7 +231,11 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
                 "given); the task is incomplete"
             )
             continue
-        records[tid] = TaskRecord.from_suite(tid, t)
+        gold = [i.target for i in p.items] if t.calibration is not None else None
+        records[tid] = TaskRecord.from_suite(tid, t, gold)
+        if "calibration" in derived:
+            cases[tid] = _suite_cases(p, derived)
+            partial[tid] = int(derived["calibration"]["n_partial"])
     if v.reasons:
         return
     # The groups and headline are the committed suite's (checked above): scores follow them.
@@ -238,5 +263,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         v.notes.append(f"judge-scored (judge: {v.judge or 'unknown'}); stored judgements were replayed")
     v.tasks = records
     v.scores = scores
+    if cases:  # pooled as the benchmark's blocks are, with the suite's groups for blocks
+        v.calibration = pooled_calibration(_task_groups(rec, cases), cases, partial)
     v.rechecked = True
     v.status = ADMITTED

@@ -72,6 +72,9 @@ class Request:
     passthrough: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     max_retries: int | None = None
+    # Suite runs: the item's closed answer space (yoxla.suites.space.probability_space), over
+    # which answer probabilities are asked for; None: open, or a benchmark task (its own space).
+    space: tuple[str, ...] | None = None
 
 
 def wants_probabilities(request: Request) -> bool:
@@ -79,10 +82,15 @@ def wants_probabilities(request: Request) -> bool:
 
     Under ``--thinking`` the answer follows a long reasoning (every token of which would come
     back with its alternatives, and a local model's label scoring would skip it): no
-    probabilities are asked for then. Suite tasks (manifests) are not asked for them yet.
+    probabilities are asked for then. A suite item is asked for them when it carries a closed
+    space (``request.space``).
     """
+    if request.thinking:
+        return False
+    if request.space is not None:
+        return True
     answer = getattr(request.task, "answer", None)  # suite tasks have no benchmark answer space
-    return answer is not None and answer.mode == "choice" and not request.thinking
+    return answer is not None and answer.mode == "choice"
 
 
 @dataclass

@@ -368,7 +368,7 @@ class TransformersProvider(Provider):
         if not wants_probabilities(request):
             return None
         try:
-            space = answer_space(request.task, request.row)
+            space = request.space or answer_space(request.task, request.row)
         except (KeyError, TypeError, ValueError):
             return None
         if not space:

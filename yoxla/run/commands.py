@@ -376,37 +376,9 @@ def probabilities_line(counts: Any, any_shown: bool) -> str | None:
     return line
 
 
-def print_summary(report: Any) -> None:
-    from yoxla.suite import load_suite
-
-    s = report.summary
-    if "suite" in s:
-        from yoxla.run.suite_cli import print_suite_summary
-
-        print_suite_summary(report)
-        return
-    suite = load_suite()
-    rows = []
-    for tid, t in s["tasks"].items():
-        inv = t["invalid_output_rate"]
-        rows.append(
-            [
-                tid,
-                t["block"],
-                f"{t['score']:.2f}" if t["score"] is not None else "-",
-                f"{100 * inv:.1f}%" if inv is not None else "-",
-                f"{t['rows']}/{t['expected']}",
-                t["generation_errors"],
-            ]
-        )
-    print()
-    print(table(["task", "block", "score", "invalid", "examples", "gen. errors"], rows))
-    print()
-    print(
-        table(
-            ["block", "score"], [[f"{b} ({suite.block_names.get(b, b)})", v] for b, v in s["blocks"].items()]
-        )
-    )
+def print_probabilities(s: dict[str, Any]) -> None:
+    """A summary's calibration table (tasks with a calibration block) and its line on answer
+    probabilities (benchmark and suite runs alike)."""
     calibrated = {tid: t["calibration"] for tid, t in s["tasks"].items() if t.get("calibration")}
     with_probs = [tid for tid, c in calibrated.items() if c["n_with_probs"]]
     if calibrated:
@@ -439,8 +411,42 @@ def print_summary(report: Any) -> None:
             )
         )
     line = probabilities_line(s.get("probabilities"), bool(with_probs))
-    if line and s.get("provider") != "baseline":
+    if line and s.get("provider") not in ("baseline", "suite-baseline"):
         print(line)
+
+
+def print_summary(report: Any) -> None:
+    from yoxla.suite import load_suite
+
+    s = report.summary
+    if "suite" in s:
+        from yoxla.run.suite_cli import print_suite_summary
+
+        print_suite_summary(report)
+        return
+    suite = load_suite()
+    rows = []
+    for tid, t in s["tasks"].items():
+        inv = t["invalid_output_rate"]
+        rows.append(
+            [
+                tid,
+                t["block"],
+                f"{t['score']:.2f}" if t["score"] is not None else "-",
+                f"{100 * inv:.1f}%" if inv is not None else "-",
+                f"{t['rows']}/{t['expected']}",
+                t["generation_errors"],
+            ]
+        )
+    print()
+    print(table(["task", "block", "score", "invalid", "examples", "gen. errors"], rows))
+    print()
+    print(
+        table(
+            ["block", "score"], [[f"{b} ({suite.block_names.get(b, b)})", v] for b, v in s["blocks"].items()]
+        )
+    )
+    print_probabilities(s)
     print()
     yoxla = s["yoxla"]
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")

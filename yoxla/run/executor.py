@@ -67,16 +67,25 @@ def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, 
         "attempts": comp.attempts,
         "error": comp.error,
     }
-    # What the answer's distribution is derived from when the run is finished (absent: none).
-    if comp.probabilities_asked:
-        record[ASKED_KEY] = True
-    if comp.logprobs is not None and not comp.error:
-        record[LOGPROBS_KEY] = comp.logprobs
-    if comp.logprobs_refused is not None and not comp.error:
-        record[REFUSED_KEY] = comp.logprobs_refused
-    if comp.label_scores is not None and not comp.error:
-        record[DISTRIBUTION_KEY] = comp.label_scores
+    record.update(probability_fields(comp))
     return record
+
+
+def probability_fields(comp: Completion) -> dict[str, Any]:
+    """What a predictions.jsonl line keeps to derive the answer's distribution from when the run
+    is finished (benchmark and suite lines alike; absent: none)."""
+    out: dict[str, Any] = {}
+    if comp.probabilities_asked:
+        out[ASKED_KEY] = True
+    if comp.error:
+        return out
+    if comp.logprobs is not None:
+        out[LOGPROBS_KEY] = comp.logprobs
+    if comp.logprobs_refused is not None:
+        out[REFUSED_KEY] = comp.logprobs_refused
+    if comp.label_scores is not None:
+        out[DISTRIBUTION_KEY] = comp.label_scores
+    return out
 
 
 def request_for(task: Task, row: dict[str, Any], thinking: bool, thinking_budget: int) -> Request:

@@ -205,10 +205,7 @@ def build_summary(
         }
         cal = t.get("calibration")
         if cal:
-            tasks[tid]["calibration"] = {
-                k: cal[k]
-                for k in ("n_with_probs", "n_partial", "mean_gold_p", "high_confidence_error_rate", "ece")
-            } | {"group_consistency": cal["groups"]["value"], "controls": cal["controls"]["n"]}
+            tasks[tid]["calibration"] = calibration_summary(cal)
     return {
         "run_id": info["run_id"],
         "provider": info["provider"],
@@ -226,6 +223,13 @@ def build_summary(
         "wall_s": info.get("wall_s"),
         "result_file": info.get("result_file"),
     }
+
+
+def calibration_summary(cal: dict[str, Any]) -> dict[str, Any]:
+    """What summary.json keeps of a task's calibration block (the printed table's columns)."""
+    return {
+        k: cal[k] for k in ("n_with_probs", "n_partial", "mean_gold_p", "high_confidence_error_rate", "ece")
+    } | {"group_consistency": cal["groups"]["value"], "controls": cal["controls"]["n"]}
 
 
 def reported_model(records: list[dict[str, Any]]) -> str | None:

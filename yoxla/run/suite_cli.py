@@ -62,7 +62,7 @@ def suite_path(value: str) -> str:
 
 
 def print_suite_summary(report: Any) -> None:
-    from yoxla.run.commands import print_footer
+    from yoxla.run.commands import print_footer, print_probabilities
 
     s = report.summary
     rows = []
@@ -95,6 +95,9 @@ def print_suite_summary(report: Any) -> None:
                 f"incomplete: {tid}: {t['judge_unanswered']} grader call(s) lack a judge's answer; "
                 "resume the run with its judge to ask again"
             )
+    counts = s.get("probabilities") or {}
+    if counts.get("asked") or any(t.get("calibration") for t in s["tasks"].values()):
+        print_probabilities(s)  # only a run that asked: an open suite's summary stays as it was
     print()
     score = s["suite_score"]
     print(f"suite {s['suite']}: {score:.2f}" if score is not None else f"suite {s['suite']}: -")

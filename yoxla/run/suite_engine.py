@@ -203,6 +203,7 @@ def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_
 def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
+    from yoxla.calibration.stored import DISTRIBUTION_KEY
     from yoxla.leaderboard.suite_data import SuiteSource
     from yoxla.record import SuiteRunConditions
     from yoxla.suites.judge import request_hash
@@ -274,6 +275,12 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
                     "latency_s": 0.0,
                     "attempts": 1,
                     "error": p.error,
+                    # carried over as a local model's label scores are: read back at the finish
+                    **(
+                        {DISTRIBUTION_KEY: p.distribution.model_dump(mode="json", exclude_unset=True)}
+                        if p.distribution is not None
+                        else {}
+                    ),
                 }
             )
             for j in p.judgements:  # replayed by scoring, never sent again

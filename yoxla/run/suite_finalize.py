@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from yoxla.calibration.stored import probability_counts
 from yoxla.record import (
     JudgeInfo,
     SuiteInfo,
@@ -48,7 +49,7 @@ from yoxla.run.artifacts import (
     read_predictions,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.finalize import RunReport, _usage_total, model_info, write_finished
+from yoxla.run.finalize import RunReport, _usage_total, calibration_summary, model_info, write_finished
 from yoxla.run.lock import RunLock
 from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
@@ -93,7 +94,27 @@ def score_task(
     stored: list[dict[str, Any]] = [{k: r.get(k) for k in STORED} for r in records]
     for p, calls in zip(stored, judgements_by_sample(task, stored, pool, judge), strict=True):
         p["judgements"] = calls
+    add_distributions(task, records, stored)
     return build_suite_task_result(task.prepared, stored, pool=pool)
+
+
+def add_distributions(
+    task: SuiteRunTask, records: Sequence[Mapping[str, Any]], stored: list[dict[str, Any]]
+) -> None:
+    """Each answer's distribution over its item's closed answer space, derived from what its
+    line keeps (token logprobs, a local model's label scores), into ``stored`` (none: no key)."""
+    from yoxla.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY, distribution_in
+    from yoxla.record import align_items
+    from yoxla.suites.space import probability_space
+
+    if not any(r.get(LOGPROBS_KEY) or r.get(DISTRIBUTION_KEY) is not None for r in records):
+        return  # nothing to derive from (most runs): skip aligning the items
+    spec = task.task.spec
+    items = align_items(task.prepared, [str(p["id"]) for p in stored])
+    for p, r, item in zip(stored, records, items, strict=True):
+        dist = distribution_in(probability_space(spec, item.choices), r)
+        if dist is not None:
+            p["distribution"] = dist
 
 
 def _records(run_dir: Path, log: Log | None) -> list[dict[str, Any]]:
@@ -212,6 +233,14 @@ def build_suite_summary(
             "judge_unanswered": missing.get(tid, 0),
             "problems": t["problems"],
         }
+        if res is not None and res.calibration is not None:
+            tasks[tid]["calibration"] = calibration_summary(res.calibration.model_dump(mode="json"))
+    dists = {
+        (tid, p.id): p.distribution.model_dump(mode="json", exclude_none=True)
+        for tid, t in results.items()
+        for p in t.predictions
+        if p.distribution is not None
+    }
     return {
         "run_id": info["run_id"],
         "provider": info["provider"],
@@ -225,6 +254,7 @@ def build_suite_summary(
         "generation_error_examples": errors,
         "judge": info.get("judge"),
         "usage": _usage_total(records),
+        "probabilities": probability_counts(records, [dists.get((r["task"], str(r["id"]))) for r in records]),
         "wall_s": info.get("wall_s"),
         "result_file": info.get("result_file"),
     }

@@ -22,6 +22,7 @@ from typing import Any
 
 from yoxla.providers.base import Completion, Provider, Request
 from yoxla.providers.registry import redact
+from yoxla.run.executor import probability_fields
 from yoxla.run.settings import RunSettings
 from yoxla.run.suite_judge import RecordingJudge
 from yoxla.run.suite_plan import SuiteRunTask, suite_request
@@ -62,6 +63,7 @@ def prediction_line(task: SuiteRunTask, item: Item, comp: Completion, res: Sampl
         "latency_s": round(comp.latency_s, 6),
         "attempts": comp.attempts,
         "error": comp.error,
+        **probability_fields(comp),
     }
 
 

@@ -31,6 +31,7 @@ from yoxla.suites.loader import SuiteManifest, SuiteTask, load_manifest
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import repo_path, suite_id
 from yoxla.suites.sandbox import announce_for
+from yoxla.suites.space import probability_space
 from yoxla.suites.worker import WorkerPool
 
 DEFAULT_MAX_TOKENS = 1024
@@ -246,6 +247,7 @@ def suite_request(
         passthrough=gen.passthrough(backend, base_url),
         timeout=gen.timeout_seconds,
         max_retries=gen.max_retries,
+        space=probability_space(task.task.spec, item.choices),
     )
 
 

@@ -10,7 +10,7 @@ every row, as in the MKA1 format.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -37,6 +37,42 @@ def item_space(spec: TaskSpec, row: Mapping[str, Any]) -> tuple[str, ...]:
     options = lookup(row, space.options_field.split("."))
     n = len(options) if isinstance(options, list) else 0
     return _numbers(n) + space.label_values
+
+
+def probability_space(spec: TaskSpec, choices: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The closed answer space answer probabilities are taken over for one item (``choices``:
+    the item's own space, None: the task's), or None for an open answer.
+
+    Closed: strict extraction in choice mode (the task's ``choices`` or its ``answer_space``,
+    row-dependent or not), and a case-insensitive ``label_set`` (its labels). A case-sensitive
+    label set is not: the probability reader accepts every casing of a label (as the strict
+    parser does), which such an extraction refuses. ``regex``, ``take_first``, ``number`` and
+    ``none`` extraction accept answers outside any list, so they have no closed space.
+    """
+    from yoxla.suites.spec import LabelSet
+    from yoxla.text import nfc
+
+    ex = spec.output_extraction
+    if isinstance(ex, LabelSet):
+        return None if ex.case_sensitive else tuple(nfc(label) for label in ex.labels)
+    if spec.strict_mode != "choice":
+        return None
+    space = choices if choices is not None else spec.fixed_choices
+    return space or None
+
+
+def calibration_inputs(
+    spec: TaskSpec, items: Sequence[Any]
+) -> tuple[list[str], list[tuple[str, ...] | None], list[str | None]]:
+    """What a suite task's calibration reads of its items (prepared items, in prediction order):
+    their targets, their :func:`probability_space`, and their group (``metadata.group_field``'s
+    value; None where the task has no group field or the row leaves it empty)."""
+    field = spec.group_field
+    groups: list[str | None] = []
+    for item in items:
+        value = lookup(item.row, [field]) if field is not None else None
+        groups.append(None if value is None or value == "" else str(value))
+    return [i.target for i in items], [probability_space(spec, i.choices) for i in items], groups
 
 
 def space_problem(spec: TaskSpec, row: Mapping[str, Any]) -> str | None:

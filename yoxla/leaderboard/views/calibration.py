@@ -47,7 +47,10 @@ class CalibrationView(View):
     title = "Calibration"
 
     def shown_on(self, ed: EditionData) -> bool:
-        return not ed.is_suite  # suite runs store no answer probabilities
+        """Every edition; a suite board when one of its files stores answer probabilities."""
+        if not ed.is_suite:
+            return True
+        return any(t.calibration is not None for v in ed.all_models() for t in v.tasks.values())
 
     def build(self, ctx: Context) -> None:
         gr.Markdown(INTRO)
@@ -83,14 +86,14 @@ class CalibrationView(View):
 
     # Data --------------------------------------------------------------------------------------
     def _data(self, ctx: Context, ed: EditionData) -> calibration.BoardCalibration | None:
-        return None if ed.is_suite else board_calibration(ctx, ed)
+        return board_calibration(ctx, ed)
 
     def show_diagram(self, ctx: Context, edition: str, scope: str | None, key: str | None) -> Update:
         ed = ctx.prepared.edition(edition)
         cal = self._data(ctx, ed)
         title = "Reliability diagram"
         if cal is None:
-            return {self.diagram: plot_data(figures.empty_figure(title, calibration.SUITE_NOTE))}
+            return {self.diagram: plot_data(figures.empty_figure(title, no_probabilities(ed)))}
         row = cal.row(scope or calibration.OVERALL, key or "")
         label = {s: lab for lab, s in cal.scopes}.get(scope or "", "")
         if row is None:
@@ -119,11 +122,7 @@ class CalibrationView(View):
         cal = self._data(ctx, ed)
         title = "Calibration metrics"
         if cal is None or not cal.rows:
-            msg = (
-                calibration.SUITE_NOTE
-                if ed.is_suite
-                else (figures.no_models_message(ed.label) if ed.standard.empty else no_probabilities(ed))
-            )
+            msg = figures.no_models_message(ed.label) if ed.standard.empty else no_probabilities(ed)
             return {
                 self.plot: plot_data(figures.empty_figure(title, msg)),
                 **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=msg),

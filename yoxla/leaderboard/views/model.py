@@ -30,8 +30,6 @@ def board_calibration(ctx: Context, ed: EditionData) -> calibration.BoardCalibra
 
 def calibration_line(ed: EditionData, v: Verdict, cal: calibration.BoardCalibration | None) -> str:
     """One sentence (our words and numbers) on what the model page can say about calibration."""
-    if ed.is_suite:
-        return "**How sure the model is:** " + calibration.SUITE_NOTE
     if cal is None:
         return (
             "**How sure the model is:** shown for models of the standard board, whose scores were re-checked."
@@ -192,16 +190,12 @@ class ModelView(View):
 
     def calibration(self, ctx: Context, ed: EditionData, v: Verdict, on_standard: bool, slug: str) -> Update:
         """The model's calibration: every scope's metrics with intervals, the pooled reliability diagram."""
-        cal = board_calibration(ctx, ed) if on_standard and not ed.is_suite else None
+        cal = board_calibration(ctx, ed) if on_standard else None
         line = calibration_line(ed, v, cal)
         frame = calibration.model_table(cal, v.key) if cal is not None else tables.pd.DataFrame()
         row = cal.row(calibration.OVERALL, v.key) if cal is not None else None
         title = f"Reliability diagram: {v.name}, all tasks"
-        empty = (
-            calibration.SUITE_NOTE
-            if ed.is_suite
-            else f"Answer probabilities: {calibration.NO_PROBS_PROVIDER}."
-        )
+        empty = f"Answer probabilities: {calibration.NO_PROBS_PROVIDER}."
         fig = ctx.plot(
             "model-reliability",
             v.key,
@@ -215,12 +209,7 @@ class ModelView(View):
             **self.cal_table.update(
                 ctx.downloads,
                 frame,
-                empty="No calibration report for this model: "
-                + (
-                    "suite runs record no probabilities."
-                    if ed.is_suite
-                    else calibration.NO_PROBS_PROVIDER + "."
-                ),
+                empty="No calibration report for this model: " + calibration.NO_PROBS_PROVIDER + ".",
                 stem=f"model-calibration-{slug}",
             ),
         }
