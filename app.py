@@ -22,6 +22,7 @@ CSS = """
   hyphens: none !important; }
 .yoxla-csv { max-width: 14em; }
 #rank-rule { font-size: 0.92em; color: var(--body-text-color-subdued); }
+.yoxla-plot [data-testid="block-label"] { display: none !important; }  /* the figure has its own title */
 """
 
 
@@ -71,8 +72,9 @@ def build_app(
                 label="Board: benchmark edition or eval suite",
                 elem_id="edition",
                 scale=1,
+                min_width=300,  # on a phone the status line wraps under the picker
             )
-            status = gr.Markdown(elem_id="status")
+            status = gr.Markdown(elem_id="status", min_width=300)
         ctx.rendered, ctx.current = gr.State({}), gr.State(views[0].tab_id)
         with gr.Tabs(elem_id="tabs") as ctx.tabs:
             for view in views:
