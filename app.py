@@ -72,9 +72,8 @@ def build_app(
                 label="Board: benchmark edition or eval suite",
                 elem_id="edition",
                 scale=1,
-                min_width=300,  # on a phone the status line wraps under the picker
             )
-            status = gr.Markdown(elem_id="status", min_width=300)
+            status = gr.Markdown(elem_id="status")
         ctx.rendered, ctx.current = gr.State({}), gr.State(views[0].tab_id)
         with gr.Tabs(elem_id="tabs") as ctx.tabs:
             for view in views:
