@@ -22,6 +22,7 @@ CSS = """
   hyphens: none !important; }
 .yoxla-csv { max-width: 14em; }
 #rank-rule { font-size: 0.92em; color: var(--body-text-color-subdued); }
+.yoxla-plot [data-testid="block-label"] { display: none !important; }  /* the figure has its own title */
 """
 
 

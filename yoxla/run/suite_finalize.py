@@ -49,7 +49,14 @@ from yoxla.run.artifacts import (
     read_predictions,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.finalize import RunReport, _usage_total, calibration_summary, model_info, write_finished
+from yoxla.run.finalize import (
+    RunReport,
+    _usage_total,
+    calibration_summary,
+    model_info,
+    published_model,
+    write_finished,
+)
 from yoxla.run.lock import RunLock
 from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
@@ -306,7 +313,7 @@ def build_suite_result(
 
 def suite_result_path(info: dict[str, Any], complete: bool) -> Path:
     results_dir = Path(info["settings"].get("results_dir") or "results")
-    name = result_filename(info["provider"], info["model"])
+    name = result_filename(info["provider"], published_model(info))  # never a local folder's path
     where = results_dir if complete else results_dir / "partial"
     return where / "suites" / info["suite"]["id"] / name
 
