@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from yoxla.evaluators import SPAN_KEYS, macro_f1, pearson, spearman
@@ -46,6 +48,8 @@ from yoxla.suites.templates import lookup
 from yoxla.text import az_lower, nfc
 
 SPAN_METRICS = tuple(name for _, name in SPAN_KEYS)
+_SPAN_VALUES = attrgetter(*(key for key, _ in SPAN_KEYS))  # a SpanScore's values, in SPAN_METRICS order
+_SPAN_ZERO = dict(zip(SPAN_METRICS, _SPAN_VALUES(ZERO), strict=True)) | {"unsupported_rate": 0.0}
 
 
 class GraderFailure(Exception):
@@ -79,8 +83,18 @@ def _number(ex: Extracted) -> float | None:
     return ex.number if ex.number is not None else parse_number(ex.value)
 
 
+def _target_value(target: str) -> float | None:
+    """A target's number; a short one is remembered (every scoring of a task reads the same ones)."""
+    return _short_target_value(target) if len(target) <= 64 else parse_number(target)
+
+
+@lru_cache(maxsize=65_536)
+def _short_target_value(target: str) -> float | None:
+    return parse_number(target)
+
+
 def _target_number(target: str) -> float:
-    value = parse_number(target)
+    value = _target_value(target)
     if value is None:
         raise GraderFailure(f"the target {target[:40]!r} is not a number")
     return value
@@ -140,7 +154,7 @@ class Accuracy(Builtin):
         if not ex.valid or ex.value is None:
             return {self.metric: 0.0}
         if ex.number is not None:
-            number = parse_number(target)
+            number = _target_value(target)
             return {self.metric: float(number is not None and ex.number == number)}
         return {self.metric: float(ex.value == target)}
 
@@ -189,16 +203,16 @@ class Spearman(Builtin):
     is correct when |prediction - target| is at most this.
     """
 
+    def __init__(self, spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> None:
+        super().__init__(spec, strict_range, closed)
+        self.impute: float | None = None
+        if spec.impute is not None:
+            self.impute = spec.impute
+        elif strict_range is not None:
+            self.impute = (strict_range[0] + strict_range[1]) / 2
+
     def sample_metrics(self) -> tuple[str, ...]:
         return ("closeness",) if self.spec.closeness else ()
-
-    @property
-    def impute(self) -> float | None:
-        if self.spec.impute is not None:
-            return self.spec.impute
-        if self.strict_range is not None:
-            return (self.strict_range[0] + self.strict_range[1]) / 2
-        return None
 
     def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
         number = _target_number(target)  # a sample with a non-numeric target is a grader error
@@ -235,7 +249,7 @@ class Spearman(Builtin):
         vg: list[float] = []
         vp: list[float] = []
         for text, ex in zip(targets, extracted, strict=True):
-            target = parse_number(text)
+            target = _target_value(text)
             if target is None:
                 continue
             p = _number(ex)
@@ -263,28 +277,32 @@ class Span(Builtin):
     def sample_metrics(self) -> tuple[str, ...]:
         return SPAN_METRICS
 
+    def __init__(self, spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> None:
+        super().__init__(spec, strict_range, closed)
+        self._passage_path = (spec.passage_field or "").split(".")
+        self._start_path = spec.answer_start_field.split(".") if spec.answer_start_field else None
+
     def _passage(self, row: Mapping[str, Any]) -> tuple[str, int | None]:
-        field = self.spec.passage_field or ""
-        passage = lookup(row, field.split("."))
+        passage = lookup(row, self._passage_path)
         if not isinstance(passage, str):
-            raise GraderFailure(f"the row has no text in {field!r}")
+            raise GraderFailure(f"the row has no text in {self.spec.passage_field or ''!r}")
         start = None
-        if self.spec.answer_start_field:
-            value = lookup(row, self.spec.answer_start_field.split("."))
+        if self._start_path is not None:
+            value = lookup(row, self._start_path)
             start = value if isinstance(value, int) and not isinstance(value, bool) else None
         return passage, start
 
     @staticmethod
     def _found(target: str, ex: Extracted, passage: str, start: int | None) -> dict[str, float]:
-        found = score_span(passage, target, str(ex.value), start).as_dict()
-        return {name: found[key] for key, name in SPAN_KEYS}
+        return dict(
+            zip(SPAN_METRICS, _SPAN_VALUES(score_span(passage, target, str(ex.value), start)), strict=True)
+        )
 
     def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
         passage, start = self._passage(row)
         if ex.valid and ex.value is not None:
             return self._found(target, ex, passage, start)
-        zero = {**ZERO.as_dict(), "unsupported": 0.0}
-        return {name: zero[key] for key, name in SPAN_KEYS}
+        return dict(_SPAN_ZERO)
 
 
 class Abstention(Span):

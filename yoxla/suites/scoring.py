@@ -427,21 +427,22 @@ class TaskScorer:
             decided = self.decider.correct(scores) if self.decider is not None else None
             correct = decided if decided is not None else self.higher_is_better and score >= 1.0
             outcome = "correct" if correct else "wrong"
+        # positional, in the fields' order (this runs once per sample)
         return SampleResult(
-            id=item.id,
-            extracted=ex.value,
-            valid=ex.valid,
-            reason=ex.reason,
-            near_miss=ex.near_miss,
-            abstained=ex.abstained,
-            number=ex.number,
-            scores={} if error else scores,
-            score=score,
-            outcome=outcome,
-            grader_error=error,
-            extraction_error=ex.error,
-            judgements=judgements,
-            source=ex,
+            item.id,
+            ex.value,
+            ex.valid,
+            ex.reason,
+            ex.near_miss,
+            ex.abstained,
+            ex.number,
+            {} if error else scores,
+            score,
+            outcome,
+            error,
+            ex.error,
+            judgements,
+            ex,
         )
 
     # task ---------------------------------------------------------------------------------------
