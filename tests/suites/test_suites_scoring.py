@@ -274,3 +274,71 @@ def test_no_judge_outside_a_grader_call(folder, load, pool):
     prepared = _prepare(folder, load, pool, ROWS[:1], grader={"type": "python", "source": JUDGE_GRADER})
     result = score_suite_task(prepared, [SampleOutput("Bakı")], pool=pool).results[0]
     assert "no stored judgement" in (result.grader_error or "")
+
+
+# The fast path -----------------------------------------------------------------------------------
+
+FAST_ROWS = [
+    {"t": "bəli", "qrup": "q1", "nezaret": False, "menbe": "x"},
+    {"t": "xeyr", "qrup": "q1", "nezaret": False, "menbe": "y"},
+    {"t": "bəli", "qrup": "q2", "nezaret": True, "menbe": "x"},
+    {"t": "xeyr", "qrup": "q2", "nezaret": False},
+    {"t": "bəli", "qrup": "q3", "nezaret": False, "menbe": "y"},
+    {"t": "xeyr", "qrup": "q3", "nezaret": False, "menbe": "x"},
+]
+FAST_OUTPUTS = ["Bəli", "bəli", "BƏLİ", "xeyr.", "<think>xeyr?</think>bəli", None]
+
+
+def _fast_task(folder, load, pool, python: bool):
+    graders = [{"type": "builtin", "name": "accuracy"}, {"type": "builtin", "name": "macro_f1"}]
+    if python:  # a Python grader sends the task down the general path
+        graders.append({"type": "python", "source": "def grade(sample, item):\n    return 0.5\n"})
+    return _prepare(
+        folder,
+        load,
+        pool,
+        FAST_ROWS,
+        choices=["bəli", "xeyr"],
+        output_extraction={"type": "strict"},
+        metrics=[{"id": "accuracy"}, {"id": "macro_f1"}],
+        grader=graders,
+        metadata={"group_field": "qrup", "control_field": "nezaret", "breakdowns": "menbe"},
+    )
+
+
+def test_builtin_only_task_scores_as_the_general_path_without_a_worker(folder, load, pool):
+    outputs = [SampleOutput.from_raw(o, error=None if o else "HTTP 503") for o in FAST_OUTPUTS]
+    general = score_suite_task(_fast_task(folder, load, pool, python=True), outputs, pool=pool)
+    started = len(pool._workers)
+    fast = score_suite_task(_fast_task(folder, load, pool, python=False), outputs, pool=pool)
+    assert len(pool._workers) == started  # no worker for a task whose graders are all built in
+    assert fast.control == general.control == (False, False, True, False, False, False)
+    assert {k: v for k, v in general.metrics.items() if k != "score"} == fast.metrics
+    assert fast.metrics["groups"] == 2 and fast.metrics["controls"] == 1
+    assert set(fast.metrics["per_menbe_accuracy"]) == {"x", "y"}
+    for f, g in zip(fast.results, general.results, strict=True):
+        assert f == type(g)(**{**g.__dict__, "scores": {k: v for k, v in g.scores.items() if k != "score"}})
+    # Azerbaijani casing: "BƏLİ" is the label "bəli"; the answer after the reasoning is the one scored.
+    assert [r.outcome for r in fast.results] == [
+        "correct",
+        "wrong",
+        "correct",
+        "invalid",
+        "correct",
+        "generation_error",
+    ]
+    assert fast.results[3].near_miss == "trailing_punctuation"
+
+
+def test_fast_path_equals_the_runners_per_sample_scoring(folder, load, pool):
+    from yoxla.suites.scoring import TaskScorer
+
+    prepared = _fast_task(folder, load, pool, python=False)
+    outputs = [SampleOutput.from_raw(o) for o in ["bəli", "bəli", "xeyr", "bəli", "bəli", "heç biri"]]
+    fast = score_suite_task(prepared, outputs, pool=pool)
+    scorer = TaskScorer(prepared, pool)
+    one_by_one = [scorer.score([i], [o])[0] for i, o in zip(prepared.items, outputs, strict=True)]
+    assert list(fast.results) == one_by_one
+    # a recurring answer is extracted once: its samples share what extraction gave
+    assert fast.results[0].source is fast.results[1].source is fast.results[3].source
+    assert fast.results[5].near_miss == one_by_one[5].near_miss and not fast.results[5].valid

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from yoxla.evaluators import SPAN_KEYS, macro_f1, pearson, spearman
@@ -47,22 +48,12 @@ from yoxla.suites.templates import lookup
 from yoxla.text import az_lower, nfc
 
 SPAN_METRICS = tuple(name for _, name in SPAN_KEYS)
+_SPAN_VALUES = attrgetter(*(key for key, _ in SPAN_KEYS))  # a SpanScore's values, in SPAN_METRICS order
+_SPAN_ZERO = dict(zip(SPAN_METRICS, _SPAN_VALUES(ZERO), strict=True)) | {"unsupported_rate": 0.0}
 
 
 class GraderFailure(Exception):
     """A built-in grader cannot score this sample (e.g. the row lacks the passage)."""
-
-
-@dataclass(frozen=True)
-class View:
-    """What a grader sees of one sample."""
-
-    index: int
-    id: str
-    row: Mapping[str, Any]
-    target: str
-    choices: tuple[str, ...]
-    extracted: Extracted
 
 
 def mean(values: Sequence[float]) -> float:
@@ -92,29 +83,40 @@ def _number(ex: Extracted) -> float | None:
     return ex.number if ex.number is not None else parse_number(ex.value)
 
 
-def _target_number(view: View) -> float:
-    value = parse_number(view.target)
+def _target_value(target: str) -> float | None:
+    """A target's number; a short one is remembered (every scoring of a task reads the same ones)."""
+    return _short_target_value(target) if len(target) <= 64 else parse_number(target)
+
+
+@lru_cache(maxsize=65_536)
+def _short_target_value(target: str) -> float | None:
+    return parse_number(target)
+
+
+def _target_number(target: str) -> float:
+    value = _target_value(target)
     if value is None:
-        raise GraderFailure(f"the target {view.target[:40]!r} is not a number")
+        raise GraderFailure(f"the target {target[:40]!r} is not a number")
     return value
 
 
 class Builtin:
-    """Base: per-sample metrics and a task aggregate (means of the per-sample metrics)."""
+    """Base: per-sample metrics and a task aggregate (means of the per-sample metrics).
+
+    A grader sees a sample as its row, its rendered target and what extraction gave
+    (:meth:`score`), and a task as those of its graded samples, aligned (:meth:`aggregate`).
+    """
 
     def __init__(self, spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> None:
         self.spec = spec
         self.strict_range = strict_range
         self.closed = closed
-
-    @property
-    def metric(self) -> str:
-        return self.spec.metric_id or self.spec.name
+        self.metric = spec.metric_id or spec.name
 
     def sample_metrics(self) -> tuple[str, ...]:
         return (self.metric,)
 
-    def score(self, view: View) -> dict[str, float]:
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
         return {}
 
     @property
@@ -130,7 +132,9 @@ class Builtin:
         """Whether the sample is correct when this grader decides it (None: score ≥ 1)."""
         return None
 
-    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    def aggregate(
+        self, targets: Sequence[str], extracted: Sequence[Extracted], scores: Sequence[Mapping[str, float]]
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in self.sample_metrics():
             values = [s[key] for s in scores if key in s]
@@ -139,29 +143,27 @@ class Builtin:
 
 
 class ExactMatch(Builtin):
-    def score(self, view: View) -> dict[str, float]:
-        ex = view.extracted
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
         ok = ex.valid and ex.value is not None
         cs = self.spec.case_sensitive is not False
-        return {self.metric: float(ok and _same_text(str(ex.value), view.target, cs))}
+        return {self.metric: float(ok and _same_text(str(ex.value), target, cs))}
 
 
 class Accuracy(Builtin):
-    def score(self, view: View) -> dict[str, float]:
-        ex = view.extracted
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
         if not ex.valid or ex.value is None:
             return {self.metric: 0.0}
         if ex.number is not None:
-            target = parse_number(view.target)
-            return {self.metric: float(target is not None and ex.number == target)}
-        return {self.metric: float(ex.value == view.target)}
+            number = _target_value(target)
+            return {self.metric: float(number is not None and ex.number == number)}
+        return {self.metric: float(ex.value == target)}
 
-    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
-        out = super().aggregate(views, scores)
+    def aggregate(
+        self, targets: Sequence[str], extracted: Sequence[Extracted], scores: Sequence[Mapping[str, float]]
+    ) -> dict[str, Any]:
+        out = super().aggregate(targets, extracted, scores)
         if self.spec.per_class or (self.spec.per_class is None and self.closed):
-            pairs = [
-                (v.target, s[self.metric]) for v, s in zip(views, scores, strict=True) if self.metric in s
-            ]
+            pairs = [(t, s[self.metric]) for t, s in zip(targets, scores, strict=True) if self.metric in s]
             out[f"per_class_{self.metric}"] = cells([p[0] for p in pairs], [p[1] for p in pairs])
         return out
 
@@ -170,27 +172,27 @@ class MacroF1(Builtin):
     def sample_metrics(self) -> tuple[str, ...]:
         return ()
 
-    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
-        gold = [v.target for v in views]
-        pred = [v.extracted.value if v.extracted.valid else None for v in views]
-        return {"macro_f1": macro_f1(gold, pred)}
+    def aggregate(
+        self, targets: Sequence[str], extracted: Sequence[Extracted], scores: Sequence[Mapping[str, float]]
+    ) -> dict[str, Any]:
+        pred = [e.value if e.valid else None for e in extracted]
+        return {"macro_f1": macro_f1(list(targets), pred)}
 
 
 class NumericTolerance(Builtin):
-    def score(self, view: View) -> dict[str, float]:
-        target = _target_number(view)
-        pred = _number(view.extracted)
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
+        number = _target_number(target)
+        pred = _number(ex)
         if pred is None:
             return {self.metric: 0.0}
-        allowed = max(self.spec.tolerance or 0.0, (self.spec.relative_tolerance or 0.0) * abs(target))
-        return {self.metric: float(abs(pred - target) <= allowed)}
+        allowed = max(self.spec.tolerance or 0.0, (self.spec.relative_tolerance or 0.0) * abs(number))
+        return {self.metric: float(abs(pred - number) <= allowed)}
 
 
 class TokenF1(Builtin):
-    def score(self, view: View) -> dict[str, float]:
-        ex = view.extracted
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
         pred = str(ex.value) if ex.valid and ex.value is not None else ""
-        return {self.metric: token_f1(pred, view.target)}
+        return {self.metric: token_f1(pred, target)}
 
 
 class Spearman(Builtin):
@@ -201,27 +203,27 @@ class Spearman(Builtin):
     is correct when |prediction - target| is at most this.
     """
 
+    def __init__(self, spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> None:
+        super().__init__(spec, strict_range, closed)
+        self.impute: float | None = None
+        if spec.impute is not None:
+            self.impute = spec.impute
+        elif strict_range is not None:
+            self.impute = (strict_range[0] + strict_range[1]) / 2
+
     def sample_metrics(self) -> tuple[str, ...]:
         return ("closeness",) if self.spec.closeness else ()
 
-    @property
-    def impute(self) -> float | None:
-        if self.spec.impute is not None:
-            return self.spec.impute
-        if self.strict_range is not None:
-            return (self.strict_range[0] + self.strict_range[1]) / 2
-        return None
-
-    def score(self, view: View) -> dict[str, float]:
-        target = _target_number(view)  # a sample with a non-numeric target is a grader error
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
+        number = _target_number(target)  # a sample with a non-numeric target is a grader error
         if not self.spec.closeness:
             return {}
         assert self.strict_range is not None  # the spec requires a strict range with closeness
         lo, hi = self.strict_range
-        pred = _number(view.extracted)
+        pred = _number(ex)
         if pred is None:
             pred = self.impute if self.impute is not None else (lo + hi) / 2
-        err = abs(pred - target)
+        err = abs(pred - number)
         return {"closeness": 1.0 - err / (hi - lo), "abs_error": err}
 
     @property
@@ -237,18 +239,20 @@ class Spearman(Builtin):
             return None
         return scores["abs_error"] <= within
 
-    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
-        out = super().aggregate(views, scores)
+    def aggregate(
+        self, targets: Sequence[str], extracted: Sequence[Extracted], scores: Sequence[Mapping[str, float]]
+    ) -> dict[str, Any]:
+        out = super().aggregate(targets, extracted, scores)
         impute = self.impute
         gold: list[float] = []
         pred: list[float] = []
         vg: list[float] = []
         vp: list[float] = []
-        for v in views:
-            target = parse_number(v.target)
+        for text, ex in zip(targets, extracted, strict=True):
+            target = _target_value(text)
             if target is None:
                 continue
-            p = _number(v.extracted)
+            p = _number(ex)
             if p is not None:
                 vg.append(target)
                 vp.append(p)
@@ -273,27 +277,32 @@ class Span(Builtin):
     def sample_metrics(self) -> tuple[str, ...]:
         return SPAN_METRICS
 
-    def _passage(self, view: View) -> tuple[str, int | None]:
-        field = self.spec.passage_field or ""
-        passage = lookup(view.row, field.split("."))
+    def __init__(self, spec: BuiltinGrader, strict_range: tuple[float, float] | None, closed: bool) -> None:
+        super().__init__(spec, strict_range, closed)
+        self._passage_path = (spec.passage_field or "").split(".")
+        self._start_path = spec.answer_start_field.split(".") if spec.answer_start_field else None
+
+    def _passage(self, row: Mapping[str, Any]) -> tuple[str, int | None]:
+        passage = lookup(row, self._passage_path)
         if not isinstance(passage, str):
-            raise GraderFailure(f"the row has no text in {field!r}")
+            raise GraderFailure(f"the row has no text in {self.spec.passage_field or ''!r}")
         start = None
-        if self.spec.answer_start_field:
-            value = lookup(view.row, self.spec.answer_start_field.split("."))
+        if self._start_path is not None:
+            value = lookup(row, self._start_path)
             start = value if isinstance(value, int) and not isinstance(value, bool) else None
         return passage, start
 
-    def _found(self, view: View, passage: str, start: int | None) -> dict[str, float]:
-        found = score_span(passage, view.target, str(view.extracted.value), start).as_dict()
-        return {name: found[key] for key, name in SPAN_KEYS}
+    @staticmethod
+    def _found(target: str, ex: Extracted, passage: str, start: int | None) -> dict[str, float]:
+        return dict(
+            zip(SPAN_METRICS, _SPAN_VALUES(score_span(passage, target, str(ex.value), start)), strict=True)
+        )
 
-    def score(self, view: View) -> dict[str, float]:
-        passage, start = self._passage(view)
-        if view.extracted.valid and view.extracted.value is not None:
-            return self._found(view, passage, start)
-        zero = {**ZERO.as_dict(), "unsupported": 0.0}
-        return {name: zero[key] for key, name in SPAN_KEYS}
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
+        passage, start = self._passage(row)
+        if ex.valid and ex.value is not None:
+            return self._found(target, ex, passage, start)
+        return dict(_SPAN_ZERO)
 
 
 class Abstention(Span):
@@ -305,26 +314,29 @@ class Abstention(Span):
     def sample_metrics(self) -> tuple[str, ...]:
         return ("overall_score",)
 
-    def score(self, view: View) -> dict[str, float]:
-        passage, start = self._passage(view)
-        ex = view.extracted
-        answerable = view.target != ""
+    def score(self, row: Mapping[str, Any], target: str, ex: Extracted) -> dict[str, float]:
+        passage, start = self._passage(row)
+        answerable = target != ""
         if not ex.valid:
             return {"overall_score": 0.0}
         if ex.abstained:
             return {"overall_score": float(not answerable)}
         if not answerable:
             return {"overall_score": 0.0}
-        found = self._found(view, passage, start)
+        found = self._found(target, ex, passage, start)
         return {"overall_score": found["span_recall"], **found}
 
-    def aggregate(self, views: Sequence[View], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
-        pairs = [(v, s) for v, s in zip(views, scores, strict=True) if "overall_score" in s]
-        answerable = [v.target != "" for v, _ in pairs]
-        abstained = [v.extracted.valid and v.extracted.abstained for v, _ in pairs]
-        valid = [v.extracted.valid for v, _ in pairs]
+    def aggregate(
+        self, targets: Sequence[str], extracted: Sequence[Extracted], scores: Sequence[Mapping[str, float]]
+    ) -> dict[str, Any]:
+        pairs = [
+            (t, e, s) for t, e, s in zip(targets, extracted, scores, strict=True) if "overall_score" in s
+        ]
+        answerable = [t != "" for t, _, _ in pairs]
+        abstained = [e.valid and e.abstained for _, e, _ in pairs]
+        valid = [e.valid for _, e, _ in pairs]
         out: dict[str, Any] = {
-            "overall_score": mean([s["overall_score"] for _, s in pairs]),
+            "overall_score": mean([s["overall_score"] for _, _, s in pairs]),
             "answerability_accuracy": mean(
                 [float(ok and ab != a) for ok, ab, a in zip(valid, abstained, answerable, strict=True)]
             ),
@@ -333,7 +345,7 @@ class Abstention(Span):
             ),
             "abstention_rate": mean([float(ab) for ab in abstained]),
         }
-        answered = [s for (_, s), a in zip(pairs, answerable, strict=True) if a]
+        answered = [s for (_, _, s), a in zip(pairs, answerable, strict=True) if a]
         for name in SPAN_METRICS:
             out[name] = mean([s.get(name, 0.0) for s in answered])
         out["n_answerable"] = len(answered)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -26,6 +26,9 @@ from yoxla.suites.errors import ManifestError
 from yoxla.suites.extraction import Extractor, build_extractor
 from yoxla.suites.paths import suite_file
 from yoxla.suites.templates import Template
+
+if TYPE_CHECKING:
+    from yoxla.suites.scoring import ScoringPlan
 
 MAX_MANIFEST_BYTES = 5 * 1024 * 1024
 MAX_NESTING = 32  # levels of mappings and lists in a manifest
@@ -142,6 +145,13 @@ class SuiteTask:
     @cached_property
     def extractor(self) -> Extractor:
         return build_extractor(self.spec)
+
+    @cached_property
+    def scoring(self) -> ScoringPlan:
+        """What scoring reads of the task (graders, metrics, declarations), worked out once."""
+        from yoxla.suites.scoring import ScoringPlan  # scoring imports this module
+
+        return ScoringPlan(self)
 
     @property
     def choices(self) -> tuple[str, ...]:

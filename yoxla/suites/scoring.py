@@ -229,8 +229,48 @@ def _output_key(out: SampleOutput) -> tuple[Any, ...]:
     )
 
 
+class ScoringPlan:
+    """What scoring reads of a task, worked out once per task (:attr:`SuiteTask.scoring`).
+
+    The built-in graders are built, the metrics indexed and the analysis declarations
+    (breakdowns, group and control fields) read here, so that scoring a task again costs
+    only its samples.
+    """
+
+    def __init__(self, task: SuiteTask) -> None:
+        spec = task.spec
+        ex = spec.output_extraction
+        strict_range = None
+        if isinstance(ex, S.StrictExtraction) and ex.range is not None:
+            strict_range = (float(ex.range[0]), float(ex.range[1]))
+        extractor = task.extractor
+        self.extractor = extractor
+        self.strict = extractor if isinstance(extractor, StrictExtractor) else None
+        self.closed = extractor.closed
+        self.builtins = [
+            B.build(g, strict_range, self.closed) for g in task.graders if isinstance(g, S.BuiltinGrader)
+        ]
+        # the built-in graders with per-sample metrics (macro_f1, a bare spearman only aggregate)
+        self.sample_graders = [b for b in self.builtins if type(b).score is not B.Builtin.score]
+        self.python = [
+            (g, task.grader_code[i]) for i, g in enumerate(task.graders) if isinstance(g, S.PythonGrader)
+        ]
+        self.metrics = {m.id: m for m in task.metrics}
+        self.primary = task.primary
+        metric = self.metrics.get(self.primary or "")
+        self.higher_is_better = metric.higher_is_better if metric is not None else True
+        # The built-in grader that sets each sample's score and verdict (STS closeness), if any.
+        self.decider = next((b for b in self.builtins if b.decides), None)
+        self.choices = task.choices
+        self.breakdowns = tuple((fld, tuple(fld.split("."))) for fld in spec.breakdowns)
+        self.breakdown_suffix = "accuracy" if self.primary == "accuracy" else "score"
+        self.group_field = spec.group_field
+        self.control_field = spec.control_field
+        self.control_values = spec.control_values
+
+
 class TaskScorer:
-    """Scores samples of one prepared task; :meth:`score` for all, :meth:`aggregate` for metrics.
+    """Scores samples of one prepared task: :meth:`score` per sample, :meth:`metrics_of` for the task.
 
     Thread-safe: runner threads may score samples as they arrive (the worker serializes
     Python grader calls). ``judge``: the runner's live callback; None replays stored records.
@@ -249,26 +289,15 @@ class TaskScorer:
         self.pool = pool
         self.cache = cache if judge is None else None  # live judgements are never served from a memo
         self.judge = judge
-        spec = self.task.spec
-        ex = spec.output_extraction
-        strict_range = None
-        if isinstance(ex, S.StrictExtraction) and ex.range is not None:
-            strict_range = (float(ex.range[0]), float(ex.range[1]))
-        self.closed = self.task.extractor.closed
-        self.builtins = [
-            B.build(g, strict_range, self.closed) for g in self.task.graders if isinstance(g, S.BuiltinGrader)
-        ]
-        self.python = [
-            (g, self.task.grader_code[i])
-            for i, g in enumerate(self.task.graders)
-            if isinstance(g, S.PythonGrader)
-        ]
-        self.metrics = {m.id: m for m in self.task.metrics}
-        self.primary = self.task.primary
-        # The built-in grader that sets each sample's score and verdict (STS closeness), if any.
-        self.decider = next((b for b in self.builtins if b.decides), None)
-        extractor = self.task.extractor
-        self.strict = extractor if isinstance(extractor, StrictExtractor) else None
+        plan = self.plan = self.task.scoring
+        self.closed = plan.closed
+        self.builtins = plan.builtins
+        self.python = plan.python
+        self.metrics = plan.metrics
+        self.primary = plan.primary
+        self.higher_is_better = plan.higher_is_better
+        self.decider = plan.decider
+        self.strict = plan.strict
 
     # samples ------------------------------------------------------------------------------------
     def _key(self, item: Item, out: SampleOutput) -> tuple[Any, ...]:
@@ -295,27 +324,29 @@ class TaskScorer:
         return [r for r in results if r is not None]
 
     def _extract(self, out: SampleOutput, item: Item) -> Extracted:
-        raw = None if out.error else out.output_text
-        if item.choices is not None and self.strict is not None:
-            return self.strict.extract_in(raw, item.choices)  # the item's own answer space
-        return self.task.extractor.extract(raw)
+        return self._extract_text(None if out.error else out.output_text, item.choices)
+
+    def _extract_text(self, raw: str | None, choices: tuple[str, ...] | None) -> Extracted:
+        if choices is not None and self.strict is not None:
+            return self.strict.extract_in(raw, choices)  # the item's own answer space
+        return self.plan.extractor.extract(raw)
+
+    def _grade(self, item: Item, ex: Extracted) -> tuple[dict[str, float], str | None]:
+        """The built-in graders' scores of one sample, or the first one's failure."""
+        scores: dict[str, float] = {}
+        for grader in self.plan.sample_graders:
+            try:
+                scores.update(grader.score(item.row, item.target, ex))
+            except B.GraderFailure as exc:
+                return scores, f"{grader.spec.name}: {exc}"
+        return scores, None
 
     def _score_fresh(self, items: Sequence[Item], outputs: Sequence[SampleOutput]) -> list[SampleResult]:
         choices = self.task.choices
         extracted = [self._extract(o, i) for o, i in zip(outputs, items, strict=True)]
-        views = [
-            B.View(i.index, i.id, i.row, i.target, choices if i.choices is None else i.choices, e)
-            for i, e in zip(items, extracted, strict=True)
-        ]
-        scores: list[dict[str, float]] = [{} for _ in items]
-        errors: list[str | None] = [None] * len(items)
-        for grader in self.builtins:
-            for k, view in enumerate(views):
-                if errors[k] is None:
-                    try:
-                        scores[k].update(grader.score(view))
-                    except B.GraderFailure as exc:
-                        errors[k] = f"{grader.spec.name}: {exc}"
+        graded = [self._grade(i, e) for i, e in zip(items, extracted, strict=True)]
+        scores = [s for s, _ in graded]
+        errors = [err for _, err in graded]
         judged = any(spec.contract == "sample" for spec, _ in self.python)  # only Python can ask a judge
         sessions = [
             JudgeSession(i.id, [j for j in o.judgements if j.sample_id != BATCH_SAMPLE_ID], self.judge)
@@ -382,8 +413,6 @@ class TaskScorer:
         judgements: tuple[JudgeRecord, ...],
     ) -> SampleResult:
         score = None if error else self._sample_score(scores)
-        metric = self.metrics.get(self.primary or "")
-        higher = metric.higher_is_better if metric is not None else True
         if out.error:
             outcome = "generation_error"
         elif error:
@@ -396,77 +425,80 @@ class TaskScorer:
             outcome = "graded"
         else:
             decided = self.decider.correct(scores) if self.decider is not None else None
-            outcome = "correct" if (decided if decided is not None else higher and score >= 1.0) else "wrong"
+            correct = decided if decided is not None else self.higher_is_better and score >= 1.0
+            outcome = "correct" if correct else "wrong"
+        # positional, in the fields' order (this runs once per sample)
         return SampleResult(
-            id=item.id,
-            extracted=ex.value,
-            valid=ex.valid,
-            reason=ex.reason,
-            near_miss=ex.near_miss,
-            abstained=ex.abstained,
-            number=ex.number,
-            scores={} if error else scores,
-            score=score,
-            outcome=outcome,
-            grader_error=error,
-            extraction_error=ex.error,
-            judgements=judgements,
-            source=ex,
+            item.id,
+            ex.value,
+            ex.valid,
+            ex.reason,
+            ex.near_miss,
+            ex.abstained,
+            ex.number,
+            {} if error else scores,
+            score,
+            outcome,
+            error,
+            ex.error,
+            judgements,
+            ex,
         )
 
     # task ---------------------------------------------------------------------------------------
-    def aggregate(
-        self, items: Sequence[Item], outputs: Sequence[SampleOutput], results: Sequence[SampleResult]
+    def score_builtin(
+        self, items: Sequence[Item], outputs: Sequence[SampleOutput]
+    ) -> tuple[list[SampleResult], tuple[bool, ...], _Tally]:
+        """One pass for a task whose graders are all built in (no worker, no judge, no cache).
+
+        Each sample is extracted, graded, given its result and counted into the task's tally
+        (controls apart) as it comes; returns the results, the control marks and the tally.
+        Extraction is a function of the answer text and the item's answer space alone, so a
+        text that recurs in this call (labels, an abstention phrase) is extracted once.
+        """
+        if self.python:
+            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
+        if len(items) != len(outputs):
+            raise ValueError(f"{self.task.id}: {len(items)} items but {len(outputs)} outputs")
+        plan = self.plan
+        tally = _Tally(plan)
+        name, values = plan.control_field, plan.control_values
+        path = [name] if name is not None else []
+        results: list[SampleResult] = []
+        control: list[bool] = []
+        seen: dict[tuple[str | None, tuple[str, ...] | None], Extracted] = {}  # at most one per item
+        for item, out in zip(items, outputs, strict=True):
+            key = (None if out.error else out.output_text, item.choices)
+            ex = seen.get(key)
+            if ex is None:
+                ex = seen[key] = self._extract_text(*key)
+            scores, error = self._grade(item, ex)
+            res = self._result(item, out, ex, scores, error, ())
+            results.append(res)
+            marked = name is not None and _marked(lookup(item.row, path), values)
+            control.append(marked)
+            if marked:
+                tally.add_control(res)
+            else:
+                tally.add(item, res)
+        return results, tuple(control), tally
+
+    def metrics_of(
+        self,
+        tally: _Tally,
+        items: Sequence[Item] = (),
+        outputs: Sequence[SampleOutput] = (),
+        results: Sequence[SampleResult] = (),
     ) -> tuple[dict[str, Any], list[str], tuple[JudgeRecord, ...]]:
-        """Task metrics, task-level problems, and the batch graders' judge records."""
-        n = len(results)
-        outcomes: Counter[str] = Counter()
-        near: Counter[str] = Counter()
-        answers: Counter[str] = Counter()
-        n_valid = grader_errors = extraction_errors = 0
-        for r in results:  # one pass for the counts
-            outcomes[r.outcome] += 1
-            if r.valid:
-                n_valid += 1
-                if r.extracted is not None:
-                    answers[r.extracted] += 1
-            if r.near_miss:
-                near[r.near_miss] += 1
-            if r.grader_error is not None:
-                grader_errors += 1
-            if r.reason == ERROR:
-                extraction_errors += 1
-        m: dict[str, Any] = {
-            "n": n,
-            "n_valid": n_valid,
-            "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
-            "generation_errors": outcomes["generation_error"],
-            "truncated": outcomes["truncated"],
-            "grader_errors": grader_errors,
-            "extraction_errors": extraction_errors,
-            "near_miss": dict(sorted(near.items())),
-            "outcomes": dict(sorted(outcomes.items())),
-        }
-        if self.closed:
-            m["modal_answer_share"] = (
-                max(answers.values()) / n_valid_answers if (n_valid_answers := answers.total()) else 0.0
-            )
-            m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
-        ok = [(i, r) for i, r in zip(items, results, strict=True) if r.grader_error is None]
-        choices = self.task.choices
-        views = [
-            B.View(
-                i.index, i.id, i.row, i.target, choices if i.choices is None else i.choices, _as_extracted(r)
-            )
-            for i, r in ok
-        ]
+        """The task metrics of a tally (a batch grader also gets the samples counted into it)."""
+        m = tally.counts(self.closed)
         for grader in self.builtins:
-            m.update(grader.aggregate(views, [r.scores for _, r in ok]))
+            m.update(grader.aggregate(tally.targets, tally.extracted, tally.scores))
         problems: list[str] = []
         for mid, metric in self.metrics.items():
             if metric.aggregation != "mean" or mid in m:
                 continue
-            values = [r.scores[mid] for r in results if mid in r.scores]
+            values = [s[mid] for s in tally.scores if mid in s]
             if values:
                 m[mid] = B.mean(values)
         batch_records: list[JudgeRecord] = []
@@ -480,16 +512,7 @@ class TaskScorer:
         for mid, metric in self.metrics.items():
             if metric.aggregation == "mean" and mid not in m:
                 problems.append(f"metric {mid} was not produced by any grader")
-        suffix = "accuracy" if self.primary == "accuracy" else "score"
-        for fld in self.task.spec.breakdowns:
-            keys: list[Any] = []
-            sample_scores: list[float] = []
-            for i, r in zip(items, results, strict=True):
-                key = lookup(i.row, fld.split("."))
-                if r.score is not None and key is not None:  # rows without the field are left out
-                    keys.append(key)
-                    sample_scores.append(r.score)
-            m[f"per_{fld}_{suffix}"] = B.cells(keys, sample_scores)
+        m.update(tally.breakdowns(self.plan.breakdown_suffix))
         return m, problems, tuple(batch_records)
 
     def _batch(
@@ -554,31 +577,103 @@ def _marked(value: Any, values: tuple[str, ...]) -> bool:
     return bool(value)
 
 
-def group_metrics(task: S.TaskSpec, items: Sequence[Item], results: Sequence[SampleResult]) -> dict[str, Any]:
-    """``group_consistency`` and ``groups`` of the scored samples (see the module)."""
-    name = task.group_field
-    if name is None:
-        return {}
-    groups: dict[str, list[bool]] = {}
-    for item, res in zip(items, results, strict=True):
-        value = lookup(item.row, [name])
-        if value is not None and value != "":
-            groups.setdefault(str(value), []).append(res.outcome == "correct")
-    real = [g for g in groups.values() if len(g) >= 2]
-    return {
-        "group_consistency": sum(all(g) for g in real) / len(real) if real else None,
-        "groups": len(real),
-    }
+class _Tally:
+    """A task's counts, taken one scored sample at a time; controls are counted apart.
 
+    The samples counted (:meth:`add`) are the task metrics' samples: the graded ones (no
+    grader error) are kept, aligned, for the built-in graders' aggregates.
+    """
 
-def control_metrics(task: S.TaskSpec, controls: Sequence[SampleResult]) -> dict[str, Any]:
-    """``controls`` and ``control_valid_rate`` of the control samples (see the module)."""
-    if task.control_field is None:
-        return {}
-    return {
-        "controls": len(controls),
-        "control_valid_rate": sum(r.valid for r in controls) / len(controls) if controls else None,
-    }
+    def __init__(self, plan: ScoringPlan) -> None:
+        self.n = self.n_valid = self.grader_errors = self.extraction_errors = 0
+        self.outcomes: Counter[str] = Counter()
+        self.near: Counter[str] = Counter()
+        self.answers: Counter[str] = Counter()
+        self.targets: list[str] = []
+        self.extracted: list[Extracted] = []
+        self.scores: list[dict[str, float]] = []
+        # per breakdown field: its name, its path, and the keys and scores of the samples that have both
+        self._cells: list[tuple[str, tuple[str, ...], list[Any], list[float]]] = [
+            (fld, path, [], []) for fld, path in plan.breakdowns
+        ]
+        self._group = (plan.group_field,) if plan.group_field is not None else None
+        self._groups: dict[str, list[bool]] = {}
+        self._controls = None if plan.control_field is None else [0, 0]  # controls, valid ones
+
+    def add(self, item: Item, r: SampleResult) -> None:
+        self.n += 1
+        self.outcomes[r.outcome] += 1
+        if r.valid:
+            self.n_valid += 1
+            if r.extracted is not None:
+                self.answers[r.extracted] += 1
+        if r.near_miss:
+            self.near[r.near_miss] += 1
+        if r.grader_error is None:
+            self.targets.append(item.target)
+            self.extracted.append(_as_extracted(r))
+            self.scores.append(r.scores)
+        else:
+            self.grader_errors += 1
+        if r.reason == ERROR:
+            self.extraction_errors += 1
+        if r.score is not None:
+            for _, path, keys, values in self._cells:
+                key = lookup(item.row, path)
+                if key is not None:  # rows without the field are left out
+                    keys.append(key)
+                    values.append(r.score)
+        if self._group is not None:
+            value = lookup(item.row, self._group)
+            if value is not None and value != "":
+                self._groups.setdefault(str(value), []).append(r.outcome == "correct")
+
+    def add_control(self, r: SampleResult) -> None:
+        if self._controls is not None:
+            self._controls[0] += 1
+            self._controls[1] += r.valid
+
+    def counts(self, closed: bool) -> dict[str, Any]:
+        """The metrics every task has (see the module), in the result's order."""
+        n, n_valid = self.n, self.n_valid
+        m: dict[str, Any] = {
+            "n": n,
+            "n_valid": n_valid,
+            "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
+            "generation_errors": self.outcomes["generation_error"],
+            "truncated": self.outcomes["truncated"],
+            "grader_errors": self.grader_errors,
+            "extraction_errors": self.extraction_errors,
+            "near_miss": dict(sorted(self.near.items())),
+            "outcomes": dict(sorted(self.outcomes.items())),
+        }
+        if closed:
+            answers = self.answers
+            total = answers.total()
+            m["modal_answer_share"] = max(answers.values()) / total if total else 0.0
+            m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
+        return m
+
+    def breakdowns(self, suffix: str) -> dict[str, Any]:
+        """``per_<field>_<suffix>`` of each breakdown field."""
+        return {f"per_{fld}_{suffix}": B.cells(keys, values) for fld, _, keys, values in self._cells}
+
+    def groups(self) -> dict[str, Any]:
+        """``group_consistency`` and ``groups`` of the counted samples (see the module)."""
+        if self._group is None:
+            return {}
+        real = [g for g in self._groups.values() if len(g) >= 2]
+        return {
+            "group_consistency": sum(all(g) for g in real) / len(real) if real else None,
+            "groups": len(real),
+        }
+
+    def controls(self) -> dict[str, Any]:
+        """``controls`` and ``control_valid_rate`` of the control samples (see the module)."""
+        if self._controls is None:
+            return {}
+        count, valid = self._controls
+        return {"controls": count, "control_valid_rate": valid / count if count else None}
 
 
 def score_suite_task(
@@ -596,23 +691,35 @@ def score_suite_task(
     ``outputs`` is aligned with it. ``pool`` keeps grader workers alive across calls (one is
     made and closed here when omitted). ``judge`` is the live judge callback; without it
     stored judgements are replayed.
+
+    A task whose graders are all built in takes the fast path (:meth:`TaskScorer.score_builtin`):
+    one pass over the samples, no worker process, and no ``cache`` (scoring such a sample
+    costs less than keying the memo). Its results equal the general path's.
     """
     its = list(prepared.items if items is None else items)
     own = pool is None
     workers = pool or WorkerPool()
     try:
         scorer = TaskScorer(prepared, workers, cache=cache, judge=judge)
-        results = scorer.score(its, outputs)
-        spec = prepared.task.spec
-        control = control_marks(spec, [i.row for i in its])
-        keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
-        kept_items = [its[k] for k in keep]
-        kept_results = [results[k] for k in keep]
-        metrics, problems, batch_records = scorer.aggregate(
-            kept_items, [outputs[k] for k in keep], kept_results
-        )
-        metrics.update(group_metrics(spec, kept_items, kept_results))
-        metrics.update(control_metrics(spec, [r for r, c in zip(results, control, strict=True) if c]))
+        if not scorer.python:
+            results, control, tally = scorer.score_builtin(its, outputs)
+            metrics, problems, batch_records = scorer.metrics_of(tally)
+            keep = []
+        else:
+            results = scorer.score(its, outputs)
+            control = control_marks(prepared.task.spec, [i.row for i in its])
+            keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
+            tally = _Tally(scorer.plan)
+            for k, c in enumerate(control):
+                if c:
+                    tally.add_control(results[k])
+                else:
+                    tally.add(its[k], results[k])
+            metrics, problems, batch_records = scorer.metrics_of(
+                tally, [its[k] for k in keep], [outputs[k] for k in keep], [results[k] for k in keep]
+            )
+        metrics.update(tally.groups())
+        metrics.update(tally.controls())
     finally:
         if own:
             workers.close()
@@ -620,13 +727,11 @@ def score_suite_task(
         # A batch grader's judgements are kept with the first scored sample, under the batch id.
         first = keep[0]
         results[first] = replace(results[first], judgements=(*results[first].judgements, *batch_records))
-    primary = scorer.primary
-    metric = scorer.metrics.get(primary or "")
     return TaskScore(
         task_id=prepared.task.id,
         task_hash=prepared.task_hash,
-        primary=primary,
-        higher_is_better=metric.higher_is_better if metric is not None else True,
+        primary=scorer.primary,
+        higher_is_better=scorer.higher_is_better,
         results=tuple(results),
         metrics=metrics,
         problems=tuple(problems),
