@@ -52,9 +52,11 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` for ``to_csv``: its text cells made safe (numeric columns untouched)."""
     import pandas as pd
 
-    out = frame.copy()
+    out = frame.copy(deep=False)  # columns are replaced, never written into: ``frame`` is untouched
     out.columns = [safe_cell(c) for c in out.columns]  # a header can be a model's name
     for col in out.columns:
-        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
-            out[col] = [safe_cell(x) for x in out[col]]
+        cells = out[col]
+        if cells.dtype == object or pd.api.types.is_string_dtype(cells):
+            if any(isinstance(x, str) and runnable(x) for x in cells):  # else the column stays as is
+                out[col] = [safe_cell(x) for x in cells]
     return out

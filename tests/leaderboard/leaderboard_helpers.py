@@ -36,7 +36,9 @@ def view_context(prepared: Any) -> Any:
 
 
 def value(update: Any) -> Any:
-    """What an update sets: a ``gr.update(value=…)``'s value, a Styler's data, or the value itself."""
+    """What an update sets: a ``gr.update(value=…)``'s value, a table's or a Styler's frame, or the value itself."""
     if isinstance(update, dict) and "__type__" in update:
         update = update.get("value")
+    if hasattr(update, "frame") and isinstance(update, dict):  # a table's value: its shown frame
+        return update.frame
     return getattr(update, "data", update) if hasattr(update, "hide") else update

@@ -78,3 +78,13 @@ def test_an_admitted_model_name_reaches_the_leaderboard_csv_escaped(tmp_path: Pa
     cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
     assert "'" + CALC in cells
     assert not any(csvsafe.runnable(c) for c in cells), [c for c in cells if csvsafe.runnable(c)]
+
+
+def test_safe_frame_escapes_a_copy_and_leaves_the_shown_frame_as_it_is() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"Model": ["=1+1", "ok"], "Note": ["plain", "text"], "n": [1, 2]})
+    out = csvsafe.safe_frame(frame)
+    assert list(out["Model"]) == ["'=1+1", "ok"] and list(out["Note"]) == ["plain", "text"]
+    assert list(frame["Model"]) == ["=1+1", "ok"]  # the frame a table shows is never written into
+    assert out.to_csv(index=False).splitlines()[1] == "'=1+1,plain,1"

@@ -488,3 +488,49 @@ def test_a_float_column_is_shown_with_one_number_of_decimals() -> None:
     shown = one_format(frame).to_string()
     assert "50.00" in shown and "69.20" in shown and "33.25" in shown  # never "50" beside "69.2"
     assert one_format(frame[["Task", "n"]]) is not None and frame["Score"].iloc[1] == 50.0  # values kept
+
+
+def _as_sent(value: Any) -> Any:
+    import gradio as gr
+
+    return json.loads(json.dumps(gr.Dataframe(interactive=False).postprocess(value).model_dump()))
+
+
+def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) -> None:
+    """A table's value is built without a pandas Styler; Gradio must send the very same cells,
+    display strings and styles as from the Styler (formatted floats, n/a, styled rows)."""
+    import pandas as pd
+
+    from yoxla.leaderboard.views.base import TableValue, one_format, table_value
+
+    frame = pd.DataFrame(
+        {
+            "Score": [69.2, 50.0, float("nan")],
+            "Task": ["ə", None, "c"],
+            "n": [1, 2, 3],
+            "Share": [0.125, 1.0, 2.5],
+        }
+    )
+    assert _as_sent(table_value(frame)) == _as_sent(one_format(frame))
+    assert _as_sent(table_value(frame))["metadata"]["display_value"][2][0] == "n/a"
+    plain = frame[["Task", "n"]]
+    assert _as_sent(table_value(plain)) == _as_sent(plain)
+    styles = {0: "color: #6b6b6b; background-color: #eeeeee", 2: "background-color: #fff8e6"}
+    css = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for i, style in styles.items():
+        css.iloc[i] = style
+    styled = one_format(frame).apply(lambda _: css, axis=None)
+    sent = _as_sent(table_value(frame, styles))
+    assert sent == _as_sent(styled) and sent["metadata"]["styling"][1] == [""] * 4
+    assert sent["metadata"]["styling"][0][3] == styles[0] and sent["metadata"]["display_value"][1][1] == "n/a"
+    # and every table the views render, on every board, as its Styler would have been sent
+    ctx = view_context(prepared)
+    seen = 0
+    for v in ctx.views.values():
+        for edition in prepared.editions:
+            for out in v.render(ctx, edition, {}).values():
+                got = out.get("value") if isinstance(out, dict) else None
+                if isinstance(got, TableValue) and "Rank" not in got.frame.columns:
+                    assert _as_sent(got) == _as_sent(one_format(got.frame)), v.tab_id
+                    seen += 1
+    assert seen > 10

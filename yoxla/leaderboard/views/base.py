@@ -103,6 +103,43 @@ def one_format(frame: pd.DataFrame) -> Any:
     return frame.style.format({c: f"{{:.{decimals(frame[c])}f}}" for c in floats}, na_rep="n/a")
 
 
+class TableValue(dict):  # type: ignore[type-arg]
+    """A table as ``gr.Dataframe`` sends it (``headers``, ``data`` and, when cells are formatted or
+    styled, ``metadata``: display strings and styles), built without a pandas Styler: Gradio takes
+    a dict as it is, where a Styler costs a full HTML render per event. ``frame`` is the shown frame."""
+
+    frame: pd.DataFrame
+
+
+def table_value(frame: pd.DataFrame, row_styles: dict[int, str] | None = None) -> TableValue:
+    """What ``gr.Dataframe.postprocess`` makes of :func:`one_format` (or, with ``row_styles``, of a
+    Styler giving those rows that CSS), cell for cell: the same pandas formatters, the same cells."""
+    from pandas.io.formats.style_render import _maybe_wrap_formatter, maybe_convert_css_to_tuples
+
+    out = TableValue(headers=list(frame.columns), data=frame.to_dict(orient="split")["data"])
+    out.frame = frame
+    floats = {c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
+    if not floats and row_styles is None:
+        out["metadata"] = None  # a plain frame: Gradio sends no display values
+        return out
+    na = "n/a" if floats else None  # one_format's Styler gives every column its na_rep
+    plain = _maybe_wrap_formatter(None, na_rep=na)  # the Styler's default (pandas' display options)
+    formats = [
+        _maybe_wrap_formatter(f"{{:.{decimals(frame[c])}f}}", na_rep=na) if c in floats else plain
+        for c in frame.columns
+    ]
+    css = {
+        i: "; ".join(f"{k}: {v}" for k, v in maybe_convert_css_to_tuples(style))
+        for i, style in (row_styles or {}).items()
+    }
+    width = len(frame.columns)
+    out["metadata"] = {
+        "display_value": [[f(x) for f, x in zip(formats, row, strict=True)] for row in out["data"]],
+        "styling": [[css.get(i, "")] * width for i in range(len(frame))],
+    }
+    return out
+
+
 def datatypes(frame: pd.DataFrame) -> list[str]:
     return ["number" if pd.api.types.is_numeric_dtype(t) else "str" for t in frame.dtypes]
 
@@ -122,6 +159,7 @@ class Table:
         wrap: bool = True,
     ) -> None:
         self.stem = stem
+        self._values: dict[int, tuple[weakref.ref[pd.DataFrame], TableValue]] = {}
         self.df = gr.Dataframe(
             label=label,
             interactive=False,
@@ -151,18 +189,29 @@ class Table:
         frame: pd.DataFrame,
         *,
         csv: pd.DataFrame | None = None,
-        styler: Any = None,
+        row_styles: dict[int, str] | None = None,
         empty: str = NOTHING,
         stem: str | None = None,
         markdown: tuple[str, ...] = (),
     ) -> Update:
-        """The table's value (a Styler when given) and its CSV (``csv``, default the frame itself);
-        the ``markdown`` columns hold Markdown we wrote (escaped names, checked links)."""
+        """The table's value (each float column with one number of decimals, ``row_styles`` giving
+        rows their CSS) and its CSV (``csv``, default the frame itself); the ``markdown`` columns
+        hold Markdown we wrote (escaped names, checked links). The value of the same frame object
+        (a memoised one) is built once."""
         if frame.empty:
             shown = pd.DataFrame({NOTHING: [empty]})
             return {self.df: gr.update(value=shown, datatype=["str"]), self.csv: None}
         path = downloads.csv(stem or self.stem, csv if csv is not None else frame)
-        value = styler if styler is not None else one_format(frame)
+        if row_styles is None:
+            seen = self._values.get(id(frame))
+            if seen is not None and seen[0]() is frame:
+                value = seen[1]
+            else:
+                value = table_value(frame)
+                self._values = {k: v for k, v in self._values.items() if v[0]() is not None}
+                self._values[id(frame)] = (weakref.ref(frame), value)
+        else:
+            value = table_value(frame, row_styles)
         types = [
             ("markdown" if c in markdown else t) for c, t in zip(frame.columns, datatypes(frame), strict=True)
         ]

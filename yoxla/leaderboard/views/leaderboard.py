@@ -237,14 +237,11 @@ class LeaderboardView(View):
                 tables.model_cell(str(name), link)
                 for name, link in zip(shown["Model"], view.links, strict=True)
             ]
-        styler = None
-        if view.floor_row is not None or view.reported_rows:  # one styles frame, not per row
-            styles = tables.pd.DataFrame("", index=shown.index, columns=shown.columns)
-            for i in view.reported_rows:
-                styles.iloc[i] = REPORTED_STYLE
+        row_styles = None
+        if view.floor_row is not None or view.reported_rows:  # greyed floor, tinted reported rows
+            row_styles = dict.fromkeys(view.reported_rows, REPORTED_STYLE)
             if view.floor_row is not None:
-                styles.iloc[view.floor_row] = FLOOR_STYLE
-            styler = shown.style.apply(lambda _: styles, axis=None)
+                row_styles[view.floor_row] = FLOOR_STYLE
         board = ed.boards[group]
         where = f"suite {code(ed.suite_id)}" if ed.is_suite else f"edition `{ed.name}`"
         reported = len(view.reported_rows)
@@ -280,7 +277,7 @@ class LeaderboardView(View):
                 shown,
                 markdown=("Model",),
                 csv=frame,
-                styler=styler,
+                row_styles=row_styles,
                 empty=empty,
                 stem=f"leaderboard-{ed.name}-{group}",
             ),
