@@ -499,6 +499,27 @@ def _read_result(path: Path) -> Any:
     return rec
 
 
+def seeded_settings(rec: Any, run_dir: Path, overrides: dict[str, Any], **kind: Any) -> RunSettings:
+    """The settings of a run folder seeded from a result file (benchmark or suite): the file's
+    model, limit and run conditions, then ``overrides``; ``kind`` holds what differs by kind."""
+    cond = rec.run.conditions
+    s = RunSettings(
+        provider=rec.model.provider,
+        model=rec.model.model,
+        limit=cond.limit,
+        thinking=cond.thinking,
+        thinking_budget=cond.thinking_budget if cond.thinking_budget is not None else 4096,
+        base_url=rec.model.base_url,
+        display_name=rec.model.display_name,
+        run_id=run_dir.name,
+        runs_dir=str(run_dir.parent),
+        **kind,
+    )
+    for key, value in overrides.items():
+        s.set(key, value)
+    return s
+
+
 def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A run folder holding a result file's answers, as if that run had been made here."""
     from yoxla.calibration.stored import DISTRIBUTION_KEY
@@ -511,23 +532,15 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
             "that this runner cannot repeat"
         )
     filters = {k: list(v) for k, v in cond.filters.items() if k not in ("task", "controls")}
-    s = RunSettings(
-        provider=rec.model.provider,
-        model=rec.model.model,
+    s = seeded_settings(
+        rec,
+        run_dir,
+        overrides,
         edition=rec.edition,
         tasks=list(cond.filters.get("task", [])),
-        limit=cond.limit,
         filters=filters,
         scored_only="controls" in cond.filters,
-        thinking=cond.thinking,
-        thinking_budget=cond.thinking_budget if cond.thinking_budget is not None else 4096,
-        base_url=rec.model.base_url,
-        display_name=rec.model.display_name,
-        run_id=run_dir.name,
-        runs_dir=str(run_dir.parent),
     )
-    for key, value in overrides.items():
-        s.set(key, value)
     plan = make_plan(s, log)
     if set(plan.task_ids) != set(rec.tasks):
         raise RunError(

@@ -31,6 +31,7 @@ from yoxla.run.engine import (
     _send,
     retry_errors,
     seeded_provider_facts,
+    seeded_settings,
     write_run_info,
     write_seeded,
 )
@@ -214,26 +215,18 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
     cond = rec.run.conditions
     filters = {k: list(v) for k, v in (cond.filters or {}).items() if k != "controls"}
     judge = rec.run.judge
-    s = RunSettings(
-        provider=rec.model.provider,
-        model=rec.model.model,
+    s = seeded_settings(
+        rec,
+        run_dir,
+        overrides,
         suite=str(committed.path.resolve()),
         tasks=list(cond.tasks or []),
-        limit=cond.limit,
         filters=filters,
         scored_only="controls" in (cond.filters or {}),
-        thinking=cond.thinking,
-        thinking_budget=cond.thinking_budget if cond.thinking_budget is not None else 4096,
-        base_url=rec.model.base_url,
-        display_name=rec.model.display_name,
-        run_id=run_dir.name,
-        runs_dir=str(run_dir.parent),
         judge_provider=judge.provider if judge else None,
         judge_model=judge.model if judge else None,
         judge_base_url=judge.base_url if judge else None,
     )
-    for key, value in overrides.items():
-        s.set(key, value)
     plan = make_suite_plan(s, log=log)
     if set(plan.task_ids) != set(rec.tasks):
         raise RunError(
