@@ -243,12 +243,18 @@ def prepare_task(
     pool: WorkerPool | None = None,
     *,
     limit: int | None = None,
+    data: LoadedDataset | None = None,
 ) -> PreparedTask:
-    """Load, preprocess and render a task. ``limit`` keeps the first N items (a run's sample cap)."""
+    """Load, preprocess and render a task. ``limit`` keeps the first N items (a run's sample cap).
+
+    ``data``: rows already read (the benchmark's editions read theirs through
+    :mod:`yoxla.datafiles`); the task's dataset is then not read again.
+    """
     own = pool is None
     workers = pool or WorkerPool()
     try:
-        data = load_dataset(task.spec.dataset, task.base_dir, "test", f"{task.where}, dataset")
+        if data is None:
+            data = load_dataset(task.spec.dataset, task.base_dir, "test", f"{task.where}, dataset")
         datasets = {"dataset": data}
         rows = preprocess(task, data.rows, workers, "dataset")
         fs = task.spec.fewshot_settings

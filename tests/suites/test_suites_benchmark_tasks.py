@@ -1,0 +1,37 @@
+"""The benchmark's tasks as suite tasks, over an edition's rows as the benchmark reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from yoxla.editions import fingerprint, load_edition, load_rows
+from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_manifest, benchmark_task, prepare_rows
+
+SUITE = load_suite()
+SAMPLE = load_edition("sample")
+
+
+def test_every_benchmark_task_is_a_suite_task():
+    assert sorted(benchmark_manifest().tasks) == sorted(SUITE.tasks)
+    assert benchmark_task("nli_v1").spec.id == "nli_v1"
+    with pytest.raises(KeyError):
+        benchmark_task("no_such_task")
+
+
+@pytest.mark.parametrize("task_id", sorted(SUITE.tasks))
+def test_prepared_rows_carry_the_benchmark_messages_and_spaces(task_id):
+    task, rows = SUITE.task(task_id), load_rows(SAMPLE, task_id)
+    prepared = prepare_rows(task_id, rows)
+    assert [i.id for i in prepared.items] == [str(r[task.id_field]) for r in rows]
+    assert [list(i.messages) for i in prepared.items] == [task.messages(r) for r in rows]
+    if task.answer.options_field:
+        assert [i.choices for i in prepared.items] == [task.answer.values_for(r) for r in rows]
+    assert prepared.fingerprints["dataset"] == fingerprint(list(rows))
+
+
+def test_given_rows_are_used_not_the_bundled_file():
+    rows = load_rows(SAMPLE, "nli_v1")[:3]
+    prepared = prepare_rows("nli_v1", rows)
+    assert len(prepared.items) == 3
+    assert prepared.items[0].row == rows[0]
