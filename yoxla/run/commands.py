@@ -263,6 +263,15 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 
 @_guard
 def cmd_run(args: argparse.Namespace) -> int:
+    report = execute_run(args)
+    if report is not None:
+        print_summary(report)
+    return 0
+
+
+def execute_run(args: argparse.Namespace) -> Any:
+    """``yoxla run`` without the printing: the finished RunReport, or None when a result file
+    given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
     from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
     from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path
@@ -340,15 +349,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--retry-errors: no result file {args.retry_errors!r}")
             found = retry_result_file(target, settings.runs_dir, overrides)
             if found is None:
-                return 0
+                return None
             report = found
         else:
             run_dir = _resolve_dir(settings.runs_dir, args.retry_errors)
             report = (retry_suite_errors if suite else retry_errors)(run_dir, overrides)
     else:
         report = (start_suite_run if suite else start_run)(settings, explicit=explicit)
-    print_summary(report)
-    return 0
+    return report
 
 
 def print_summary(report: Any) -> None:

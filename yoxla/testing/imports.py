@@ -4,7 +4,8 @@ An edge ``a -> b`` means module ``a`` imports module ``b`` of the same package (
 package ``b``, whose ``__init__`` runs first). Imports run when
 the module is loaded (at module level, in a class body, under ``if``/``try``) are *module-level*;
 imports inside a function or method are *function-level* and counted apart: they only run when
-called, so they cannot make a cycle at import time. Imports under ``if TYPE_CHECKING:`` never run
+called, so they cannot make a cycle at import time. A module importing a package it is inside
+(``from yoxla import __version__``) is no edge: that package's ``__init__`` has already run. Imports under ``if TYPE_CHECKING:`` never run
 and are left out.
 
 ``python bench/import_graph.py`` prints the figures; ``tests/core/test_core_imports.py`` fails
@@ -183,7 +184,7 @@ def _targets(stmt: ast.stmt, current: str, is_package: bool, known: set[str], pa
             continue
         while name and name not in known:
             name = name.rpartition(".")[0]
-        if name:
+        if name and name not in _ancestors(current):  # a package is loaded before its modules
             out.add(name)
             out |= _outer_packages(name, current, package)
     return out
