@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
         from yoxla import api
 
         return getattr(api, name)
-    if name == "run":  # the runner package, callable as yoxla.api.run (see yoxla/run/__init__.py)
+    if name == "run":  # the runner package, callable as yoxla.run.library.run (see yoxla/run/__init__.py)
         import importlib
 
         return importlib.import_module("yoxla.run")

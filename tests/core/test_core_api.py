@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import yoxla
-from yoxla.api import Benchmark, engine_of, run_arguments
+from yoxla.api import Benchmark
+from yoxla.run.library import engine_of, run_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 OXU = ROOT / "suites" / "examples" / "oxu" / "oxu.yaml"

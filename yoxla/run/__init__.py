@@ -20,11 +20,11 @@ from typing import Any
 
 class _RunPackage(ModuleType):
     """``yoxla.run`` is this package and the library's ``run`` call at once: ``yoxla.run(…)``
-    is :func:`yoxla.api.run` (the name would otherwise stop being the function as soon as a
+    is :func:`yoxla.run.library.run` (the name would otherwise stop being the function as soon as a
     ``yoxla.run.…`` module is imported, since Python binds the subpackage to it)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from yoxla.api import run
+        from yoxla.run.library import run
 
         return run(*args, **kwargs)
 
