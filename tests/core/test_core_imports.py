@@ -5,6 +5,7 @@ Read statically (``yoxla.testing.imports``); ``python bench/import_graph.py`` pr
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,12 @@ def test_long_modules_and_line_count(tmp_path):
     assert g.long_modules() == [("pkg.big", 601)]
     assert g.line_count == 1201
     assert g.figures()["modules_over_600_lines"] == [{"module": "pkg.big", "lines": 601}]
+
+
+def test_every_path_docs_architecture_names_exists():
+    root = PACKAGE.parent
+    text = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:yoxla|tests|bench|suites|docs)/[^`\s]*)`", text))
+    assert len(named) > 10
+    missing = sorted(p for p in named if not (root / p).exists())
+    assert missing == []
