@@ -10,28 +10,18 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from yoxla.cli_common import UsageError, report, table
+from yoxla.cli_common import UsageError, add_data_args, report, table, task_ids
 from yoxla.editions import EDITIONS, DataUnavailable, load_edition, load_rows
 from yoxla.suite import SuiteError, load_suite
 
 __all__ = ["UsageError", "build_parser", "main", "run", "table"]
 
 
-def _task_ids(args: argparse.Namespace, edition_tasks: list[str]) -> list[str]:
-    ids = list(getattr(args, "task", None) or [])
-    suite = load_suite()
-    for tid in ids:
-        suite.task(tid)  # raises SuiteError with the known list
-        if tid not in edition_tasks:
-            raise UsageError(f"task {tid} is not part of this edition")
-    return ids or edition_tasks
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
     from yoxla.validate import validate_edition
 
     edition = load_edition(args.edition)
-    reports = validate_edition(edition, _task_ids(args, edition.task_ids), args.data_dir, args.revision)
+    reports = validate_edition(edition, task_ids(args, edition.task_ids), args.data_dir, args.revision)
     print(
         table(
             ["task", "rows", "expected", "fingerprint", "errors", "warnings"],
@@ -67,7 +57,7 @@ def cmd_floors(args: argparse.Namespace) -> int:
 
     edition = load_edition(args.edition)
     suite = load_suite()
-    ids = _task_ids(args, edition.task_ids)
+    ids = task_ids(args, edition.task_ids)
     rows = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
     result = floors(rows, suite.tasks)
     body = []
@@ -125,7 +115,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     from yoxla.editions import fingerprint
 
     edition = load_edition(args.edition)
-    ids = _task_ids(args, edition.task_ids)
+    ids = task_ids(args, edition.task_ids)
     found = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
     body = []
     for tid in ids:
@@ -146,13 +136,6 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_data_args(p: argparse.ArgumentParser, default_edition: str = "v1") -> None:
-    p.add_argument("--edition", choices=EDITIONS, default=default_edition)
-    p.add_argument("--data-dir", help="a local copy of the dataset in the Hub layout")
-    p.add_argument("--revision", help="pin the Hub dataset to this revision")
-    p.add_argument("--task", action="append", help="only this task (repeatable)")
-
-
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 
@@ -161,11 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate-benchmark", help="check the rows of an edition before any model call")
-    _add_data_args(p)
+    add_data_args(p)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("floors", help="scores of the cue-only baselines per task")
-    _add_data_args(p)
+    add_data_args(p)
     p.add_argument("--gate", action="store_true", help="exit 1 when a cue-only strategy beats its threshold")
     p.set_defaults(func=cmd_floors)
 
@@ -175,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("fingerprint", help="rows and fingerprint of each task of a data source")
-    _add_data_args(p)
+    add_data_args(p)
     p.add_argument("--write-manifest", help="record the counts and fingerprints in this manifest file")
     p.set_defaults(func=cmd_fingerprint)
 

@@ -1,7 +1,8 @@
-"""What every command of the ``yoxla`` command line shares: the one-line error, tables.
+"""What every command of the ``yoxla`` command line shares: the one-line error, tables, the data flags.
 
-``yoxla.cli`` (the parser) and the command modules it registers (``yoxla.run.commands``)
-import this module; it imports neither, so there is no import circle between them.
+``yoxla.cli`` (the parser) and the command modules it registers (``yoxla.run.commands``,
+``yoxla.annotation.cli``, ``yoxla.gate``'s report) import this module; it imports none of them, so
+there is no import circle between them (``tests/core/test_core_imports.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from yoxla.editions import EDITIONS
+from yoxla.suite import load_suite
 
 
 class UsageError(Exception):
@@ -74,3 +78,22 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.2f}"
     return str(v)
+
+
+def task_ids(args: argparse.Namespace, edition_tasks: list[str]) -> list[str]:
+    """The ``--task`` ids asked for (each checked against the suite and the edition), else all."""
+    ids = list(getattr(args, "task", None) or [])
+    suite = load_suite()
+    for tid in ids:
+        suite.task(tid)  # raises SuiteError with the known list
+        if tid not in edition_tasks:
+            raise UsageError(f"task {tid} is not part of this edition")
+    return ids or edition_tasks
+
+
+def add_data_args(p: argparse.ArgumentParser, default_edition: str = "v1") -> None:
+    """``--edition``, ``--data-dir``, ``--revision`` and ``--task``, as every data command takes them."""
+    p.add_argument("--edition", choices=EDITIONS, default=default_edition)
+    p.add_argument("--data-dir", help="a local copy of the dataset in the Hub layout")
+    p.add_argument("--revision", help="pin the Hub dataset to this revision")
+    p.add_argument("--task", action="append", help="only this task (repeatable)")

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from yoxla.cli_common import table
 from yoxla.declarations import EditionDeclarations
 from yoxla.suite import Task
 
@@ -111,8 +112,6 @@ def _declared(v: GateVerdict) -> str:
 
 def report(verdicts: Sequence[GateVerdict], declarations: EditionDeclarations) -> tuple[str, int]:
     """(text for the terminal, exit status: 1 when any task fails the gate)."""
-    from yoxla.cli import table
-
     lines = [
         f"shortcut gate, edition {declarations.edition}: a cue-only strategy "
         f"({', '.join(declarations.gate_strategies)}) may score at most chance + "

@@ -36,6 +36,7 @@ from pydantic import (
     model_validator,
 )
 
+from yoxla.alignment import align_by_id
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.judge import JudgeRecord
 
@@ -1110,20 +1111,6 @@ def _suite_metric_layout(metrics: Mapping[str, Any]) -> dict[str, Any]:
         "modal_answer": metrics.get("modal_answer"),
         "breakdowns": breakdowns,
     }
-
-
-def align_by_id(by_id: Mapping[str, Any], ids: Sequence[str], owner: str) -> list[Any]:
-    """``by_id``'s values in the order of ``ids``; ValueError on an unknown or repeated id."""
-    seen: set[str] = set()
-    out = []
-    for pid in ids:
-        if pid in seen:
-            raise ValueError(f"{owner}: prediction for id {pid!r} appears twice")
-        if pid not in by_id:
-            raise ValueError(f"{owner}: prediction for unknown id {pid!r}")
-        seen.add(pid)
-        out.append(by_id[pid])
-    return out
 
 
 def align_items(prepared: Any, ids: Sequence[str]) -> list[Any]:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from yoxla.alignment import align_by_id
 from yoxla.evaluators import ExampleResult, aggregate, score_example, task_score
 from yoxla.suite import Task
 
@@ -101,6 +102,4 @@ def rescore_task(
 
 def align_rows(task: Task, rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[Mapping[str, Any]]:
     """The rows in the order of ``ids``; ValueError on an unknown or repeated id."""
-    from yoxla.record import align_by_id
-
     return align_by_id({str(r[task.id_field]): r for r in rows}, ids, task.id)

@@ -27,28 +27,27 @@ from yoxla.annotation.sheets import (
     sheet_path,
     write_instructions,
 )
+from yoxla.cli_common import UsageError, add_data_args, table, task_ids
 
 
 def register(sub: Any) -> None:
-    from yoxla.cli import _add_data_args
-
     p = sub.add_parser("annotate", help="blind annotation: export sheets, compare with gold, review status")
     steps = p.add_subparsers(dest="step", required=True)
 
     e = steps.add_parser("export", help="write a shuffled sheet without gold labels")
-    _add_data_args(e)
+    add_data_args(e)
     _sheet_args(e)
     e.add_argument("--seed", default="0", help="changes the shuffled order (default 0)")
     e.add_argument("--force", action="store_true", help="overwrite an existing sheet")
     e.set_defaults(func=cmd_export)
 
     c = steps.add_parser("compare", help="agreement with gold, Cohen's kappa and every disagreement")
-    _add_data_args(c)
+    add_data_args(c)
     _sheet_args(c)
     c.set_defaults(func=cmd_compare)
 
     s = steps.add_parser("status", help="how many rows of each task a person has reviewed")
-    _add_data_args(s)
+    add_data_args(s)
     s.add_argument("--dir", help="the edition's annotations folder (default: annotations/<edition>)")
     s.set_defaults(func=cmd_status)
 
@@ -64,14 +63,13 @@ def _sheet_args(p: argparse.ArgumentParser) -> None:
 def _load(
     args: argparse.Namespace, only_annotatable: bool
 ) -> tuple[Any, dict[str, Any], dict[str, list[Any]]]:
-    from yoxla.cli import UsageError, _task_ids
     from yoxla.editions import load_edition, load_rows
     from yoxla.suite import load_suite
 
     edition = load_edition(args.edition)
     suite = load_suite()
     asked = bool(getattr(args, "task", None))
-    ids = _task_ids(args, edition.task_ids)
+    ids = task_ids(args, edition.task_ids)
     if only_annotatable:
         for tid in ids:
             if asked and not annotatable(suite.task(tid)):
@@ -84,8 +82,6 @@ def _load(
 
 def _usage(exc: SheetError) -> NoReturn:
     """A sheet problem the user has to fix first: one line, exit status 2."""
-    from yoxla.cli import UsageError
-
     raise UsageError(str(exc)) from None
 
 
@@ -125,8 +121,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from yoxla.cli import table
-
     edition, tasks, rows, _, kind, path = _sheet(args)
     try:
         skip = _left_out(edition, tasks)
@@ -171,8 +165,6 @@ def _note(note: str) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from yoxla.cli import table
-
     edition, tasks, rows = _load(args, only_annotatable=False)
     folder = annotations_dir(edition.name, args.dir)
     try:

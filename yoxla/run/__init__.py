@@ -12,3 +12,21 @@
 
 Nothing here is imported by ``import yoxla``.
 """
+
+import sys
+from types import ModuleType
+from typing import Any
+
+
+class _RunPackage(ModuleType):
+    """``yoxla.run`` is this package and the library's ``run`` call at once: ``yoxla.run(…)``
+    is :func:`yoxla.run.library.run` (the name would otherwise stop being the function as soon as a
+    ``yoxla.run.…`` module is imported, since Python binds the subpackage to it)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from yoxla.run.library import run
+
+        return run(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _RunPackage

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import re
 import shlex
@@ -24,6 +23,9 @@ from yoxla.providers.transport import TransportSettings
 from yoxla.run.artifacts import CorruptRun
 from yoxla.run.errors import RunError, ValidationFailed
 from yoxla.run.model_facts import FACT_KEYS, check_facts, read_model_info
+from yoxla.run.printing import color, print_footer, print_probabilities
+from yoxla.run.printing import figure as figure
+from yoxla.run.printing import probabilities_line as probabilities_line
 
 BLOCKS = ("understanding", "language", "knowledge", "rag", "all")
 # Options of `yoxla run` that are RunSettings fields of the same name (default None: "given" is visible).
@@ -261,6 +263,15 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 
 @_guard
 def cmd_run(args: argparse.Namespace) -> int:
+    report = execute_run(args)
+    if report is not None:
+        print_summary(report)
+    return 0
+
+
+def execute_run(args: argparse.Namespace) -> Any:
+    """``yoxla run`` without the printing: the finished RunReport, or None when a result file
+    given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
     from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
     from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path
@@ -338,81 +349,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--retry-errors: no result file {args.retry_errors!r}")
             found = retry_result_file(target, settings.runs_dir, overrides)
             if found is None:
-                return 0
+                return None
             report = found
         else:
             run_dir = _resolve_dir(settings.runs_dir, args.retry_errors)
             report = (retry_suite_errors if suite else retry_errors)(run_dir, overrides)
     else:
         report = (start_suite_run if suite else start_run)(settings, explicit=explicit)
-    print_summary(report)
-    return 0
-
-
-def _color(text: str, code: str) -> str:
-    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
-        return f"\033[{code}m{text}\033[0m"
-    return text
-
-
-def probabilities_line(counts: Any, any_shown: bool) -> str | None:
-    """The summary's line on answer probabilities: asked, received, complete and partial, and
-    why the others have none; the old sentence for a summary written before these counts."""
-    if not isinstance(counts, dict):
-        return (
-            None if any_shown else "answer probabilities: not available from this provider (or not asked for)"
-        )
-    asked, received = counts.get("asked", 0), counts.get("received", 0)
-    complete, partial = counts.get("complete", 0), counts.get("partial", 0)
-    if not asked and not complete and not partial:
-        return "answer probabilities: not asked for (this provider gives none, or --no-probabilities)"
-    line = (
-        f"answer probabilities: asked in {asked} requests, received in {received}; "
-        f"distributions {complete} complete, {partial} partial"
-    )
-    absent = counts.get("absent") or {}
-    if absent:
-        line += " (none: " + ", ".join(f"{n} {why}" for why, n in absent.items()) + ")"
-    return line
-
-
-def print_probabilities(s: dict[str, Any]) -> None:
-    """A summary's calibration table (tasks with a calibration block) and its line on answer
-    probabilities (benchmark and suite runs alike)."""
-    calibrated = {tid: t["calibration"] for tid, t in s["tasks"].items() if t.get("calibration")}
-    with_probs = [tid for tid, c in calibrated.items() if c["n_with_probs"]]
-    if calibrated:
-        print()
-        print(
-            table(
-                [
-                    "task",
-                    "with probabilities",
-                    "partial",
-                    "mean gold p",
-                    "high-conf. errors",
-                    "ECE",
-                    "groups",
-                    "controls",
-                ],
-                [
-                    [
-                        tid,
-                        c["n_with_probs"],
-                        c["n_partial"],
-                        _num(c["mean_gold_p"]),
-                        _num(c["high_confidence_error_rate"]),
-                        _num(c["ece"]),
-                        _num(c["group_consistency"]),
-                        c["controls"],
-                    ]
-                    for tid, c in calibrated.items()
-                ],
-            )
-        )
-    line = probabilities_line(s.get("probabilities"), bool(with_probs))
-    if line and s.get("provider") not in ("baseline", "suite-baseline"):
-        print(line)
+    return report
 
 
 def print_summary(report: Any) -> None:
@@ -453,58 +397,18 @@ def print_summary(report: Any) -> None:
     n_err = s["generation_errors"]
     if n_err:
         print(
-            _color(
+            color(
                 f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
                 "1;31",
             )
         )
         for e in s["generation_error_examples"][:10]:
-            print(_color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
+            print(color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
         if n_err > 10:
-            print(_color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
+            print(color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
     else:
         print("generation errors: 0")
     print_footer(report)
-
-
-def figure(value: float) -> str:
-    """A measured quantity with the precision it needs: ``1234``, ``12.3``, ``0.042``, ``0.00031``
-    (at least two significant digits below 10, never rounded to ``0.0``)."""
-    if value >= 100 or value == 0:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    decimals = max(1, 1 - math.floor(math.log10(value)))
-    return f"{value:.{decimals}f}"
-
-
-def print_footer(report: Any) -> None:
-    """Tokens, wall time, the run folder and the result file (benchmark and suite runs)."""
-    s = report.summary
-    u = s["usage"]
-    print(
-        f"tokens: {u.get('total_tokens', 0)} (prompt {u.get('prompt_tokens', 0)}, completion {u.get('completion_tokens', 0)})"
-    )
-    wall = s.get("wall_s") or 0.0
-    sent = getattr(report, "sent", 0)
-    rate = f", {figure(sent / wall)} req/s this session" if wall and sent else ""
-    print(f"wall time: {figure(wall)} s{rate}")
-    print(f"run folder: {report.run_dir}")
-    if report.result_path is not None:
-        kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"
-        print(f"result file: {_shown(report.result_path)} [{kind}]")
-
-
-def _shown(path: Any) -> Any:
-    """A path under the current folder as a relative one (the results folder is stored absolute)."""
-    try:
-        return Path(path).relative_to(Path.cwd())
-    except ValueError:
-        return path
-
-
-def _num(value: Any) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 # yoxla run-all --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.cli_common import UsageError, table
+from yoxla.run.printing import print_footer, print_probabilities
 
 SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
 NOT_FOR_SUITES = ("block", "edition", "data_dir", "revision")
@@ -62,8 +63,6 @@ def suite_path(value: str) -> str:
 
 
 def print_suite_summary(report: Any) -> None:
-    from yoxla.run.commands import print_footer, print_probabilities
-
     s = report.summary
     rows = []
     for tid, t in s["tasks"].items():

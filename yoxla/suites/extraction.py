@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from yoxla.parsing import answer_text, parse, strip_wrappers
 from yoxla.suite import AnswerSpace, Label, Task
+from yoxla.suites import spec
 from yoxla.suites.numbers import find_number
+from yoxla.suites.patterns import compile_pattern
 from yoxla.text import az_lower, nfc
 
 if TYPE_CHECKING:
@@ -40,15 +42,12 @@ if TYPE_CHECKING:
 MAX_REGEX_INPUT = 100_000  # characters a manifest regex (or label search) may look at
 MAX_MATCHES = 10_000  # matches regex_last iterates at most
 REGEX_TIMEOUT_S = 0.25  # per extraction
-MAX_PATTERN = 1_000
 
 # Reasons an extraction gives no valid value (strict adds yoxla.parsing's own).
 EMPTY = "empty_output"
 NO_MATCH = "no_match"
 ERROR = "extraction_error"
 NOT_A_NUMBER = "not_a_number"  # number: the number shown is refused (near_miss says why)
-
-_FLAGS = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL", "x": "VERBOSE", "u": ""}
 
 
 @dataclass(frozen=True)
@@ -62,24 +61,6 @@ class Extracted:
     abstained: bool = False  # strict text_or_abstain only
     number: float | None = None  # the numeric value (number, strict numeric)
     error: str | None = None  # the extraction itself failed (a regex that hit its time limit)
-
-
-def compile_pattern(pattern: str, flags: str = "") -> Any:
-    """Compile a manifest regex with the ``regex`` module; ValueError says why it cannot be used."""
-    import regex
-
-    if len(pattern) > MAX_PATTERN:
-        raise ValueError(f"the regex is {len(pattern)} characters long (at most {MAX_PATTERN})")
-    value = regex.VERSION0
-    for letter in flags:
-        if letter not in _FLAGS:
-            raise ValueError(f"unknown regex flag {letter!r} (use i, m, s, x)")
-        if _FLAGS[letter]:
-            value |= getattr(regex, _FLAGS[letter])
-    try:
-        return regex.compile(pattern, value)
-    except regex.error as exc:
-        raise ValueError(f"the regex does not compile: {exc}") from None
 
 
 def number_text(value: float) -> str:
@@ -287,8 +268,6 @@ class StrictExtractor(Extractor):
 
 def build_extractor(task: TaskSpec) -> Extractor:
     """The extractor a task's ``output_extraction`` describes."""
-    from yoxla.suites import spec
-
     ex = task.output_extraction
     if isinstance(ex, spec.TakeFirst):
         return TakeFirstExtractor(ex.lines)

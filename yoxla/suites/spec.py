@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from yoxla.suites.generation import GenerationSettings, bounded_json
+from yoxla.suites.patterns import MAX_PATTERN, compile_pattern
 
 # Limits --------------------------------------------------------------------------------------
 MAX_TASKS = 100  # tasks per suite (MKA1: 1 to 100)
@@ -43,7 +44,6 @@ MAX_METADATA_ENTRIES = 64
 MAX_TEMPLATE = 100_000  # characters of one template
 MAX_CHOICES = 1_000
 MAX_CHOICE = 1_000  # characters of one choice or label
-MAX_PATTERN = 1_000  # characters of one regex
 MAX_SOURCE = 1_000_000  # characters of a grader's or preprocessor's source
 MAX_METRICS = 50
 MAX_GRADERS = 10
@@ -400,8 +400,6 @@ class RegexExtraction(Spec):
 
     @model_validator(mode="after")
     def _compiles(self) -> RegexExtraction:
-        from yoxla.suites.extraction import compile_pattern
-
         compiled = compile_pattern(self.pattern, self.flags)  # raises ValueError with the reason
         if isinstance(self.group, int) and self.group > compiled.groups:
             raise ValueError(f"group {self.group} does not exist (the pattern has {compiled.groups})")

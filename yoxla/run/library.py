@@ -1,0 +1,119 @@
+"""The runner's library entry points: which engine a target goes to, a run, a re-scoring.
+
+``yoxla.run(...)`` (this package, callable), ``yoxla.rescore`` and ``yoxla.api`` use these.
+Today a suite of tasks goes through one of two engines: the built-in benchmark (editions
+``v1``/``sample``) or the suite path (a manifest under ``suites/``). :func:`engine_of` is the one
+place the public surface asks which; it goes when the two engines become one (issue 13).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from yoxla.editions import EDITIONS
+from yoxla.run.artifacts import is_suite_run
+
+Engine = Literal["builtin", "suite"]
+
+
+def engine_of(target: str | os.PathLike[str]) -> Engine:
+    """Which engine handles ``target``: an edition name, a manifest path or committed suite id,
+    or a run folder. The only "which engine?" question of the public surface."""
+    if isinstance(target, str) and target in EDITIONS:
+        return "builtin"
+    path = Path(target)
+    if path.is_dir():
+        return "suite" if is_suite_run(path) else "builtin"
+    return "suite"
+
+
+def committed_suite(suite_id: str) -> Any:
+    """The committed manifest (under ``suites/``) whose ``metadata.name`` is ``suite_id``; ValueError
+    naming the known ones when there is none."""
+    from yoxla.suites.errors import ManifestError
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import find_committed
+
+    known = []
+    for entry in find_committed():
+        try:
+            manifest = load_manifest(entry.path)
+        except ManifestError:
+            continue  # a broken manifest is `yoxla suite check`'s to report, not a lookup's
+        if manifest.name == suite_id:
+            return manifest
+        known.append(manifest.name)
+    names = ", ".join(["v1", "sample", *sorted(known)])
+    raise ValueError(
+        f"no suite {suite_id[:80]!r}: not an edition, a manifest file or a committed suite ({names})"
+    )
+
+
+class _Refused(ValueError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would print usage and exit
+        raise _Refused(message)
+
+
+def run_arguments(suite: str | os.PathLike[str], options: dict[str, Any]) -> list[str]:
+    """The ``yoxla run`` flags a :func:`run` call stands for: ``key=value`` -> ``--key value``
+    (``_`` -> ``-``), True -> the bare flag, a list -> the flag once per item, None/False -> none."""
+    if engine_of(suite) == "builtin":
+        argv = ["--edition", str(suite)]
+    else:
+        path = Path(suite)
+        argv = ["--suite", str(path if path.is_file() else committed_suite(str(suite)).path)]
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                argv += [flag, str(item)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def run(suite: str | os.PathLike[str], *, provider: str, model: str, **options: Any) -> Any:
+    """Run ``suite`` (``"v1"``, ``"sample"``, a manifest path or a committed suite's id) with
+    ``provider`` and ``model``; returns the finished ``RunReport`` (``run_dir``, ``summary``,
+    ``result_path``, ``complete``), or None for a ``retry_errors`` result file with nothing to retry.
+
+    Other keywords are ``yoxla run``'s flags (see ``python runner.py --help``): ``block="all"``,
+    ``task=["hesab"]``, ``limit=5``, ``filter=["topic=x"]``, ``scored_only=True``, ``runs_dir=…``,
+    ``results_dir=…``, ``run_id=…``, ``resume=True``, ``retry_errors=…``, ``base_url=…``,
+    ``seed=…``, ``no_progress=True``… An unknown keyword or a bad value raises ValueError; a run
+    that cannot start raises the runner's own error (RunError, ProviderError…), one line each.
+    """
+    from yoxla.run.commands import add_run_args, execute_run
+
+    parser = _Parser(prog="yoxla.run", add_help=False)
+    add_run_args(parser)
+    argv = run_arguments(suite, {"provider": provider, "model": model, **options})
+    try:
+        args = parser.parse_args(argv)
+    except _Refused as exc:
+        raise ValueError(f"yoxla.run: {exc}") from None
+    args.command_line = f"yoxla.run({str(suite)!r}, provider={provider!r}, model={model!r}, …)"
+    return execute_run(args)
+
+
+def rescore_folder(run_dir: str | os.PathLike[str]) -> Any:
+    """Replay a run folder's stored raw outputs through today's extraction and graders (no model
+    is asked), rewrite ``task_scores.json`` and ``summary.json``; the ``RunReport`` (as ``yoxla
+    rescore RUN_DIR``)."""
+    target = Path(run_dir)
+    if engine_of(target) == "suite":
+        from yoxla.run.suite_finalize import rescore_suite_run as replay
+    else:
+        from yoxla.run.finalize import rescore_run as replay
+    return replay(target)

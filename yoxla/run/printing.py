@@ -1,0 +1,123 @@
+"""What a finished run prints, shared by benchmark and suite runs: the probabilities line and
+calibration table, and the footer (tokens, wall time, run folder, result file).
+
+``yoxla.run.commands`` (the benchmark summary) and ``yoxla.run.suite_cli`` (the suite summary)
+both import this module and it imports neither, so the two summaries make no import circle.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from yoxla.cli_common import table
+
+
+def color(text: str, code: str) -> str:
+    """``text`` in an ANSI colour on a terminal (never when piped or with NO_COLOR)."""
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        return f"\033[{code}m{text}\033[0m"
+    return text
+
+
+def probabilities_line(counts: Any, any_shown: bool) -> str | None:
+    """The summary's line on answer probabilities: asked, received, complete and partial, and
+    why the others have none; the old sentence for a summary written before these counts."""
+    if not isinstance(counts, dict):
+        return (
+            None if any_shown else "answer probabilities: not available from this provider (or not asked for)"
+        )
+    asked, received = counts.get("asked", 0), counts.get("received", 0)
+    complete, partial = counts.get("complete", 0), counts.get("partial", 0)
+    if not asked and not complete and not partial:
+        return "answer probabilities: not asked for (this provider gives none, or --no-probabilities)"
+    line = (
+        f"answer probabilities: asked in {asked} requests, received in {received}; "
+        f"distributions {complete} complete, {partial} partial"
+    )
+    absent = counts.get("absent") or {}
+    if absent:
+        line += " (none: " + ", ".join(f"{n} {why}" for why, n in absent.items()) + ")"
+    return line
+
+
+def print_probabilities(s: dict[str, Any]) -> None:
+    """A summary's calibration table (tasks with a calibration block) and its line on answer
+    probabilities (benchmark and suite runs alike)."""
+    calibrated = {tid: t["calibration"] for tid, t in s["tasks"].items() if t.get("calibration")}
+    with_probs = [tid for tid, c in calibrated.items() if c["n_with_probs"]]
+    if calibrated:
+        print()
+        print(
+            table(
+                [
+                    "task",
+                    "with probabilities",
+                    "partial",
+                    "mean gold p",
+                    "high-conf. errors",
+                    "ECE",
+                    "groups",
+                    "controls",
+                ],
+                [
+                    [
+                        tid,
+                        c["n_with_probs"],
+                        c["n_partial"],
+                        _num(c["mean_gold_p"]),
+                        _num(c["high_confidence_error_rate"]),
+                        _num(c["ece"]),
+                        _num(c["group_consistency"]),
+                        c["controls"],
+                    ]
+                    for tid, c in calibrated.items()
+                ],
+            )
+        )
+    line = probabilities_line(s.get("probabilities"), bool(with_probs))
+    if line and s.get("provider") not in ("baseline", "suite-baseline"):
+        print(line)
+
+
+def figure(value: float) -> str:
+    """A measured quantity with the precision it needs: ``1234``, ``12.3``, ``0.042``, ``0.00031``
+    (at least two significant digits below 10, never rounded to ``0.0``)."""
+    if value >= 100 or value == 0:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    decimals = max(1, 1 - math.floor(math.log10(value)))
+    return f"{value:.{decimals}f}"
+
+
+def print_footer(report: Any) -> None:
+    """Tokens, wall time, the run folder and the result file (benchmark and suite runs)."""
+    s = report.summary
+    u = s["usage"]
+    print(
+        f"tokens: {u.get('total_tokens', 0)} (prompt {u.get('prompt_tokens', 0)}, completion {u.get('completion_tokens', 0)})"
+    )
+    wall = s.get("wall_s") or 0.0
+    sent = getattr(report, "sent", 0)
+    rate = f", {figure(sent / wall)} req/s this session" if wall and sent else ""
+    print(f"wall time: {figure(wall)} s{rate}")
+    print(f"run folder: {report.run_dir}")
+    if report.result_path is not None:
+        kind = "complete" if report.complete else "incomplete (partial: not admitted to the leaderboard)"
+        print(f"result file: {_shown(report.result_path)} [{kind}]")
+
+
+def _shown(path: Any) -> Any:
+    """A path under the current folder as a relative one (the results folder is stored absolute)."""
+    try:
+        return Path(path).relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
