@@ -4,7 +4,9 @@
 and prepares every selected task (:func:`yoxla.suites.prepare.prepare_task`): datasets read by
 content and fingerprinted, preprocessors run in a worker process, few-shot examples and
 messages rendered. All of it happens before any model call; a failing preprocessor refuses
-the run and names the task and the row.
+the run and names the task and the row, and so does a row that breaks a rule of its task's
+built-in graders (:mod:`yoxla.suites.rowchecks`: gold in the answer space, span locatable,
+number in range): ``task X: item ID: <rule>``, exit status 2.
 
 A request carries the task's messages as ``prepare_task`` renders them (``instructions`` as
 the system message, few-shot examples first) and its generation settings:
@@ -17,6 +19,7 @@ passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,8 +212,20 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     finally:
         if own:
             workers.close()
+    refuse_bad_rows(t.prepared for t in tasks.values())
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks, items)
+
+
+def refuse_bad_rows(prepared: Iterable[PreparedTask]) -> None:
+    """A row that breaks its graders' rules refuses the run before any model call (one line:
+    the first three bad rows and how many there are)."""
+    from yoxla.suites.rowchecks import row_problems
+
+    problems = [str(problem) for p in prepared for problem in row_problems(p)]
+    if problems:
+        more = f"; … and {len(problems) - 3} more" if len(problems) > 3 else ""
+        raise RunError("; ".join(problems[:3]) + more + "; no model was asked")
 
 
 # Requests ---------------------------------------------------------------------------------------
