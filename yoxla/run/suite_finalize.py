@@ -28,6 +28,7 @@ from typing import Any
 
 from yoxla.calibration.stored import probability_counts
 from yoxla.record import (
+    DatasetInfo,
     JudgeInfo,
     SuiteInfo,
     SuiteRunConditions,
@@ -303,12 +304,22 @@ def build_suite_result(
             command=info.get("command", ""),
             conditions=SuiteRunConditions.model_validate(info["conditions"]),
             **({"judge": JudgeInfo(**judge)} if judge else {}),
+            **_dataset_override(info),
         ),
         tasks=results,
         usage=Usage(**_usage_total(records)),
         created_at=now_iso(),
         sign_key=sign_key,
     )
+
+
+def _dataset_override(info: dict[str, Any]) -> dict[str, DatasetInfo]:
+    """``run.dataset`` of a run whose Hub datasets were read with --data-dir or --revision."""
+    settings = info.get("settings") or {}
+    if settings.get("data_dir") is None and settings.get("revision") is None:
+        return {}
+    ds = info.get("dataset") or {}
+    return {"dataset": DatasetInfo(source=ds.get("source"), revision=ds.get("revision"))}
 
 
 def suite_result_path(info: dict[str, Any], complete: bool) -> Path:

@@ -27,6 +27,7 @@ from typing import Any
 from yoxla.providers.base import Request
 from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.settings import RunSettings
+from yoxla.suites.datasets import hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.hashing import aggregation, suite_hash
@@ -197,14 +198,16 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
         raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
+    check_data_options(s, [manifest.tasks[t] for t in chosen])
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
     workers = pool or WorkerPool()
     tasks: dict[str, SuiteRunTask] = {}
     try:
-        for tid in manifest.tasks:
-            if tid in chosen:
-                tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
+        with hub_override(s.revision, s.data_dir):
+            for tid in manifest.tasks:
+                if tid in chosen:
+                    tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
     except PreprocessError as exc:
         raise ValidationFailed(f"{exc}; no model was asked") from None
     except ManifestError as exc:
@@ -215,6 +218,34 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     refuse_bad_rows(t.prepared for t in tasks.values())
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks, items)
+
+
+def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:
+    """``--revision``/``--data-dir`` need a task that reads a Hugging Face dataset, and the
+    folder must exist (one line each, exit status 2)."""
+    given = [f"--{n}" for n, v in (("revision", s.revision), ("data-dir", s.data_dir)) if v is not None]
+    if not given:
+        return
+    if s.data_dir is not None and not Path(s.data_dir).is_dir():
+        raise RunError(f"--data-dir {s.data_dir}: no such folder")
+    specs = [t.spec.dataset for t in tasks] + [
+        getattr(t.spec.fewshot_settings, "dataset", None) for t in tasks
+    ]
+    if not any(reads_hub(d) for d in specs):
+        raise RunError(
+            f"{' and '.join(given)}: suite {s.suite} reads no Hugging Face dataset "
+            "(these options override its Hub datasets' revision or read them from a local folder)"
+        )
+
+
+def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
+    """run.json's ``dataset``: the manifest, or where ``--data-dir``/``--revision`` read the Hub
+    datasets from (the result file's ``run.dataset``, as the benchmark records it)."""
+    if s.data_dir is not None:
+        return {"source": str(Path(s.data_dir).resolve()), "revision": None, "local": True}
+    if s.revision is not None:
+        return {"source": path, "revision": s.revision, "local": False}
+    return {"source": path, "revision": None, "local": True}
 
 
 def refuse_bad_rows(prepared: Iterable[PreparedTask]) -> None:
