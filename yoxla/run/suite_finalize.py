@@ -313,7 +313,7 @@ def build_suite_result(
     )
 
 
-def _dataset_override(info: dict[str, Any]) -> dict[str, DatasetInfo]:
+def _dataset_override(info: dict[str, Any]) -> dict[str, Any]:
     """``run.dataset`` of a run whose Hub datasets were read with --data-dir or --revision."""
     settings = info.get("settings") or {}
     if settings.get("data_dir") is None and settings.get("revision") is None:
