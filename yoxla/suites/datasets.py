@@ -54,6 +54,11 @@ OFFLINE_HINT = (
 )
 
 
+class HubUnavailable(DatasetError):
+    """A Hugging Face dataset cannot be read here (Hub unreachable, offline with nothing cached):
+    admission lists a file of such a suite as not re-checked instead of excluding it."""
+
+
 @dataclass(frozen=True)
 class HubOverride:
     """Where a run reads its Hugging Face datasets instead of the manifest's revision."""
@@ -202,7 +207,7 @@ def _snapshot(
     try:
         return snapshot(repo, revision, configs or (), files=files or ())
     except DataUnavailable as exc:
-        raise DatasetError(f"{where}: could not load {exc}{OFFLINE_HINT}") from None
+        raise HubUnavailable(f"{where}: could not load {exc}{OFFLINE_HINT}") from None
 
 
 def _format(path: Path | str) -> str:
