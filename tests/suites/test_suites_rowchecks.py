@@ -60,12 +60,30 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]
     return code, out, err
 
 
-def test_a_gold_outside_the_answer_space_names_each_bad_item_and_only_those(tmp_path: Path) -> None:
-    got = _problems(_suite(tmp_path, CHOICE_ROWS, **CHOICE))
-    assert got == [
-        "task t1: item c2: gold 'E' is not in the answer space (A, B, C, D) [accuracy]",
-        "task t1: item c4: gold 'Ç' is not in the answer space (A, B, C, D) [accuracy]",
-    ]
+@pytest.mark.parametrize(
+    ("rows", "fields", "expected"),
+    [
+        (  # a gold outside the answer space: each bad item named, and only those
+            CHOICE_ROWS,
+            CHOICE,
+            [
+                "task t1: item c2: gold 'E' is not in the answer space (A, B, C, D) [accuracy]",
+                "task t1: item c4: gold 'Ç' is not in the answer space (A, B, C, D) [accuracy]",
+            ],
+        ),
+        (  # a span must be in its passage, where answer_start points
+            SPAN_ROWS,
+            SPAN,
+            [
+                "task t1: item p2: gold span 'Gəncə' is not found in 'mətn' [span]",
+                "task t1: item p3: başlanğıc 5 does not point at the gold span 'İçərişəhər' in 'mətn' [span]",
+            ],
+        ),
+    ],
+    ids=["choice", "span"],
+)
+def test_bad_rows_are_named_by_item_and_rule(tmp_path: Path, rows, fields, expected) -> None:
+    assert _problems(_suite(tmp_path, rows, **fields)) == expected
 
 
 def test_a_case_blind_label_set_accepts_another_casing_but_not_a_folded_letter(tmp_path: Path) -> None:
@@ -103,14 +121,6 @@ def test_a_row_dependent_space_checks_each_item_against_its_own_options(tmp_path
 def test_an_open_exact_match_task_has_no_space_to_check(tmp_path: Path) -> None:
     rows = [{"id": "o1", "sual": "?", "cavab": "nə olursa olsun"}]
     assert _problems(_suite(tmp_path, rows, grader={"type": "builtin", "name": "exact_match"})) == []
-
-
-def test_a_span_must_be_in_its_passage_where_answer_start_points(tmp_path: Path) -> None:
-    got = _problems(_suite(tmp_path, SPAN_ROWS, **SPAN))
-    assert got == [
-        "task t1: item p2: gold span 'Gəncə' is not found in 'mətn' [span]",
-        "task t1: item p3: başlanğıc 5 does not point at the gold span 'İçərişəhər' in 'mətn' [span]",
-    ]
 
 
 def test_an_unanswerable_abstention_item_has_nothing_to_locate(tmp_path: Path) -> None:
