@@ -1019,6 +1019,10 @@ class SuiteRunInfo(Record):
     command: Annotated[str, Field(max_length=MAX_COMMAND)]
     conditions: SuiteRunConditions
     judge: JudgeInfo | None = Field(default=None, description="the judge model; null when none was given")
+    dataset: DatasetInfo | None = Field(
+        default=None,
+        description="where --data-dir or --revision read the Hub datasets; absent: as the manifest says",
+    )
 
 
 class SuiteScores(Record):

@@ -260,6 +260,11 @@ class Board:
         entries = [{**m.ranking_entry(), "_i": i} for i, m in enumerate(models)]
         return [models[e["_i"]] for e in rank(entries, self.suite_ranking(suite_id))]
 
+    def suite_unchecked(self, suite_id: str) -> list[Verdict]:
+        """Admitted files of a suite whose Hub data could not be read here: listed apart, never ranked."""
+        rows = [v for v in self.verdicts if v.shown and not v.rechecked and v.suite == suite_id]
+        return sorted(rows, key=lambda v: (v.name, v.key))
+
     def suite_groups(self, suite_id: str) -> list[str]:
         """The boards of a suite that have ranked models (standard first)."""
         found = {v.group for v in self.verdicts if v.shown and v.rechecked and v.suite == suite_id}

@@ -431,7 +431,7 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
         editions[bid] = EditionData(
             name=bid,
             boards=boards,
-            unchecked=[],
+            unchecked=board.suite_unchecked(sid),
             reference=Reference(
                 bid, problem="suites have no cue-only floors here: see the suite-baseline files"
             ),

@@ -25,6 +25,7 @@ of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from yoxla.calibration.metrics import Case
@@ -46,12 +47,47 @@ if TYPE_CHECKING:
     from yoxla.leaderboard.suite_data import CommittedSuite
 
 
-def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
-    """Check 4: the file's suite, tasks, hashes and conditions against the committed suite."""
+@dataclass(frozen=True)
+class _FrozenTask:
+    """A committed task as its frozen hash file states it (its Hub data unreadable here): what
+    :func:`_check_task_hashes` compares, in the shape of a prepared task."""
+
+    task: Any  # SuiteTask
+    task_hash: str
+    fingerprints: dict[str, str]
+    commits: dict[str, dict[str, str]]
+
+
+def _frozen_tasks(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> dict[str, _FrozenTask]:
+    """The committed tasks from the manifest and its frozen hashes (no data read): the file's
+    commits are taken as stated (provenance); its fingerprints must be the frozen ones."""
+    from yoxla.suites.hashing import read_hash_file
+
+    try:
+        frozen = read_hash_file(suite.hash_file)
+    except Exception as exc:  # the committed suite's own file: one reason, never a traceback
+        v.reasons.append(one_line(f"the frozen hashes of suite {suite.id!r} cannot be read: {exc}", 400))
+        return {}
+    out: dict[str, _FrozenTask] = {}
+    for tid, task in suite.manifest.tasks.items():
+        h = frozen.get(tid)
+        if h is None or h.definition != task.definition_hash:
+            v.reasons.append(
+                f"task {tid} of the committed suite {suite.id!r} is not frozen as it is "
+                f"(`yoxla suite check {suite.repo_path}` fails)"
+            )
+            continue
+        stored = rec.suite.tasks.get(tid)
+        commits = {str(role): dict(c) for role, c in stored.commits.items()} if stored else {}
+        out[tid] = _FrozenTask(task, h.hash, dict(h.data), commits)
+    return out
+
+
+def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, committed: dict[str, Any], v: Verdict) -> None:
+    """Check 4: the file's suite, tasks, hashes and conditions against the committed suite
+    (``committed``: its prepared tasks, or its frozen ones when the data cannot be read)."""
     from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, suite_hash
 
-    assert suite.prepared is not None
-    committed = suite.prepared
     if rec.suite.path != suite.repo_path:
         v.notes.append(
             f"the file names the manifest {one_line(rec.suite.path, 120)}; the committed one is {suite.repo_path}"
@@ -163,9 +199,8 @@ def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdic
 
 def _board(rec: SuiteResultFile, suite: CommittedSuite) -> str | None:
     """``non-standard`` when the run's generation settings are not the committed manifest's."""
-    assert suite.prepared is not None
-    for tid, p in suite.prepared.items():
-        gen = p.task.spec.generation
+    for tid, task in suite.manifest.tasks.items():
+        gen = task.spec.generation
         want = gen.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if gen else {}
         got = rec.run.conditions.generation.get(tid)
         have = got.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if got else {}
@@ -193,7 +228,7 @@ def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
 
 def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
     """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
-    from yoxla.leaderboard.admission import ADMITTED, TaskRecord, _differs
+    from yoxla.leaderboard.admission import TaskRecord, _differs
 
     v.suite = rec.suite.id
     v.conditions = rec.run.conditions
@@ -208,10 +243,13 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
     if problem:
         v.reasons.append(problem)
         return
-    _check_suite(rec, suite, v)
-    if v.reasons:
+    if suite.unreachable is not None:
+        _check_unreachable(doc, rec, suite, v)
         return
     assert suite.prepared is not None
+    _check_suite(rec, suite, suite.prepared, v)
+    if v.reasons:
+        return
     records: dict[str, TaskRecord] = {}
     cases: dict[str, list[Case]] = {}
     partial: dict[str, int] = {}
@@ -224,12 +262,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         if diff:
             v.reasons.append(_differs(f"task {tid}", diff))
             continue
-        missing = unanswered_calls((p.grader_error for p in t.predictions), t.problems)
-        if missing:
-            v.reasons.append(
-                f"task {tid}: {missing} grader call(s) lack a judge's answer (the judge failed or was not "
-                "given); the task is incomplete"
-            )
+        if _unanswered(tid, t, v):
             continue
         gold = [i.target for i in p.items] if t.calibration is not None else None
         records[tid] = TaskRecord.from_suite(tid, t, gold)
@@ -238,6 +271,19 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
             partial[tid] = int(derived["calibration"]["n_partial"])
     if v.reasons:
         return
+    scores = _check_totals(doc, rec, v)
+    if v.reasons:
+        return
+    _admit(rec, suite, records, scores, v)
+    if cases:  # pooled as the benchmark's blocks are, with the suite's groups for blocks
+        v.calibration = pooled_calibration(_task_groups(rec, cases), cases, partial)
+    v.rechecked = True
+
+
+def _check_totals(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict) -> dict[str, Any]:
+    """The summary scores and the generation-error count follow from the stored tasks."""
+    from yoxla.leaderboard.admission import _differs
+
     # The groups and headline are the committed suite's (checked above): scores follow them.
     scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
     diff = first_difference(doc["scores"], scores, "scores")
@@ -248,8 +294,57 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         v.reasons.append(
             f"generation_errors is stored as {rec.generation_errors} but the predictions hold {errors}"
         )
+    return scores
+
+
+def _unanswered(tid: str, t: SuiteTaskResult, v: Verdict) -> bool:
+    """A task with grader calls that lack a judge's answer is incomplete (a reason; True)."""
+    missing = unanswered_calls((p.grader_error for p in t.predictions), t.problems)
+    if missing:
+        v.reasons.append(
+            f"task {tid}: {missing} grader call(s) lack a judge's answer (the judge failed or was not "
+            "given); the task is incomplete"
+        )
+    return bool(missing)
+
+
+def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
+    """A suite whose Hugging Face data cannot be read here: every check that needs no rows (the
+    hashes and fingerprints against the frozen ones, conditions, coverage by count, totals); an
+    admitted file is listed as not re-checked, never ranked (as the benchmark's files are)."""
+    from yoxla.leaderboard.admission import NOT_RECHECKED, TaskRecord
+
+    committed = _frozen_tasks(rec, suite, v)
     if v.reasons:
         return
+    _check_suite(rec, suite, committed, v)
+    if v.reasons:
+        return
+    records: dict[str, TaskRecord] = {}
+    for tid, t in rec.tasks.items():
+        ids = [p.id for p in t.predictions]
+        if len(set(ids)) != len(ids):
+            v.reasons.append(f"task {tid}: item ids predicted more than once")
+        elif t.rows != len(ids) or t.items != len(ids):
+            v.reasons.append(
+                f"task {tid}: rows/items say {t.rows}/{t.items} but there are {len(ids)} predictions"
+            )
+        elif not _unanswered(tid, t, v):
+            records[tid] = TaskRecord.from_suite(tid, t)
+    if v.reasons:
+        return
+    scores = _check_totals(doc, rec, v)
+    if v.reasons:
+        return
+    v.notes.append(f"{NOT_RECHECKED}: {suite.unreachable}")
+    _admit(rec, suite, records, scores, v)
+
+
+def _admit(
+    rec: SuiteResultFile, suite: CommittedSuite, records: dict[str, Any], scores: dict[str, Any], v: Verdict
+) -> None:
+    from yoxla.leaderboard.admission import ADMITTED
+
     v.board = _board(rec, suite)
     if v.board == "non-standard":
         v.notes.append("generation settings differ from the committed manifest's: ranked apart")
@@ -263,7 +358,4 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         v.notes.append(f"judge-scored (judge: {v.judge or 'unknown'}); stored judgements were replayed")
     v.tasks = records
     v.scores = scores
-    if cases:  # pooled as the benchmark's blocks are, with the suite's groups for blocks
-        v.calibration = pooled_calibration(_task_groups(rec, cases), cases, partial)
-    v.rechecked = True
     v.status = ADMITTED

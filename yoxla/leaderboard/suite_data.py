@@ -33,6 +33,7 @@ class CommittedSuite:
     manifest: Any  # SuiteManifest
     problem: str | None = None
     prepared: dict[str, Any] | None = None  # task id -> PreparedTask, after prepare()
+    unreachable: str | None = None  # why its Hub data cannot be read here: files are not re-checked
 
 
 @dataclass
@@ -114,13 +115,19 @@ class SuiteSource:
         """Prepare every task of ``suite`` once; the problem when it cannot be used (else None)."""
         if suite.prepared is not None or suite.problem is not None:
             return suite.problem
+        from yoxla.suites.datasets import HubUnavailable
         from yoxla.suites.errors import ManifestError
         from yoxla.suites.hashing import TaskHashes, compare, read_hash_file
         from yoxla.suites.prepare import prepare_task
 
+        if suite.unreachable is not None:
+            return None
         try:
             prepared = {tid: prepare_task(task, self.pool) for tid, task in suite.manifest.tasks.items()}
             frozen = read_hash_file(suite.hash_file)
+        except HubUnavailable as exc:  # not a broken suite: its files are listed as not re-checked
+            suite.unreachable = one_line(str(exc), 400)
+            return None
         except Exception as exc:  # this suite's files only: every other suite stays usable
             why = str(exc) if isinstance(exc, ManifestError) else f"{type(exc).__name__}: {exc}"
             suite.problem = one_line(f"the committed suite {suite.id!r} cannot be prepared here: {why}", 400)
@@ -145,7 +152,9 @@ class SuiteSource:
         """What a verdict on a file of suite ``sid`` rests on (cheap: no data is prepared)."""
         if sid not in self._tokens:
             self._tokens[sid] = self._token(sid)
-        return self._tokens[sid]
+        suite = (self._suites or {}).get(sid)
+        # a "not re-checked" verdict rests on the Hub being unreachable: a later process re-checks
+        return self._tokens[sid] + (":unreachable" if suite is not None and suite.unreachable else "")
 
     def _token(self, sid: str) -> str:
         from yoxla.suites import spec as S

@@ -506,19 +506,20 @@ def _tokens(value: Any) -> str:
 
 def unchecked_table(ed: EditionData) -> pd.DataFrame:
     """Admitted files whose scores could not be re-checked here: listed apart, never ranked."""
-    cols = ["Model", "Provider", "Trust", "YOXLA (as stored)"]
-    cols += [block_title(b) for b in BLOCKS] + ["Why not re-checked", "File"]
+    head, key = f"{ed.headline} (as stored)", "suite" if ed.is_suite else "yoxla"
+    parts = dict(ed.suite.group_names) if ed.suite is not None else {b: block_title(b) for b in BLOCKS}
+    cols = ["Model", "Provider", "Trust", head, *parts.values(), "Why not re-checked", "File"]
     out = []
     for v in ed.unchecked:
-        rec: dict[str, Any] = {
-            "Model": v.name,
-            "Provider": v.provider,
-            "Trust": trust_badge(v),
-            "YOXLA (as stored)": _r(float(v.scores.get("yoxla", np.nan))),
-        }
-        for b in BLOCKS:
-            rec[block_title(b)] = _r(float(v.scores.get("blocks", {}).get(b, np.nan)))
-        rec["Why not re-checked"] = ed.rows_problem or NOT_RECHECKED
+        rec: dict[str, Any] = {"Model": v.name, "Provider": v.provider, "Trust": trust_badge(v)}
+        stored = v.scores.get(key)
+        rec[head] = _r(float(stored) if stored is not None else np.nan)
+        for b, title in parts.items():
+            rec[title] = _r(float((v.scores.get("groups" if ed.is_suite else "blocks") or {}).get(b, np.nan)))
+        why = next((n for n in v.notes if n.startswith(NOT_RECHECKED + ": ")), None)
+        rec["Why not re-checked"] = (
+            why.removeprefix(NOT_RECHECKED + ": ") if why else ed.rows_problem or NOT_RECHECKED
+        )
         rec["File"] = v.key
         out.append(rec)
     return pd.DataFrame(out, columns=cols)

@@ -16,7 +16,7 @@ from yoxla.cli_common import UsageError, table
 from yoxla.run.printing import print_footer, print_probabilities
 
 SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
-NOT_FOR_SUITES = ("block", "edition", "data_dir", "revision")
+NOT_FOR_SUITES = ("block", "edition")  # --data-dir/--revision override a suite's Hub datasets
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def check_suite_args(args: argparse.Namespace) -> None:
     """Options of the benchmark that mean nothing for a suite are refused, not ignored."""
     for name in NOT_FOR_SUITES:
         if getattr(args, name, None) is not None:
-            raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own data")
+            raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own tasks")
     if args.judge_provider and not args.judge_model:
         raise UsageError("--judge-provider needs --judge-model")
 

@@ -50,7 +50,7 @@ from yoxla.run.settings import (
 from yoxla.run.suite_finalize import check_plan, finalize_suite_run
 from yoxla.run.suite_job import SuiteJob
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
-from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
+from yoxla.run.suite_plan import SuitePlan, dataset_info, make_suite_plan, suite_conditions
 
 KIND = SUITE_KIND
 NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read built-in tasks only
@@ -131,7 +131,7 @@ def suite_run_record(
         task_ids=plan.task_ids,
         facts=plan.facts(s.limit),
         provider_facts=provider_facts,
-        dataset={"source": plan.path, "revision": None, "local": True},
+        dataset=dataset_info(s, plan.path),
         suite_hash=plan.suite_hash,
         conditions=suite_conditions(s, plan),
         workers=workers,

@@ -28,6 +28,7 @@ from typing import Any
 
 from yoxla.calibration.stored import probability_counts
 from yoxla.record import (
+    DatasetInfo,
     JudgeInfo,
     SuiteInfo,
     SuiteRunConditions,
@@ -302,13 +303,24 @@ def build_suite_result(
             batch_size=int(info.get("batch_size") or 1),
             command=info.get("command", ""),
             conditions=SuiteRunConditions.model_validate(info["conditions"]),
-            **({"judge": JudgeInfo(**judge)} if judge else {}),
+            **_dataset_override(info, judge),
         ),
         tasks=results,
         usage=Usage(**_usage_total(records)),
         created_at=now_iso(),
         sign_key=sign_key,
     )
+
+
+def _dataset_override(info: dict[str, Any], judge: dict[str, Any] | None) -> dict[str, Any]:
+    """The optional parts of ``run``: the judge, and the dataset of a run whose Hub datasets were
+    read with --data-dir or --revision (absent otherwise, so other files stay as they were)."""
+    out: dict[str, Any] = {"judge": JudgeInfo(**judge)} if judge else {}
+    settings = info.get("settings") or {}
+    if settings.get("data_dir") is not None or settings.get("revision") is not None:
+        ds = info.get("dataset") or {}
+        out["dataset"] = DatasetInfo(source=ds.get("source"), revision=ds.get("revision"))
+    return out
 
 
 def suite_result_path(info: dict[str, Any], complete: bool) -> Path:

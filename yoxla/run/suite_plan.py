@@ -4,7 +4,9 @@
 and prepares every selected task (:func:`yoxla.suites.prepare.prepare_task`): datasets read by
 content and fingerprinted, preprocessors run in a worker process, few-shot examples and
 messages rendered. All of it happens before any model call; a failing preprocessor refuses
-the run and names the task and the row.
+the run and names the task and the row, and so does a row that breaks a rule of its task's
+built-in graders (:mod:`yoxla.suites.rowchecks`: gold in the answer space, span locatable,
+number in range): ``task X: item ID: <rule>``, exit status 2.
 
 A request carries the task's messages as ``prepare_task`` renders them (``instructions`` as
 the system message, few-shot examples first) and its generation settings:
@@ -17,6 +19,7 @@ passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 from yoxla.providers.base import Request
 from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.settings import RunSettings
+from yoxla.suites.datasets import hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.hashing import aggregation, suite_hash
@@ -194,14 +198,16 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
         raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
+    check_data_options(s, [manifest.tasks[t] for t in chosen])
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
     workers = pool or WorkerPool()
     tasks: dict[str, SuiteRunTask] = {}
     try:
-        for tid in manifest.tasks:
-            if tid in chosen:
-                tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
+        with hub_override(s.revision, s.data_dir):
+            for tid in manifest.tasks:
+                if tid in chosen:
+                    tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
     except PreprocessError as exc:
         raise ValidationFailed(f"{exc}; no model was asked") from None
     except ManifestError as exc:
@@ -209,8 +215,48 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     finally:
         if own:
             workers.close()
+    refuse_bad_rows(t.prepared for t in tasks.values())
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks, items)
+
+
+def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:
+    """``--revision``/``--data-dir`` need a task that reads a Hugging Face dataset, and the
+    folder must exist (one line each, exit status 2)."""
+    given = [f"--{n}" for n, v in (("revision", s.revision), ("data-dir", s.data_dir)) if v is not None]
+    if not given:
+        return
+    if s.data_dir is not None and not Path(s.data_dir).is_dir():
+        raise RunError(f"--data-dir {s.data_dir}: no such folder")
+    specs = [t.spec.dataset for t in tasks] + [
+        getattr(t.spec.fewshot_settings, "dataset", None) for t in tasks
+    ]
+    if not any(reads_hub(d) for d in specs):
+        raise RunError(
+            f"{' and '.join(given)}: suite {s.suite} reads no Hugging Face dataset "
+            "(these options override its Hub datasets' revision or read them from a local folder)"
+        )
+
+
+def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
+    """run.json's ``dataset``: the manifest, or where ``--data-dir``/``--revision`` read the Hub
+    datasets from (the result file's ``run.dataset``, as the benchmark records it)."""
+    if s.data_dir is not None:
+        return {"source": str(Path(s.data_dir).resolve()), "revision": None, "local": True}
+    if s.revision is not None:
+        return {"source": path, "revision": s.revision, "local": False}
+    return {"source": path, "revision": None, "local": True}
+
+
+def refuse_bad_rows(prepared: Iterable[PreparedTask]) -> None:
+    """A row that breaks its graders' rules refuses the run before any model call (one line:
+    the first three bad rows and how many there are)."""
+    from yoxla.suites.rowchecks import row_problems
+
+    problems = [str(problem) for p in prepared for problem in row_problems(p)]
+    if problems:
+        more = f"; … and {len(problems) - 3} more" if len(problems) > 3 else ""
+        raise RunError("; ".join(problems[:3]) + more + "; no model was asked")
 
 
 # Requests ---------------------------------------------------------------------------------------

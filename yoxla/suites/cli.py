@@ -1,8 +1,10 @@
 """``yoxla suite validate | render | check``: work with a suite manifest before any model call.
 
 * ``validate FILE``: schema and limits, data read and fingerprinted, preprocessors run,
-  templates rendered on the first rows, regexes compiled, every grader answers one sample
-  (the target given as the model's answer); prints each task's hash and the suite hash.
+  every row checked by its graders' rules (:mod:`yoxla.suites.rowchecks`: gold in the answer
+  space, span locatable, number in range), templates rendered on the first rows, regexes
+  compiled, every grader answers one sample (the target given as the model's answer); prints
+  each task's hash and the suite hash.
 * ``render FILE --task ID -n 3``: the exact messages a model will see, few-shot included.
   A task with a Python preprocessor is shown only with ``--run-code`` (render and check run
   none of a manifest's Python unless asked: they are what a reviewer runs on a pull request).
@@ -12,8 +14,10 @@
   (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
   freezes new tasks (never rewrites a frozen one). A task with a Python preprocessor is
   hashed only with ``--run-code``; without it, it is listed as not checked (exit status 1).
+  Its rows are checked by their graders' rules too.
 
-Exit status: 0 ok, 1 a problem found, 2 a manifest that cannot be read (one line, no traceback).
+Exit status: 0 ok, 1 a problem found, 2 a manifest that cannot be read or a row that breaks
+its graders' rules (one line each, no traceback).
 """
 
 from __future__ import annotations
@@ -44,8 +48,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problems: list[str] = []
     hashes: dict[str, str] = {}
     with WorkerPool() as pool:
+        prepared_tasks = {tid: prepare_task(task, pool) for tid, task in manifest.tasks.items()}
+        _refuse_bad_rows(prepared_tasks.values())
         for tid, task in manifest.tasks.items():
-            prepared = prepare_task(task, pool)
+            prepared = prepared_tasks[tid]
             hashes[tid] = prepared.task_hash
             print(f"task {tid}: {len(prepared.items)} items")
             for role, ds in prepared.datasets.items():
@@ -100,6 +106,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 1
     print(f"ok: suite hash {suite_hash(hashes, aggregation(manifest))}")
     return 0
+
+
+def _refuse_bad_rows(prepared: Any) -> None:
+    """Rows that break their graders' rules: each listed (stderr), then one error (exit 2)."""
+    import sys
+
+    from yoxla.suites.rowchecks import RowCheckError, refuse, row_problems
+
+    try:
+        refuse([problem for p in prepared for problem in row_problems(p)])
+    except RowCheckError as exc:
+        if len(exc.problems) > 1:
+            for line in exc.problems:
+                print(f"error: {line}", file=sys.stderr)
+        raise
 
 
 def _needs_code(task: Any) -> bool:
@@ -158,22 +179,27 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import (
+        TaskHashes,
         aggregation,
         analysis_hash,
         compare,
-        current_hashes,
         hash_file_path,
         read_analysis_hash,
         read_hash_file,
         write_hash_file,
     )
     from yoxla.suites.loader import load_manifest
+    from yoxla.suites.prepare import prepare_task
     from yoxla.suites.worker import WorkerPool
 
     manifest = load_manifest(args.file)
     skipped = [] if args.run_code else [tid for tid, t in manifest.tasks.items() if _needs_code(t)]
-    with WorkerPool() as pool:
-        current = current_hashes(manifest, pool, skip=set(skipped))
+    with WorkerPool() as pool:  # every item rendered, so a prompt over the size limit fails here
+        prepared = {tid: prepare_task(t, pool) for tid, t in manifest.tasks.items() if tid not in skipped}
+    _refuse_bad_rows(prepared.values())
+    current = {
+        tid: TaskHashes(p.task_hash, p.task.definition_hash, p.fingerprints) for tid, p in prepared.items()
+    }
     path = hash_file_path(Path(args.file))
     frozen = read_hash_file(path) if path.is_file() else {}
     if not path.is_file() and not args.write:

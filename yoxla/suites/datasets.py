@@ -14,10 +14,19 @@ limits, content cache and error messages):
 
 Rows are fingerprinted over what was read (:func:`yoxla.editions.fingerprint`), and a loaded
 Hugging Face dataset records the commit it was read at.
+
+A run may override where its Hugging Face datasets come from (:func:`hub_override`, the
+runner's ``--revision``/``--data-dir``): another revision of every Hub dataset, or a local
+folder in the Hub repository's layout (``DIR/<owner>/<name>/`` when it exists, else ``DIR``
+itself). The manifest, and so every definition hash, stays as it is: the data's identity is
+its fingerprint, which admission compares.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +52,45 @@ OFFLINE_HINT = (
     "HF_HUB_OFFLINE=1 then reads it from the Hugging Face cache), or copy its rows into a "
     "JSONL or CSV file next to the manifest and give that path."
 )
+
+
+class HubUnavailable(DatasetError):
+    """A Hugging Face dataset cannot be read here (Hub unreachable, offline with nothing cached):
+    admission lists a file of such a suite as not re-checked instead of excluding it."""
+
+
+@dataclass(frozen=True)
+class HubOverride:
+    """Where a run reads its Hugging Face datasets instead of the manifest's revision."""
+
+    revision: str | None = None
+    data_dir: Path | None = None
+
+    def folder(self, repo: str) -> Path:
+        """The local copy of ``repo``: ``DIR/<owner>/<name>`` when there is one, else ``DIR``."""
+        assert self.data_dir is not None
+        own = self.data_dir / repo
+        return own if own.is_dir() else self.data_dir
+
+
+_OVERRIDE: ContextVar[HubOverride | None] = ContextVar("hub_override", default=None)
+
+
+@contextmanager
+def hub_override(revision: str | None, data_dir: str | Path | None) -> Iterator[None]:
+    """Read every Hugging Face dataset loaded inside at ``revision``, or from ``data_dir``."""
+    if revision is None and data_dir is None:
+        yield
+        return
+    token = _OVERRIDE.set(HubOverride(revision, Path(data_dir) if data_dir is not None else None))
+    try:
+        yield
+    finally:
+        _OVERRIDE.reset(token)
+
+
+def reads_hub(spec: LocalDataset | HubDataset | None) -> bool:
+    return isinstance(spec, HubDataset)
 
 
 @dataclass(frozen=True)
@@ -123,15 +171,23 @@ def _load_hub(spec: HubDataset, default_split: str, where: str) -> LoadedDataset
         "data_files": spec.data_files,
         "dataset_kwargs": spec.dataset_kwargs,
     }
+    override = _OVERRIDE.get()
     if spec.path in ("json", "csv"):
-        files, snaps = _builder_files(spec, split, where)
+        files, snaps = _builder_files(spec, split, where, override)
     else:
-        snap = _snapshot(where, spec.path, spec.revision, [(spec.name, split)])
-        snaps = [snap]
+        if override is not None and override.data_dir is not None:
+            snap = Snapshot(spec.path, "", override.folder(spec.path))
+            snaps = []
+            at = f"the local copy {snap.folder}"
+        else:
+            revision = override.revision if override is not None else spec.revision
+            snap = _snapshot(where, spec.path, revision, [(spec.name, split)])
+            snaps = [snap]
+            at = f"Hub dataset {spec.path} at {snap.commit}"
         try:
             found = config_files(snap.folder, spec.name, split, ALL_FORMATS)
         except DataUnavailable as exc:
-            raise DatasetError(f"{where}: {exc} (Hub dataset {spec.path} at {snap.commit})") from None
+            raise DatasetError(f"{where}: {exc} ({at})") from None
         files = [(p, p.relative_to(snap.folder).as_posix(), _format(p)) for p in found]
     try:
         rows = read_files([(path, fmt) for path, _, fmt in files], ID_FIELD)
@@ -151,7 +207,7 @@ def _snapshot(
     try:
         return snapshot(repo, revision, configs or (), files=files or ())
     except DataUnavailable as exc:
-        raise DatasetError(f"{where}: could not load {exc}{OFFLINE_HINT}") from None
+        raise HubUnavailable(f"{where}: could not load {exc}{OFFLINE_HINT}") from None
 
 
 def _format(path: Path | str) -> str:
@@ -159,7 +215,7 @@ def _format(path: Path | str) -> str:
 
 
 def _builder_files(
-    spec: HubDataset, split: str, where: str
+    spec: HubDataset, split: str, where: str, override: HubOverride | None
 ) -> tuple[list[tuple[Path, str, str]], list[Snapshot]]:
     """The files named by the json/csv builder's data_files for ``split``, downloaded."""
     urls = (splits_of(spec.all_data_files) or {}).get(split)
@@ -169,10 +225,15 @@ def _builder_files(
         wanted = [(url, *file_url(url)) for url in urls]
     except DataUnavailable as exc:
         raise DatasetError(f"{where}: {exc}") from None
+    if override is not None:  # every file at the run's revision, or from its local copy
+        wanted = [(url, repo, override.revision, name) for url, repo, _, name in wanted]
     names: dict[tuple[str, str | None], list[str]] = {}
     for _, repo, revision, name in wanted:
         names.setdefault((repo, revision), []).append(name)
-    snaps = {key: _snapshot(where, *key, files=files) for key, files in names.items()}
+    if override is not None and override.data_dir is not None:
+        snaps = {key: Snapshot(key[0], "", override.folder(key[0])) for key in names}
+    else:
+        snaps = {key: _snapshot(where, *key, files=files) for key, files in names.items()}
     out: list[tuple[Path, str, str]] = []
     for url, repo, revision, name in wanted:
         folder = snaps[repo, revision].folder
@@ -182,4 +243,4 @@ def _builder_files(
         for path in found:
             fmt = "csv" if spec.path == "csv" else "jsonl" if file_format(path) == "jsonl" else "json"
             out.append((path, path.relative_to(folder).as_posix(), fmt))
-    return out, list(snaps.values())
+    return out, [s for s in snaps.values() if s.commit]

@@ -1,0 +1,110 @@
+"""A suite whose Hugging Face dataset cannot be read here (offline, an empty cache): its result
+files are admitted as "not re-checked" (listed apart, never ranked), as the benchmark's are
+when its gold is unreachable; with the Hub reachable the same file is re-checked and ranked."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
+
+from yoxla.leaderboard.admission import NOT_RECHECKED, check_document
+from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.data import DataSource
+from yoxla.leaderboard.prepared import prepare, suite_board_id
+from yoxla.leaderboard.suite_data import SuiteSource
+from yoxla.leaderboard.tables import unchecked_table
+from yoxla.results import content_digest
+from yoxla.testing.fakehub import FakeHub
+
+HUB = {"source": "huggingface", "path": "acme/toplama", "revision": "v1.0"}
+
+
+@pytest.fixture
+def made(tmp_path: Path, capsys, monkeypatch) -> tuple[dict[str, Any], Path]:
+    """A suite reading a (fake) Hub dataset, and the result file of a run of it."""
+    monkeypatch.chdir(tmp_path)
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    (remote / "test.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), encoding="utf-8"
+    )
+    FakeHub(remote, tmp_path / "hf-cache").install(monkeypatch)
+    make_suite(tmp_path, manifest(dataset=HUB))
+    runner = SuiteRunner(tmp_path, capsys, monkeypatch)
+    suite = tmp_path / "suites" / "sinaq" / "sinaq.yaml"
+    rc, _, err = runner("run", "--suite", str(suite), "--provider", "suite-baseline", "--model", "echo")
+    assert rc == 0, err
+    return runner.result("suite-baseline__echo.json"), remote
+
+
+def _offline(tmp_path: Path, remote: Path, monkeypatch) -> None:
+    """A fresh process with no network and nothing in its Hugging Face cache."""
+    FakeHub(remote, tmp_path / "empty-cache").install(monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _data(tmp_path: Path) -> DataSource:
+    return DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
+
+
+def _resealed(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["content_sha256"] = content_digest(doc)
+    return doc
+
+
+def test_reachable_the_file_is_re_checked_and_ranked(made, tmp_path) -> None:
+    v = check_document(made[0], data=_data(tmp_path))
+    assert v.status == "admitted" and v.rechecked, v.reasons
+
+
+def test_unreachable_the_file_is_admitted_not_re_checked(made, tmp_path, monkeypatch) -> None:
+    doc, remote = made
+    _offline(tmp_path, remote, monkeypatch)
+    v = check_document(doc, data=_data(tmp_path))
+    assert v.status == "admitted" and not v.rechecked, v.reasons
+    (note,) = [n for n in v.notes if n.startswith(NOT_RECHECKED)]
+    assert "Hub dataset acme/toplama" in note and "offline" in note
+    assert v.scores["suite"] == doc["scores"]["suite"] and set(v.tasks) == {"toplama_v1"}
+
+
+@pytest.mark.parametrize(
+    ("tamper", "reason"),
+    [
+        (lambda d: d["scores"].update(suite=99.0), "summary scores"),
+        (
+            lambda d: d["suite"]["tasks"]["toplama_v1"]["data"].update(dataset="sha256:" + "1" * 64),
+            "the fingerprint of its dataset differs",
+        ),
+        (lambda d: d["run"]["conditions"].update(limit=3), "a partial run"),
+        (lambda d: d["tasks"]["toplama_v1"].update(items=99), "rows/items say"),
+    ],
+)
+def test_unreachable_every_check_without_rows_still_excludes(
+    made, tmp_path, monkeypatch, tamper, reason
+) -> None:
+    doc, remote = made
+    _offline(tmp_path, remote, monkeypatch)
+    bad = copy.deepcopy(doc)
+    tamper(bad)
+    v = check_document(_resealed(bad), data=_data(tmp_path))
+    assert v.status == "excluded" and any(reason in r for r in v.reasons), v.reasons
+
+
+def test_the_suite_board_lists_the_file_apart_with_its_reason(made, tmp_path, monkeypatch) -> None:
+    doc, remote = made
+    _offline(tmp_path, remote, monkeypatch)
+    data = _data(tmp_path)
+    board = Board([check_document(doc, path="results/suites/sinaq/x.json", data=data)], data)
+    assert board.suite_shown("sinaq") == [] and len(board.suite_unchecked("sinaq")) == 1
+    ed = prepare(board, floors=False).editions[suite_board_id("sinaq")]
+    table = unchecked_table(ed)
+    (score,) = table["Suite score (as stored)"]
+    assert float(score) == pytest.approx(doc["scores"]["suite"], abs=0.01)
+    (why,) = table["Why not re-checked"]
+    assert "sinaq.yaml: task 'toplama_v1', dataset: could not load Hub dataset acme/toplama" in why
+    assert "admitted (0 re-checked, 1 not re-checked)" in board.admission_line(suite="sinaq")

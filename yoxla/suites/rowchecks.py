@@ -1,0 +1,199 @@
+"""Row checks that a task's built-in graders declare: a malformed row is refused before scoring.
+
+The benchmark validates its rows (:mod:`yoxla.validate`); a suite gets the same rules as hooks
+of its built-in graders, each grader name declaring the checks its scoring relies on
+(:data:`GRADER_CHECKS`):
+
+* **gold in the answer space** (``accuracy``, ``exact_match``, ``macro_f1`` on a task with a
+  closed space): the item's target is one of the item's answers (its row-dependent options,
+  else the task's ``choices``/``answer_space`` labels, else the ``label_set`` labels);
+* **span locatable** (``span``, ``abstention``): the target is found in the row's passage
+  (NFC, collapsed white space, as scoring finds it), and an integer ``answer_start_field``
+  points at it; an abstention item with an empty target (unanswerable) has nothing to locate;
+* **number in range** (``numeric_tolerance``, ``spearman``): the target is a number, inside
+  the strict extraction's ``range`` when the task declares one.
+
+:func:`row_problems` runs them over a prepared task's items: one :class:`RowProblem` per bad
+item (its first broken rule), every other item still checked. ``yoxla suite validate``,
+``yoxla suite check`` and a suite run (before any model call) refuse a task with a bad row,
+one line ``task X: item ID: <rule>`` each, exit status 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from yoxla.safetext import one_line
+from yoxla.spans import locate_gold
+from yoxla.suites.errors import DatasetError
+from yoxla.suites.numbers import parse_number
+from yoxla.suites.spec import BuiltinGrader, LabelSet, StrictExtraction, TaskSpec
+from yoxla.suites.templates import lookup
+from yoxla.text import az_lower, nfc
+
+MAX_SHOWN = 20  # bad rows listed in one report; the count says how many more
+SHOWN_VALUE = 60  # characters of a row's value a message quotes
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """One item that breaks a rule of one of its task's graders."""
+
+    task: str
+    item: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"task {self.task}: item {one_line(self.item, 80)}: {self.rule}"
+
+
+class RowCheckError(DatasetError):
+    """Rows of a suite break their graders' rules: ``problems`` lists one line per bad item."""
+
+
+def _shown(value: Any) -> str:
+    return one_line(repr(value), SHOWN_VALUE)
+
+
+# The checks --------------------------------------------------------------------------------------
+# Each takes the task, the grader that declares it, the item's row, its target and its answer
+# space, and returns what is wrong (one line) or None.
+Check = Callable[[TaskSpec, BuiltinGrader, Mapping[str, Any], str, Sequence[str]], str | None]
+
+
+def answer_space(spec: TaskSpec, choices: Sequence[str] | None) -> tuple[str, ...]:
+    """An item's closed answer space (``choices``: its own, None: the task's); empty when open."""
+    if choices is not None:
+        return tuple(choices)
+    if spec.fixed_choices:
+        return spec.fixed_choices
+    ex = spec.output_extraction
+    return tuple(ex.labels) if isinstance(ex, LabelSet) else ()
+
+
+def _case_blind(spec: TaskSpec, grader: BuiltinGrader) -> bool:
+    ex = spec.output_extraction
+    if isinstance(ex, LabelSet):
+        return not ex.case_sensitive
+    return grader.name == "exact_match" and grader.case_sensitive is False
+
+
+def gold_in_space(
+    spec: TaskSpec, grader: BuiltinGrader, row: Mapping[str, Any], target: str, space: Sequence[str]
+) -> str | None:
+    if not space:
+        return None  # an open answer: nothing to be inside
+    gold = nfc(target)
+    if gold in space or (_case_blind(spec, grader) and az_lower(gold) in {az_lower(s) for s in space}):
+        return None
+    listed = ", ".join(space[:8]) + ("…" if len(space) > 8 else "")
+    return f"gold {_shown(target)} is not in the answer space ({one_line(listed, 200)}) [{grader.name}]"
+
+
+def span_locatable(
+    spec: TaskSpec, grader: BuiltinGrader, row: Mapping[str, Any], target: str, space: Sequence[str]
+) -> str | None:
+    field = grader.passage_field or ""
+    passage = lookup(row, field.split("."))
+    if not isinstance(passage, str):
+        return f"the row has no text in {field!r} (the passage the {grader.name} grader reads)"
+    if target == "":
+        if grader.name == "abstention":
+            return None  # unanswerable: the model should abstain, nothing to locate
+        return f"the gold span is empty [{grader.name}]"
+    start = None
+    if grader.answer_start_field:
+        value = lookup(row, grader.answer_start_field.split("."))
+        if isinstance(value, int) and not isinstance(value, bool):
+            start = value
+    if locate_gold(passage, target, start) is None:
+        return f"gold span {_shown(target)} is not found in {field!r} [{grader.name}]"
+    if start is not None and passage[start : start + len(target)] != target:
+        return (
+            f"{grader.answer_start_field} {start} does not point at the gold span {_shown(target)} "
+            f"in {field!r} [{grader.name}]"
+        )
+    return None
+
+
+def _strict_range(spec: TaskSpec) -> tuple[float, float] | None:
+    ex = spec.output_extraction
+    if isinstance(ex, StrictExtraction) and ex.range is not None:
+        return float(ex.range[0]), float(ex.range[1])
+    return None
+
+
+def number_in_range(
+    spec: TaskSpec, grader: BuiltinGrader, row: Mapping[str, Any], target: str, space: Sequence[str]
+) -> str | None:
+    value = parse_number(target) if len(target) <= 200 else None
+    if value is None:
+        return f"gold {_shown(target)} is not a number [{grader.name}]"
+    bounds = _strict_range(spec)
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        return f"gold {value:g} is outside the range {bounds[0]:g}–{bounds[1]:g} [{grader.name}]"
+    return None
+
+
+# The hooks: which checks each built-in grader declares (its scoring relies on them).
+GRADER_CHECKS: dict[str, tuple[Check, ...]] = {
+    "exact_match": (gold_in_space,),
+    "accuracy": (gold_in_space,),
+    "macro_f1": (gold_in_space,),
+    "numeric_tolerance": (number_in_range,),
+    "spearman": (number_in_range,),
+    "span": (span_locatable,),
+    "abstention": (span_locatable,),
+    "token_f1": (),
+}
+
+
+def declared_checks(graders: Iterable[Any]) -> list[tuple[BuiltinGrader, Check]]:
+    """(grader, check) for every check the task's built-in graders declare, in grader order."""
+    out: list[tuple[BuiltinGrader, Check]] = []
+    for g in graders:
+        if isinstance(g, BuiltinGrader):
+            out.extend((g, check) for check in GRADER_CHECKS.get(g.name, ()))
+    return out
+
+
+def row_problems(prepared: Any) -> list[RowProblem]:
+    """Every item of a prepared task that breaks a check of its graders (its first broken rule)."""
+    task = prepared.task
+    checks = declared_checks(task.graders)
+    if not checks:
+        return []
+    spec = task.spec
+    out: list[RowProblem] = []
+    for item in prepared.items:
+        space = answer_space(spec, item.choices)
+        for grader, check in checks:
+            try:
+                problem = check(spec, grader, item.row, item.target, space)
+            except Exception as exc:  # a hostile row never stops the other rows
+                problem = f"the row cannot be checked ({type(exc).__name__}) [{grader.name}]"
+            if problem is not None:
+                out.append(RowProblem(task.id, item.id, problem))
+                break
+    return out
+
+
+def report(problems: Sequence[RowProblem]) -> tuple[list[str], str]:
+    """(the lines to list, one per bad item up to :data:`MAX_SHOWN`; the one-line summary)."""
+    lines = [str(p) for p in problems[:MAX_SHOWN]]
+    if len(problems) > MAX_SHOWN:
+        lines.append(f"… and {len(problems) - MAX_SHOWN} more bad row(s)")
+    if len(problems) == 1:
+        return [], lines[0]
+    tasks = sorted({p.task for p in problems})
+    summary = f"{len(problems)} row(s) of task(s) {', '.join(tasks)} break their graders' rules"
+    return lines, summary
+
+
+def refuse(problems: Sequence[RowProblem]) -> None:
+    """Raise :class:`RowCheckError` when there are problems (one line; every line in ``problems``)."""
+    if problems:
+        lines, summary = report(problems)
+        raise RowCheckError(summary, lines or [summary])
