@@ -18,7 +18,6 @@ passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Request
@@ -210,7 +209,7 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
         if own:
             workers.close()
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
-    return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks, items)
+    return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
 
 
 # Requests ---------------------------------------------------------------------------------------

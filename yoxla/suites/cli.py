@@ -19,7 +19,6 @@ Exit status: 0 ok, 1 a problem found, 2 a manifest that cannot be read (one line
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 FIRST_ROWS = 3
@@ -174,7 +173,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     skipped = [] if args.run_code else [tid for tid, t in manifest.tasks.items() if _needs_code(t)]
     with WorkerPool() as pool:
         current = current_hashes(manifest, pool, skip=set(skipped))
-    path = hash_file_path(Path(args.file))
+    path = hash_file_path(manifest.path)
     frozen = read_hash_file(path) if path.is_file() else {}
     if not path.is_file() and not args.write:
         print(f"no frozen hash file {path}; run `yoxla suite check {args.file} --write` to freeze the tasks")
