@@ -177,6 +177,14 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(tmp_pa
             continue
         got = doc["tasks"][tid]["score"]
         assert abs(got - want["score"]) <= TOL, (tid, got, want["score"])
+    # Admitted with the package suite, which the board keys by its id.
+    from yoxla.leaderboard.admission import check_document
+    from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.suite_data import SuiteSource
+
+    v = check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")))
+    assert v.status == "admitted" and v.suite == "yoxla-sample", v.reasons
+    assert not any("names the manifest" in note for note in v.notes), v.notes  # the path it has
 
 
 def test_the_repository_is_an_explicit_root_never_the_package_location(tmp_path, monkeypatch) -> None:

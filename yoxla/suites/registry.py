@@ -65,14 +65,17 @@ def suite_id(manifest: SuiteManifest) -> str:
     return name
 
 
-def repo_path(path: Path) -> str:
-    """The manifest's path as a result file names it: ``yoxla/…`` for a package suite, else
-    relative to the repository (or the suites folder) when inside it, else only its file name
-    (no local folders are stored)."""
+def repo_path(path: Path, suites_dir: Path | None = None) -> str:
+    """The manifest's path as a result file names it: ``yoxla/…`` for a package suite (wherever
+    the package is installed), else relative to the repository (or the folder above the suites
+    folder, ``suites_dir`` or :func:`suites_root`) when inside it, else only its file name (no
+    local folders are stored)."""
     resolved = path.resolve()
     package = package_suites_dir().parent
     if resolved.is_relative_to(package):
         return "yoxla/" + resolved.relative_to(package).as_posix()
+    if suites_dir is not None and resolved.is_relative_to(suites_dir.resolve().parent):
+        return resolved.relative_to(suites_dir.resolve().parent).as_posix()
     for base in (repo_root().resolve(), suites_root().resolve().parent):
         try:
             return resolved.relative_to(base).as_posix()
