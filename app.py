@@ -34,6 +34,7 @@ def say(message: str) -> None:
 def build_app(
     results_dir: str | os.PathLike[str] | None = None,
     *,
+    root: str | os.PathLike[str] | None = None,
     data_dir: str | None = None,
     trusted_keys: str | None = None,
     board: Any = None,
@@ -42,27 +43,39 @@ def build_app(
     progress: Callable[[int, int], None] | None = None,
 ) -> Any:
     """The page on an admitted board; ``warm=False`` leaves the views' preparation to ``demo.yoxla_warm()``;
-    ``progress(done, total)`` hears each result file checked."""
+    ``progress(done, total)`` hears each result file checked. ``root`` is the repository whose
+    ``results/``, ``suites/``, ``annotations/`` and ``trusted_keys.json`` are read (default
+    ``$YOXLA_ROOT``, else the working directory; ``$YOXLA_RESULTS_DIR``, ``$YOXLA_SUITES_DIR``
+    and ``$YOXLA_ANNOTATIONS_DIR`` name single folders elsewhere)."""
     import gradio as gr
 
     from yoxla.leaderboard import texts
-    from yoxla.leaderboard.board import load_board
-    from yoxla.leaderboard.prepared import prepare
+    from yoxla.leaderboard.admission import default_trusted_keys_path
+    from yoxla.leaderboard.board import default_results_dir, load_board
+    from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.prepared import default_annotations_root, prepare
     from yoxla.leaderboard.routing import resolve
+    from yoxla.leaderboard.suite_data import SuiteSource
     from yoxla.leaderboard.versions import last_updated
     from yoxla.leaderboard.views import VIEWS, Context, Downloads
     from yoxla.leaderboard.views.base import SET_PARAM_JS, set_param_js
+    from yoxla.suites.registry import repo_root, suites_root
 
     note = log or (lambda _m: None)
+    where = repo_root(root)
     board = board or load_board(
-        results_dir,
-        data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"),
-        trusted_keys=trusted_keys,
+        results_dir or default_results_dir(where),
+        data=DataSource(
+            data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"), suites=SuiteSource(root=suites_root(where))
+        ),
+        trusted_keys=trusted_keys or default_trusted_keys_path(where),
         log=note,
         progress=progress,
     )
     note("computing intervals, ranks and floors")
-    ctx = Context(prepare(board, log=note), Downloads())
+    prepared = prepare(board, log=note)
+    prepared.annotations_root = default_annotations_root(where)
+    ctx = Context(prepared, Downloads())
     views = [cls() for cls in VIEWS]
     ctx.views = {v.tab_id: v for v in views}
 
@@ -181,7 +194,10 @@ def main() -> None:
 
     announce(isolation(), say)  # committed suites' Python runs at start-up: say when it is not sandboxed
     try:
-        demo = build_app(log=say, warm=False, progress=page.update)
+        # The repository the Space serves: $YOXLA_ROOT, else where `python app.py` is started.
+        demo = build_app(
+            root=os.environ.get("YOXLA_ROOT") or os.getcwd(), log=say, warm=False, progress=page.update
+        )
     finally:
         page.stop()
     _, url, _ = launch(demo, server_name=host, server_port=port, prevent_thread_lock=True, quiet=True)

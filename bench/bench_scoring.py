@@ -5,7 +5,7 @@
 For each of the eleven benchmark tasks, on the bundled sample rows: the answers of the gold,
 of every cue-only strategy and a set of messy answers (wrappers, reasoning, errors). Each
 round scores every answer set once through ``yoxla.evaluators.evaluate_task`` and once
-through the suite path (``suites/yoxla/sample_parity.yaml``, the same tasks as a manifest:
+through the suite path (``yoxla/editions/yoxla-sample.yaml``, the same tasks as a manifest:
 ``score_suite_task`` with built-in graders, no cache), interleaved, timed by process CPU;
 the best of ``--repeat`` runs of ``--rounds`` rounds is kept. Prints the CPU per answer of
 each path and their ratio per task and for all tasks together; ``--json`` writes the figures.
@@ -56,7 +56,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     suite, sample = load_suite(), load_edition("sample")
-    manifest = load_manifest(ROOT / "suites" / "yoxla" / "sample_parity.yaml")
+    manifest = load_manifest("yoxla-sample")
     pool = WorkerPool()
     figures: dict[str, dict[str, float]] = {}
     total_builtin = total_suite = 0.0

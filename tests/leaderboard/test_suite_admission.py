@@ -415,7 +415,14 @@ def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_
         assert v.status == "excluded" and len(v.reasons) == 1 and why in v.reasons[0], (sid, v.reasons)
         assert "could not be checked" not in v.reasons[0]
     assert "a YAML alias" in by_key["suites/bomb/x.json"].reasons[0]
-    assert board.suite_boards() == ["blowup", "hesab", "muraciet", "oxu"]
+    assert board.suite_boards() == [
+        "blowup",
+        "hesab",
+        "muraciet",
+        "oxu",
+        "yoxla-sample",
+        "yoxla-v1",
+    ]  # + the package suites
     assert {v.name for v in board.suite_shown("oxu")} == {"first", "random"}
     assert board.suite_items("blowup", "oxu_v1") == {}
     from yoxla.leaderboard.prepared import prepare, suite_board_id

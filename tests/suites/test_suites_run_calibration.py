@@ -358,8 +358,11 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
     )
     # The Calibration tab is offered on this suite board, and not on a suite board without probabilities.
     assert view.shown_on(ed)
+    repo = Path(__file__).resolve().parents[2]  # the repository's committed suites (the test runs in tmp)
     committed = prepare(
-        load_board(Path(__file__).resolve().parents[2] / "results", data=DataSource(allow_hub=False), B=50),
+        load_board(
+            repo / "results", data=DataSource(allow_hub=False, suites=SuiteSource(root=repo / "suites")), B=50
+        ),
         floors=False,
     )
     oxu = committed.edition(suite_board_id("oxu"))

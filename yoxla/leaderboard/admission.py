@@ -93,12 +93,13 @@ MAX_REASONS = 8
 # Trusted keys ---------------------------------------------------------------------------
 
 
-def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
+def default_trusted_keys_path(root: str | os.PathLike[str] | None = None) -> Path | None:
+    """``trusted_keys.json`` of the working directory, else of the repository ``root``
+    (:func:`yoxla.suites.registry.repo_root`: given, else ``$YOXLA_ROOT``, else the working
+    directory)."""
+    from yoxla.suites.registry import repo_root
 
-
-def default_trusted_keys_path() -> Path | None:
-    for candidate in (Path.cwd() / "trusted_keys.json", repo_root() / "trusted_keys.json"):
+    for candidate in (Path.cwd() / "trusted_keys.json", repo_root(root) / "trusted_keys.json"):
         if candidate.is_file():
             return candidate
     return None

@@ -31,11 +31,16 @@ from yoxla.walk import walk_files
 RESULTS_ENV = "YOXLA_RESULTS_DIR"
 
 
-def default_results_dir() -> Path:
+def default_results_dir(root: str | os.PathLike[str] | None = None) -> Path:
+    """``$YOXLA_RESULTS_DIR``, else ``results/`` of the repository ``root``
+    (:func:`yoxla.suites.registry.repo_root`: given, else ``$YOXLA_ROOT``, else the working
+    directory)."""
+    from yoxla.suites.registry import repo_root
+
     env = os.environ.get(RESULTS_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "results"
+    return repo_root(root) / "results"
 
 
 MAX_FILES = 10_000

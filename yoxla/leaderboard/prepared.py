@@ -69,11 +69,14 @@ def suite_of(board_id: str | None) -> str | None:
     return board_id[len(SUITE_PREFIX) :] if board_id and board_id.startswith(SUITE_PREFIX) else None
 
 
-def default_annotations_root() -> Path:
-    """Where the editions' annotation folders are: ``$YOXLA_ANNOTATIONS_DIR``, else the repository's
-    ``annotations/`` (``annotations/<edition>/``, docs/annotation.md)."""
+def default_annotations_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """Where the editions' annotation folders are: ``$YOXLA_ANNOTATIONS_DIR``, else ``annotations/``
+    of the repository ``root`` (``annotations/<edition>/``, docs/annotation.md;
+    :func:`yoxla.suites.registry.repo_root`: given, else ``$YOXLA_ROOT``, else the working directory)."""
+    from yoxla.suites.registry import repo_root
+
     env = os.environ.get(ANNOTATIONS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "annotations"
+    return Path(env) if env else repo_root(root) / "annotations"
 
 
 def headline(v: Verdict) -> float:

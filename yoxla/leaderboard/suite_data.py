@@ -53,17 +53,13 @@ class SuiteSource:
             return self._suites
         from yoxla.suites.errors import ManifestError
         from yoxla.suites.loader import load_manifest
-        from yoxla.suites.registry import find_committed, suite_id, suites_root
+        from yoxla.suites.registry import find_committed, repo_path, suite_id, suites_root
 
         root = self.root if self.root is not None else suites_root()
         found: dict[str, CommittedSuite] = {}
         unreadable: dict[str, str] = {}
         for c in find_committed(root):
-            where = (
-                c.path.relative_to(root.parent).as_posix()
-                if c.path.is_relative_to(root.parent)
-                else c.path.name
-            )
+            where = repo_path(c.path, root)  # yoxla/… for the package's suites
             try:
                 manifest = load_manifest(c.path)
                 sid = suite_id(manifest)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Request
@@ -217,7 +216,7 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
             workers.close()
     refuse_bad_rows(t.prepared for t in tasks.values())
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
-    return SuitePlan(manifest, sid, repo_path(Path(s.suite)), tasks, items)
+    return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
 
 
 def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:

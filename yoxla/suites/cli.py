@@ -23,7 +23,6 @@ its graders' rules (one line each, no traceback).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 FIRST_ROWS = 3
@@ -200,7 +199,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     current = {
         tid: TaskHashes(p.task_hash, p.task.definition_hash, p.fingerprints) for tid, p in prepared.items()
     }
-    path = hash_file_path(Path(args.file))
+    path = hash_file_path(manifest.path)
     frozen = read_hash_file(path) if path.is_file() else {}
     if not path.is_file() and not args.write:
         print(f"no frozen hash file {path}; run `yoxla suite check {args.file} --write` to freeze the tasks")

@@ -8,7 +8,7 @@ link followed), lies outside that folder. A symbolic link that stays inside the 
 allowed.
 
 One exception, for datasets only: the rows of the benchmark's own editions shipped in the
-package (``yoxla/editions/``), which the generated parity suite (``suites/yoxla/``) reads.
+package (``yoxla/editions/``), which a copy of a benchmark suite elsewhere may read.
 Code (a preprocessor, a grader) always comes from the suite's folder.
 """
 

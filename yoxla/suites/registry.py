@@ -3,9 +3,15 @@
 A suite's **id** is its manifest's ``metadata.name`` (else the file's stem), written with
 letters, digits, ``_``, ``.`` and ``-``: it names the result folder
 (``results/suites/<id>/``) and is how admission finds the committed suite a result file
-was made with. A **committed** suite is a manifest under the repository's ``suites/``
-folder with its frozen hash file next to it (``<stem>.hashes.json``): reviewed code and
-data, the only suites the leaderboard re-scores with.
+was made with. A **committed** suite is a manifest with its frozen hash file next to it
+(``<stem>.hashes.json``): reviewed code and data, the only suites the leaderboard re-scores
+with. They are, in this order, the package's benchmark suites (``yoxla-sample``,
+``yoxla-v1`` in ``yoxla/editions/``, package data) and the manifests under the repository's
+``suites/`` folder.
+
+The repository is never looked up from this package's location: its root is given
+explicitly (``root=``; ``app.py`` and the command line pass it), else ``$YOXLA_ROOT``, else
+the current working directory. ``$YOXLA_SUITES_DIR`` names another suites folder.
 """
 
 from __future__ import annotations
@@ -21,19 +27,31 @@ from yoxla.suites.loader import MANIFEST_SUFFIXES, SuiteManifest
 from yoxla.walk import walk_files
 
 SUITES_DIR_ENV = "YOXLA_SUITES_DIR"
+ROOT_ENV = "YOXLA_ROOT"
 SUITE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 MAX_MANIFESTS = 1_000
 MAX_DEPTH = 6
 
 
-def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
+def repo_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """The repository: ``root`` when given, else ``$YOXLA_ROOT``, else the working directory."""
+    if root is not None:
+        return Path(root)
+    env = os.environ.get(ROOT_ENV)
+    return Path(env) if env else Path.cwd()
 
 
-def suites_root() -> Path:
-    """The committed suites: ``$YOXLA_SUITES_DIR``, else ``suites/`` of this repository."""
+def package_suites_dir() -> Path:
+    """The package's benchmark suites (package data, next to the editions they read)."""
+    from yoxla.suites.paths import shipped_data
+
+    return shipped_data()
+
+
+def suites_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """The repository's suites: ``$YOXLA_SUITES_DIR``, else ``suites/`` of :func:`repo_root`."""
     env = os.environ.get(SUITES_DIR_ENV)
-    return Path(env) if env else repo_root() / "suites"
+    return Path(env) if env else repo_root(root) / "suites"
 
 
 def suite_id(manifest: SuiteManifest) -> str:
@@ -47,11 +65,18 @@ def suite_id(manifest: SuiteManifest) -> str:
     return name
 
 
-def repo_path(path: Path) -> str:
-    """The manifest's path as a result file names it: relative to the repository (or the
-    suites folder) when inside it, else only its file name (no local folders are stored)."""
+def repo_path(path: Path, suites_dir: Path | None = None) -> str:
+    """The manifest's path as a result file names it: ``yoxla/…`` for a package suite (wherever
+    the package is installed), else relative to the repository (or the folder above the suites
+    folder, ``suites_dir`` or :func:`suites_root`) when inside it, else only its file name (no
+    local folders are stored)."""
     resolved = path.resolve()
-    for base in (repo_root(), suites_root().resolve().parent):
+    package = package_suites_dir().parent
+    if resolved.is_relative_to(package):
+        return "yoxla/" + resolved.relative_to(package).as_posix()
+    if suites_dir is not None and resolved.is_relative_to(suites_dir.resolve().parent):
+        return resolved.relative_to(suites_dir.resolve().parent).as_posix()
+    for base in (repo_root().resolve(), suites_root().resolve().parent):
         try:
             return resolved.relative_to(base).as_posix()
         except ValueError:
@@ -67,9 +92,18 @@ class Committed:
     hash_file: Path
 
 
-def find_committed(root: Path | None = None) -> list[Committed]:
-    """Every manifest under ``root`` with its ``<stem>.hashes.json`` next to it (sorted)."""
+def find_committed(root: Path | None = None, *, package: bool = True) -> list[Committed]:
+    """The package's benchmark suites (with ``package``), then every manifest under ``root``
+    (the suites folder, default :func:`suites_root`) with its ``<stem>.hashes.json`` next to
+    it, each part sorted."""
     base = root if root is not None else suites_root()
+    first = _committed_in(package_suites_dir(), 1) if package else []
+    if base.resolve() == package_suites_dir():
+        return first
+    return first + _committed_in(base, MAX_DEPTH)
+
+
+def _committed_in(base: Path, depth: int) -> list[Committed]:
 
     def keep(entry: os.DirEntry[str]) -> bool:
         path = Path(entry.path)
@@ -82,9 +116,31 @@ def find_committed(root: Path | None = None) -> list[Committed]:
 
     found = walk_files(
         base,
-        max_depth=MAX_DEPTH,
+        max_depth=depth,
         max_files=MAX_MANIFESTS,
         enter=lambda entry, _depth: not entry.name.startswith("."),
         keep=keep,
     )
     return [Committed(path, hash_file_path(path)) for path in found]
+
+
+def resolve_suite(ref: str, root: str | os.PathLike[str] | None = None) -> Path | None:
+    """The manifest ``ref`` names: a file (as given), else the committed suite whose id it is
+    (the package's first, then the repository's); None when it is neither."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    if not SUITE_ID.match(ref) or ref in (".", ".."):
+        return None
+    from yoxla.suites.loader import load_manifest
+
+    committed = find_committed(suites_root(root))
+    # A file named after its id is the usual case: try those first, then read the others.
+    committed.sort(key=lambda c: c.path.stem != ref)
+    for c in committed:
+        try:
+            if load_manifest(c.path).name == ref:
+                return c.path
+        except ManifestError:
+            continue  # a broken suite is reported when it is named by its path
+    return None
