@@ -32,7 +32,7 @@ from yoxla.suites.bridge import (
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.hashing import analysis_hash, hash_file_path, read_hash_file, task_hash
 from yoxla.suites.loader import load_document, load_manifest
-from yoxla.suites.registry import find_committed, repo_path, resolve_suite
+from yoxla.suites.registry import find_committed, load_suite_manifest, repo_path, resolve_suite
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = load_suite()
@@ -138,9 +138,9 @@ def test_suites_are_found_by_id_as_well_as_by_path(tmp_path, monkeypatch) -> Non
     assert resolve_suite("yoxla-sample") == manifest_path("sample")
     assert resolve_suite("yoxla-v1") == manifest_path("v1")
     assert resolve_suite("no-such-suite") is None and resolve_suite("../x") is None
-    assert load_manifest("yoxla-sample").path == manifest_path("sample")
+    assert load_suite_manifest("yoxla-sample").path == manifest_path("sample")
     with pytest.raises(ManifestError, match="no committed suite has this id"):
-        load_manifest("no-such-suite")
+        load_suite_manifest("no-such-suite")
     # The repository's suites, by id, from an explicit root.
     assert resolve_suite("oxu", root=REPO) == REPO / "suites" / "examples" / "oxu" / "oxu.yaml"
 

@@ -21,16 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Request
 from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.settings import RunSettings
+from yoxla.suites import registry
 from yoxla.suites.datasets import hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.hashing import aggregation, suite_hash
-from yoxla.suites.loader import SuiteManifest, SuiteTask, load_manifest
+from yoxla.suites.loader import SuiteManifest, SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import repo_path, suite_id
 from yoxla.suites.sandbox import announce_for
@@ -142,7 +144,7 @@ class SuitePlan:
 
 def load_suite_manifest(path: str) -> SuiteManifest:
     try:
-        return load_manifest(path)
+        return registry.load_suite_manifest(path)
     except ManifestError as exc:
         raise RunError(str(exc)) from None
 

@@ -144,10 +144,10 @@ def _load_listing_problems(file: str) -> Any:
     import sys
 
     from yoxla.suites.errors import ManifestError
-    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import load_suite_manifest
 
     try:
-        return load_manifest(file)
+        return load_suite_manifest(file)
     except ManifestError as exc:
         if len(exc.problems) > 1:
             for problem in exc.problems:
@@ -159,10 +159,10 @@ def _load_listing_problems(file: str) -> Any:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import messages_text, prepare_task
+    from yoxla.suites.registry import load_suite_manifest
 
-    manifest = load_manifest(args.file)
+    manifest = load_suite_manifest(args.file)
     task = manifest.task(args.task)
     if _needs_code(task) and not args.run_code:
         print(f"task {task.id} {_code_note('its prompts cannot be shown')}")
@@ -187,11 +187,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         read_hash_file,
         write_hash_file,
     )
-    from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import prepare_task
+    from yoxla.suites.registry import load_suite_manifest
     from yoxla.suites.worker import WorkerPool
 
-    manifest = load_manifest(args.file)
+    manifest = load_suite_manifest(args.file)
     skipped = [] if args.run_code else [tid for tid, t in manifest.tasks.items() if _needs_code(t)]
     with WorkerPool() as pool:  # every item rendered, so a prompt over the size limit fails here
         prepared = {tid: prepare_task(t, pool) for tid, t in manifest.tasks.items() if tid not in skipped}
@@ -248,10 +248,10 @@ def cmd_floors(args: argparse.Namespace) -> int:
     """Cue-only floors of every task; ``--gate``: exit 1 when one scores far above chance."""
     from yoxla.cli_common import table
     from yoxla.suites.baselines import GATED, SUITE_STRATEGIES, floor_scores, gate_suite
-    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import load_suite_manifest
     from yoxla.suites.worker import WorkerPool
 
-    manifest = load_manifest(args.file)
+    manifest = load_suite_manifest(args.file)
     with WorkerPool() as pool:
         floors = floor_scores(manifest, pool)
     verdicts = gate_suite(manifest, floors, args.margin)

@@ -409,18 +409,12 @@ def compile_task(task: S.TaskSpec, base_dir: Path, source: str) -> SuiteTask:
 
 
 def load_manifest(path: str | Path) -> SuiteManifest:
-    """Read, validate and compile a manifest file, or the committed suite of that id (e.g.
-    ``yoxla-sample``: :func:`yoxla.suites.registry.resolve_suite`); ManifestError (one line) on
-    any problem."""
+    """Read, validate and compile a manifest file; ManifestError (one line) on any problem.
+    A committed suite named by its id: :func:`yoxla.suites.registry.load_suite_manifest`."""
     p = Path(path)
     source = str(path)
     if not p.is_file():
-        from yoxla.suites.registry import resolve_suite
-
-        found = resolve_suite(source) if isinstance(path, str) else None
-        if found is None:
-            raise ManifestError(f"{source}: no such file, and no committed suite has this id")
-        p = found
+        raise ManifestError(f"{source}: no such file, and no committed suite has this id")
     if p.suffix.lower() not in MANIFEST_SUFFIXES:
         raise ManifestError(f"{source}: a manifest is a .yaml, .yml or .json file")
     size = p.stat().st_size

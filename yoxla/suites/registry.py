@@ -23,7 +23,7 @@ from pathlib import Path
 
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.hashing import hash_file_path
-from yoxla.suites.loader import MANIFEST_SUFFIXES, SuiteManifest
+from yoxla.suites.loader import MANIFEST_SUFFIXES, SuiteManifest, load_manifest
 from yoxla.walk import walk_files
 
 SUITES_DIR_ENV = "YOXLA_SUITES_DIR"
@@ -132,8 +132,6 @@ def resolve_suite(ref: str, root: str | os.PathLike[str] | None = None) -> Path 
         return path
     if not SUITE_ID.match(ref) or ref in (".", ".."):
         return None
-    from yoxla.suites.loader import load_manifest
-
     committed = find_committed(suites_root(root))
     # A file named after its id is the usual case: try those first, then read the others.
     committed.sort(key=lambda c: c.path.stem != ref)
@@ -144,3 +142,15 @@ def resolve_suite(ref: str, root: str | os.PathLike[str] | None = None) -> Path 
         except ManifestError:
             continue  # a broken suite is reported when it is named by its path
     return None
+
+
+def load_suite_manifest(
+    ref: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
+) -> SuiteManifest:
+    """The manifest file ``ref``, or the committed suite whose id it is (e.g. ``yoxla-sample``);
+    ManifestError (one line) when it is neither or does not load."""
+    if isinstance(ref, str) and not Path(ref).is_file():
+        found = resolve_suite(ref, root)
+        if found is not None:
+            return load_manifest(found)
+    return load_manifest(Path(ref))
