@@ -29,8 +29,8 @@ from yoxla.suite import Task
 
 def chance_score(task: Task, rows: Sequence[Mapping[str, Any]]) -> float:
     """The task score of answering at random, as defined in the module docstring (0–100)."""
-    from yoxla.baselines import _sentences
     from yoxla.evaluators import score_example
+    from yoxla.suites.baselines import sentences
 
     if not rows:
         return 0.0
@@ -43,7 +43,7 @@ def chance_score(task: Task, rows: Sequence[Mapping[str, Any]]) -> float:
         if ev == "classification":
             per_row.append(1.0 / len(task.answer.values_for(plain)))
             continue
-        options = _sentences(plain[task.inputs[0]])
+        options = sentences(plain[task.inputs[0]])
         if task.answer.abstain is not None:
             options.append(task.answer.abstain.value)
         scores = [score_example(task, plain, option).score for option in options]
