@@ -99,3 +99,21 @@ def test_labels_are_chosen_by_the_descriptions_the_prompt_lists(tmp_path) -> Non
     assert suite_answers("overlap", prepared) == ["müsbət"]
     assert suite_answers("longest", prepared) == ["müsbət"]
     assert set(SUITE_STRATEGIES) == {*STRATEGIES, "echo"}
+
+
+@pytest.mark.parametrize("task_id", ["extractive_qa_v1", "qa_abstention_v1"])
+def test_a_span_tasks_chance_is_the_benchmark_gates_random_sentence_score(task_id) -> None:
+    from yoxla.gate import chance_score as benchmark_chance
+    from yoxla.suite import load_suite
+
+    rows = load_rows(SAMPLE, task_id)
+    expected = benchmark_chance(load_suite().task(task_id), rows)
+    assert chance_score(prepare_rows(task_id, rows)) == pytest.approx(expected, abs=1e-9)
+    assert expected > 20.0  # a quoted sentence often holds the answer: far above "the most common target"
+
+
+def test_the_committed_parity_suite_passes_its_shortcut_gate(capsys) -> None:
+    from yoxla.cli import run as cli_run
+
+    assert cli_run(["suite", "floors", str(ROOT / "suites" / "yoxla" / "sample_parity.yaml"), "--gate"]) == 0
+    assert "shortcut gate passed" in capsys.readouterr().out

@@ -370,11 +370,13 @@ def suite_answer(strategy: str, prepared: PreparedTask, item: Item, seed: int = 
 GATED = ("first", "majority", "echo")
 
 
-def chance_score(prepared: PreparedTask) -> float:
+def chance_score(prepared: PreparedTask, pool: Any = None) -> float:
     """The reference a cue must not beat by much, over the scored items (controls left out): a
-    uniformly random valid answer (100 / |answer space|) when the space is closed; for open
-    answers, always giving the most common target (100 × its share of the items), the best
-    score that reads nothing of the item."""
+    uniformly random valid answer (100 / |answer space|) when the space is closed; for span
+    answers, the expected task score of quoting a sentence of the passage chosen uniformly at
+    random (with the abstention phrase as one more option), scored by the task's own graders;
+    for other open answers, always giving the most common target (100 × its share of the
+    items), the best score that reads nothing of the item."""
     items = scored_items(prepared)
     own = [i.choices for i in items if i.choices]  # a row-dependent space: per item
     if own:
@@ -382,8 +384,32 @@ def chance_score(prepared: PreparedTask) -> float:
     space = answer_space(prepared)
     if space:
         return 100.0 / len(space)
+    t = _Task(prepared, SEED)
+    if t.shape.kind == "span" and items:
+        return _span_chance(t, items, pool)
     counts = Counter(i.target for i in items)
     return 100.0 * max(counts.values()) / len(items) if counts else 0.0
+
+
+def _span_chance(t: _Task, items: list[Item], pool: Any) -> float:
+    """100 × the mean over items of the mean per-sample score of every option of the item."""
+    from yoxla.suites.scoring import SampleOutput, score_suite_task
+
+    repeated: list[Item] = []
+    outputs: list[SampleOutput] = []
+    owner: list[int] = []
+    for k, item in enumerate(items):
+        options = t.passage(item) + ([t.shape.abstain] if t.shape.abstain is not None else [])
+        repeated += [item] * len(options)
+        outputs += [SampleOutput.from_raw(o) for o in options]
+        owner += [k] * len(options)
+    results = score_suite_task(t.prepared, outputs, items=repeated, pool=pool).results
+    sums = [0.0] * len(items)
+    counts = [0] * len(items)
+    for k, res in zip(owner, results, strict=True):
+        sums[k] += res.score or 0.0
+        counts[k] += 1
+    return 100.0 * sum(a / n for a, n in zip(sums, counts, strict=True) if n) / len(items)
 
 
 def floor_scores(
