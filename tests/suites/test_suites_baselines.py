@@ -122,3 +122,11 @@ def test_the_committed_parity_suite_passes_its_shortcut_gate(capsys) -> None:
 
     assert cli_run(["suite", "floors", str(ROOT / "suites" / "yoxla" / "sample_parity.yaml"), "--gate"]) == 0
     assert "shortcut gate passed" in capsys.readouterr().out
+
+
+def test_the_parity_suite_read_as_a_manifest_gets_the_benchmarks_answers() -> None:
+    manifest = load_manifest(ROOT / "suites" / "yoxla" / "sample_parity.yaml")
+    for strategy in STRATEGIES:
+        committed = _committed(strategy)
+        for tid, suite_task in manifest.tasks.items():
+            assert suite_answers(strategy, prepare_task(suite_task)) == committed[tid], (strategy, tid)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -347,18 +348,26 @@ def suite_answers(strategy: str, prepared: PreparedTask, seed: int = SEED) -> li
 
 
 _RECENT: list[tuple[PreparedTask, str, int, dict[str, str]]] = []  # a few tasks' answers, newest last
+_LOCK = threading.Lock()
+
+
+def answers_by_id(strategy: str, prepared: PreparedTask, seed: int = SEED) -> dict[str, str]:
+    """Item id -> the answer of ``strategy``, computed once per task, strategy and seed (the last
+    few are kept; thread-safe)."""
+    with _LOCK:
+        for held, name, held_seed, by_id in _RECENT:
+            if held is prepared and name == strategy and held_seed == seed:
+                return by_id
+        answers = suite_answers(strategy, prepared, seed)
+        by_id = {i.id: a for i, a in zip(prepared.items, answers, strict=True)}
+        _RECENT.append((prepared, strategy, seed, by_id))
+        del _RECENT[:-8]
+        return by_id
 
 
 def suite_answer(strategy: str, prepared: PreparedTask, item: Item, seed: int = SEED) -> str:
     """The answer of ``strategy`` to ``item`` (computed once for all the task's items)."""
-    for held, name, held_seed, by_id in _RECENT:
-        if held is prepared and name == strategy and held_seed == seed:
-            return by_id[item.id]
-    answers = suite_answers(strategy, prepared, seed)
-    by_id = {i.id: a for i, a in zip(prepared.items, answers, strict=True)}
-    _RECENT.append((prepared, strategy, seed, by_id))
-    del _RECENT[:-8]
-    return by_id[item.id]
+    return answers_by_id(strategy, prepared, seed)[item.id]
 
 
 # Floors and the shortcut gate ---------------------------------------------------------------------
