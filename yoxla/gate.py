@@ -29,27 +29,16 @@ from yoxla.suite import Task
 
 
 def chance_score(task: Task, rows: Sequence[Mapping[str, Any]]) -> float:
-    """The task score of answering at random, as defined in the module docstring (0–100)."""
-    from yoxla.baselines import _sentences
-    from yoxla.evaluators import score_example
+    """The task score of answering at random, as defined in the module docstring (0–100).
 
-    if not rows:
+    Computed over the task's suite items (:func:`yoxla.suites.baselines.chance_score`, the suite
+    gate's chance), except a correlation's, which is 0."""
+    from yoxla.suites.baselines import chance_score as item_chance
+    from yoxla.suites.benchmark import prepare_rows
+
+    if not rows or task.evaluator == "correlation":
         return 0.0
-    ev = task.evaluator
-    if ev == "correlation":
-        return 0.0
-    per_row: list[float] = []
-    for row in rows:
-        plain = dict(row)
-        if ev == "classification":
-            per_row.append(1.0 / len(task.answer.values_for(plain)))
-            continue
-        options = _sentences(plain[task.inputs[0]])
-        if task.answer.abstain is not None:
-            options.append(task.answer.abstain.value)
-        scores = [score_example(task, plain, option).score for option in options]
-        per_row.append(sum(scores) / len(scores) if scores else 0.0)
-    return 100.0 * sum(per_row) / len(per_row)
+    return item_chance(prepare_rows(task.id, rows))
 
 
 @dataclass(frozen=True)

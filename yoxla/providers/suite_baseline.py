@@ -1,9 +1,11 @@
 """The offline ``suite-baseline`` provider: cue-only answers to suite items, served like a model.
 
-``--model`` names the strategy (:data:`yoxla.suites.baselines.SUITE_STRATEGIES`). Answers
-go through the same extraction, graders, run folder and result file as any model's, so a
-suite runs end to end on a machine with no network (``python runner.py --suite FILE
---provider suite-baseline --model first``).
+``--model`` names the strategy (:data:`yoxla.suites.baselines.SUITE_STRATEGIES`: the
+benchmark's eight and ``echo``). Answers go through the same extraction, graders, run folder
+and result file as any model's, so a suite runs end to end on a machine with no network
+(``python runner.py --suite FILE --provider suite-baseline --model first``). A strategy's
+answers depend on all of a task's items (``majority``, ``random``), so they are computed once
+per task, over the task's items, whatever order the requests come in.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
-from yoxla.suites.baselines import SEED, SUITE_STRATEGIES, suite_answer
+from yoxla.suites.baselines import SEED, SUITE_STRATEGIES, answers_by_id
 
 
 class SuiteBaselineProvider(Provider):
@@ -26,7 +28,6 @@ class SuiteBaselineProvider(Provider):
         self.spec = spec
         self.strategy = model
         self.seed = options.seed if options.seed is not None else SEED
-        self._items: dict[str, dict[str, Any]] = {}
 
     def generate(self, request: Request) -> Completion:
         prepared = getattr(request.task, "prepared", None)
@@ -34,11 +35,7 @@ class SuiteBaselineProvider(Provider):
             raise ProviderError(
                 "the suite-baseline provider answers suite items only (python runner.py --suite FILE)"
             )
-        by_id = self._items.get(prepared.task.id)
-        if by_id is None:
-            by_id = self._items[prepared.task.id] = {i.id: i for i in prepared.items}
-        item = by_id[request.example_id]
-        text = suite_answer(self.strategy, prepared, item, self.seed)
+        text = answers_by_id(self.strategy, prepared, self.seed)[request.example_id]
         return Completion(text=text, finish_reason="stop", model=f"suite-baseline/{self.strategy}")
 
     def describe(self) -> dict[str, Any]:
