@@ -117,15 +117,15 @@ def test_a_span_tasks_chance_is_the_mean_score_of_a_random_sentence(task_id) -> 
     assert expected > 20.0  # a quoted sentence often holds the answer: far above "the most common target"
 
 
-def test_the_committed_parity_suite_passes_its_shortcut_gate(capsys) -> None:
+def test_the_packaged_sample_suite_passes_its_shortcut_gate(capsys) -> None:
     from yoxla.cli import run as cli_run
 
-    assert cli_run(["suite", "floors", str(ROOT / "suites" / "yoxla" / "sample_parity.yaml"), "--gate"]) == 0
+    assert cli_run(["suite", "floors", str(ROOT / "yoxla" / "editions" / "yoxla-sample.yaml"), "--gate"]) == 0
     assert "shortcut gate passed" in capsys.readouterr().out
 
 
-def test_the_parity_suite_read_as_a_manifest_gets_the_benchmarks_answers() -> None:
-    manifest = load_manifest(ROOT / "suites" / "yoxla" / "sample_parity.yaml")
+def test_the_packaged_sample_suite_read_as_a_manifest_gets_the_benchmarks_answers() -> None:
+    manifest = load_manifest(ROOT / "yoxla" / "editions" / "yoxla-sample.yaml")
     for strategy in STRATEGIES:
         committed = _committed(strategy)
         for tid, suite_task in manifest.tasks.items():

@@ -18,6 +18,7 @@ import pytest
 from yoxla.cli import run as cli_run
 from yoxla.editions import load_edition, load_rows
 from yoxla.suite import load_suite
+from yoxla.suites.baselines import STRATEGIES
 from yoxla.suites.bridge import (
     BENCHMARKS,
     BREAKDOWN_FIELDS,
@@ -156,25 +157,23 @@ def test_cli_checks_and_renders_a_suite_by_id(tmp_path, monkeypatch, capsys) -> 
     assert "no committed suite has this id" in capsys.readouterr().err
 
 
-def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(tmp_path, monkeypatch) -> None:
-    """runner.py --suite yoxla-sample --provider suite-baseline --model first, in-process.
-
-    The suite-baseline ``first`` answers every closed task with its first answer, as the
-    benchmark's ``first`` does; on the two span tasks it answers otherwise (the benchmark quotes
-    the passage's first sentence), so those two are compared once the strategies are ported."""
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
+    tmp_path, monkeypatch, strategy
+) -> None:
+    """runner.py --suite yoxla-sample --provider suite-baseline --model S, in-process, for each
+    of the eight cue-only strategies: every task score of the committed benchmark file."""
     monkeypatch.chdir(tmp_path)
     runs, results = tmp_path / "runs", tmp_path / "results"
-    argv = ["run", "--suite", "yoxla-sample", "--provider", "suite-baseline", "--model", "first"]
+    argv = ["run", "--suite", "yoxla-sample", "--provider", "suite-baseline", "--model", strategy]
     assert cli_run([*argv, "--no-progress", "--runs-dir", str(runs), "--results-dir", str(results)]) == 0
     [made] = (results / "suites" / "yoxla-sample").glob("*.json")
     doc = json.loads(made.read_text(encoding="utf-8"))
     assert doc["suite"]["path"] == "yoxla/editions/yoxla-sample.yaml"
-    committed = json.loads((REPO / "results" / "sample" / "baseline__first.json").read_text(encoding="utf-8"))
-    span = {"extractive_qa_v1", "qa_abstention_v1"}
+    committed_path = REPO / "results" / "sample" / f"baseline__{strategy}.json"
+    committed = json.loads(committed_path.read_text(encoding="utf-8"))
     assert set(doc["tasks"]) == set(committed["tasks"])
     for tid, want in committed["tasks"].items():
-        if tid in span:
-            continue
         got = doc["tasks"][tid]["score"]
         assert abs(got - want["score"]) <= TOL, (tid, got, want["score"])
     # Admitted with the package suite, which the board keys by its id.
