@@ -176,20 +176,24 @@ def rescore_task(
                 results[i] = hit
     else:
         todo = list(range(n))
+    tally: _Tally | None = None
     if todo:
         outputs = [SampleOutput.from_raw(raws[i], frs[i], errs[i]) for i in todo]
-        fresh, _, _ = scorer.score_builtin([items[i] for i in todo], outputs)
+        fresh, _, counted = scorer.score_builtin([items[i] for i in todo], outputs)
+        if len(todo) == n and controls is None:
+            tally = counted  # every sample scored here and none is a control: the counts are the task's
         for i, res in zip(todo, fresh, strict=True):
             results[i] = res
             if use_cache:
                 cache.put((contract, rows_token, i, raws[i], frs[i], errs[i]), res)  # type: ignore[union-attr]
     done = [r for r in results if r is not None]
-    tally = _Tally(scorer.plan)
-    for i, res in enumerate(done):
-        if controls is not None and controls[i]:
-            tally.add_control(res)
-        else:
-            tally.add(items[i], res)
+    if tally is None:
+        tally = _Tally(scorer.plan)
+        for i, res in enumerate(done):
+            if controls is not None and controls[i]:
+                tally.add_control(res)
+            else:
+                tally.add(items[i], res)
     metrics = benchmark_metrics(task, scorer.metrics_of(tally)[0])
     return TaskRescore(done, metrics, task_score(task, metrics))
 
