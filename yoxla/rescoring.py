@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from yoxla.parsing import answer_text
 from yoxla.suite import Task
 from yoxla.suites.prepare import PreparedTask
 from yoxla.suites.scoring import SampleOutput, SampleResult, TaskScorer, _Tally
@@ -178,7 +179,11 @@ def rescore_task(
         todo = list(range(n))
     tally: _Tally | None = None
     if todo:
-        outputs = [SampleOutput.from_raw(raws[i], frs[i], errs[i]) for i in todo]
+        # the answer without its reasoning (built-in graders never read the reasoning itself)
+        outputs = [
+            SampleOutput(None if (raw := raws[i]) is None else answer_text(raw), None, frs[i], errs[i])
+            for i in todo
+        ]
         fresh, _, counted = scorer.score_builtin([items[i] for i in todo], outputs)
         if len(todo) == n and controls is None:
             tally = counted  # every sample scored here and none is a control: the counts are the task's
