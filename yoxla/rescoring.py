@@ -25,34 +25,21 @@ from typing import Any
 
 from yoxla.parsing import answer_text
 from yoxla.suite import Task
+from yoxla.suites.builtins import SPAN_METRICS
 from yoxla.suites.prepare import PreparedTask
 from yoxla.suites.scoring import SampleOutput, SampleResult, TaskScorer, _Tally
 from yoxla.suites.worker import WorkerPool
 
 COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
-SPANS = (
-    "span_recall",
-    "span_precision",
-    "exact_span_rate",
-    "unsupported_rate",
-    "over_sentence_rate",
-    "token_f1",
-    "normalized_em",
-    "strict_em",
-)
+_ABSTAIN = ("overall_score", "answerability_accuracy", "unanswerable_accuracy", "abstention_rate")
+_CHOICE = ("accuracy", "macro_f1", "per_class_accuracy", "modal_answer_share", "modal_answer")
+_CORRELATION = ("spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse")
 # The metrics each evaluator's result records hold, in their order (mae and rmse only with a valid answer).
 EVALUATOR_METRICS: dict[str, tuple[str, ...]] = {
-    "classification": ("accuracy", "macro_f1", "per_class_accuracy", "modal_answer_share", "modal_answer"),
-    "span": SPANS,
-    "abstention": (
-        "overall_score",
-        "answerability_accuracy",
-        "unanswerable_accuracy",
-        "abstention_rate",
-        *SPANS,
-        "n_answerable",
-    ),
-    "correlation": ("spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse"),
+    "classification": _CHOICE,
+    "span": SPAN_METRICS,
+    "abstention": (*_ABSTAIN, *SPAN_METRICS, "n_answerable"),
+    "correlation": _CORRELATION,
 }
 _PREPARED_MAX = 64  # (task, rows) pairs whose prepared items one process keeps
 
