@@ -10,13 +10,21 @@ through the suite path (``yoxla/editions/yoxla-sample.yaml``, the same tasks as 
 the best of ``--repeat`` runs of ``--rounds`` rounds is kept. Prints the CPU per answer of
 each path and their ratio per task and for all tasks together; ``--json`` writes the figures.
 Also prints whether scoring started a worker process (it should not: every grader is built in).
+
+A last line compares the per-answer CPU of a built-in-grader task with a Python-grader task:
+``suites/examples/hesab`` as committed (its ``grader.py`` in a worker process) and the same
+task with the built-in ``accuracy`` grader instead, on the same answers. Each repeat starts a
+fresh worker pool and closes it, so the figure includes the worker's start and its own CPU (reading and rendering the items is not timed)
+(this process's CPU plus its reaped children's, ``resource.getrusage``).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -29,7 +37,7 @@ from yoxla.editions import load_edition, load_rows
 from yoxla.evaluators import evaluate_task
 from yoxla.suite import load_suite
 from yoxla.suites.bridge import PARITY_TASKS
-from yoxla.suites.loader import load_manifest
+from yoxla.suites.loader import load_document, load_manifest
 from yoxla.suites.prepare import prepare_task
 from yoxla.suites.scoring import SampleOutput, score_suite_task
 from yoxla.suites.worker import WorkerPool
@@ -47,6 +55,52 @@ def answer_sets(task: Any, rows: list[dict[str, Any]]) -> list[tuple[list[str], 
     finish = ["length" if i % 4 == 1 else "stop" for i in range(len(rows))]
     errors = ["HTTP 503" if i % 5 == 3 else None for i in range(len(rows))]
     return [*sets, (messy, finish, errors)]
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def grader_kinds(rounds: int, repeat: int) -> dict[str, float]:
+    """Per-answer CPU (µs) of hesab with its Python grader and with the built-in accuracy grader."""
+    import yaml
+
+    path = ROOT / "suites" / "examples" / "hesab" / "hesab.yaml"
+    python_doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    builtin_doc = copy.deepcopy(python_doc)
+    builtin_doc["tasks"][0]["grader"] = {"type": "builtin", "name": "accuracy"}
+    tasks = {
+        kind: next(iter(load_document(doc, path.parent, f"hesab ({kind})", path).tasks.values()))
+        for kind, doc in (("python", python_doc), ("builtin", builtin_doc))
+    }
+    best = {kind: float("inf") for kind in tasks}
+    n = 0
+    for _ in range(repeat):
+        spent = dict.fromkeys(tasks, 0.0)
+        for kind, task in tasks.items():
+            pool = WorkerPool()
+            prepared = prepare_task(task, pool)  # reads and renders: not timed (no grader runs here)
+            forms = ("{}", "Cavab: {}", "Həll: 2 + 2 = 4\n{}", "{}.5", "bilmirəm", "")
+            sets = [
+                [SampleOutput.from_raw(form.format(item.target)) for item in prepared.items] for form in forms
+            ]
+            t = _cpu()
+            for _ in range(rounds):
+                for outs in sets:
+                    score_suite_task(prepared, outs, pool=pool)
+            pool.close()
+            spent[kind] = _cpu() - t
+            n = rounds * len(sets) * len(prepared.items)
+        for kind in tasks:
+            best[kind] = min(best[kind], spent[kind])
+    return {
+        "answers": n,
+        "builtin_us_per_answer": best["builtin"] / n * 1e6,
+        "python_us_per_answer": best["python"] / n * 1e6,
+        "ratio": best["python"] / best["builtin"],
+    }
 
 
 def main() -> None:
@@ -106,6 +160,12 @@ def main() -> None:
         f"{total_suite / total_answers * 1e6:>8.1f} µs {ratio:>14.2f}×"
     )
     print(f"worker processes started while scoring: {started}")
+    kinds = grader_kinds(args.rounds, args.repeat)
+    print(
+        f"{'hesab: built-in vs Python grader':<33}{kinds['answers']:>8} answers "
+        f"{kinds['builtin_us_per_answer']:>8.1f} µs {kinds['python_us_per_answer']:>9.1f} µs "
+        f"{kinds['ratio']:>9.1f}× (CPU per answer, worker included)"
+    )
     if args.json:
         doc = {
             "bench": "scoring",
@@ -114,6 +174,7 @@ def main() -> None:
             "loadavg": os.getloadavg()[0],
             "workers_started": started,
             "tasks": figures,
+            "grader_kinds": kinds,
             "all": {
                 "answers": total_answers,
                 "builtin_us_per_answer": total_builtin / total_answers * 1e6,

@@ -154,16 +154,27 @@ def _grouped(values: list[Any], scores: list[float]) -> dict[str, dict[str, floa
     return {k: {"accuracy": _mean(v), "n": len(v)} for k, v in sorted(groups.items())}
 
 
-def macro_f1(gold: list[str], pred: list[str | None]) -> float:
+def macro_f1(gold: Sequence[str | None], pred: Sequence[str | None]) -> float:
+    """Mean F1 over the classes in ``gold`` and ``pred`` (None is no class); one pass over the pairs."""
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
+    for g, p in zip(gold, pred, strict=True):
+        if g == p:
+            if g is not None:
+                tp[g] += 1
+            continue
+        if p is not None:
+            fp[p] += 1
+        if g is not None:
+            fn[g] += 1
     classes = sorted({g for g in gold if g is not None} | {p for p in pred if p is not None})
     if not classes:
         return 0.0
     f1s = []
     for c in classes:
-        tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p == c)
-        fp = sum(1 for g, p in zip(gold, pred, strict=True) if g != c and p == c)
-        fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == c and p != c)
-        f1s.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0)
+        t, f_p, f_n = tp[c], fp[c], fn[c]
+        f1s.append(2 * t / (2 * t + f_p + f_n) if t + f_p + f_n else 0.0)
     return _mean(f1s)
 
 

@@ -543,13 +543,6 @@ def parse_record(doc: Any) -> tuple[ResultFile | SuiteResultFile | None, list[st
 # Writing --------------------------------------------------------------------------------------
 
 
-def _text_value(value: Any) -> Any:
-    """A parsed value as stored: labels and quotes as text, numbers as floats."""
-    if value is None or isinstance(value, str):
-        return value
-    return float(value)
-
-
 def derive_task(
     task: Any,
     rows: Sequence[Mapping[str, Any]],
@@ -580,7 +573,7 @@ def derive_task(
     (:mod:`yoxla.calibration.stored`).
     """
     from yoxla.calibration.stored import checked_distribution, task_calibration
-    from yoxla.rescoring import rescore_task
+    from yoxla.rescoring import rescore_task, stored_value
 
     n = len(rows)
     if distributions is not None and len(distributions) != n:
@@ -597,13 +590,13 @@ def derive_task(
         {
             "id": res.id,
             "raw": raw,
-            "parsed": _text_value(res.parsed.value) if res.parsed.valid else None,
-            "valid": res.parsed.valid,
-            "abstained": res.parsed.abstained,
+            "parsed": stored_value(task, res),
+            "valid": res.valid,
+            "abstained": res.abstained,
             "outcome": res.outcome,
-            "reason": "generation_error" if err else res.parsed.reason,
-            "near_miss": res.parsed.near_miss,
-            "score": float(res.score),
+            "reason": "generation_error" if err else res.reason,
+            "near_miss": res.near_miss,
+            "score": float(res.score if res.score is not None else 0.0),
             "finish_reason": fr,
             "error": err,
         }

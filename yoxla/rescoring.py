@@ -1,42 +1,65 @@
-"""Re-scoring stored answers: the only place that turns raw outputs into verdicts and metrics.
+"""Re-scoring stored answers of a benchmark task: the one replay, through the suite scoring path.
 
 The runner's finalisation, ``yoxla rescore`` and the leaderboard's admission all call
 :func:`rescore_task` (through :func:`yoxla.record.build_task_result`, which records the
-result). Nothing else scores an answer for a stored result, so a run, its re-scoring and
-its admission cannot disagree.
+result). It turns an edition's rows into the benchmark task's suite items
+(:func:`yoxla.suites.benchmark.prepare_rows`), scores the stored answers on the suite path's
+built-in fast path (:meth:`yoxla.suites.scoring.TaskScorer.score_builtin`) and lays the
+suite metrics out as the benchmark's result records hold them (:func:`benchmark_metrics`).
+Nothing else scores an answer for a stored result, so a run, its re-scoring and its
+admission cannot disagree.
 
-:class:`ScoreCache` is an optional memo: ``score_example`` is pure, and many models give
-the same raw answer to the same row, so admission of many files shares it. Its key holds
-everything the verdict depends on: the task's contract, the rows' fingerprint and the
-row's position, and the stored answer.
+:class:`ScoreCache` is an optional memo: a sample's verdict is a pure function of the task's
+contract, the row and the stored answer, and many models give the same raw answer to the
+same row, so admission of many files shares it. Its key holds everything the verdict
+depends on: the task's contract, the rows' fingerprint and the row's position, and the
+stored answer.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from yoxla.alignment import align_by_id
-from yoxla.evaluators import ExampleResult, aggregate, score_example, task_score
+from yoxla.parsing import answer_text
 from yoxla.suite import Task
+from yoxla.suites.builtins import SPAN_METRICS
+from yoxla.suites.prepare import PreparedTask
+from yoxla.suites.scoring import SampleOutput, SampleResult, TaskScorer, _Tally
+from yoxla.suites.worker import WorkerPool
+
+COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
+_ABSTAIN = ("overall_score", "answerability_accuracy", "unanswerable_accuracy", "abstention_rate")
+_CHOICE = ("accuracy", "macro_f1", "per_class_accuracy", "modal_answer_share", "modal_answer")
+_CORRELATION = ("spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse")
+# The metrics each evaluator's result records hold, in their order (mae and rmse only with a valid answer).
+EVALUATOR_METRICS: dict[str, tuple[str, ...]] = {
+    "classification": _CHOICE,
+    "span": SPAN_METRICS,
+    "abstention": (*_ABSTAIN, *SPAN_METRICS, "n_answerable"),
+    "correlation": _CORRELATION,
+}
+_PREPARED_MAX = 64  # (task, rows) pairs whose prepared items one process keeps
 
 
 @dataclass
 class ScoreCache:
-    """Memo of per-example verdicts, bounded; shared by the files one process admits."""
+    """Memo of per-sample verdicts, bounded; shared by the files one process admits."""
 
     max_entries: int = 2_000_000
-    _store: dict[tuple[Any, ...], ExampleResult] = field(default_factory=dict, repr=False)
+    _store: dict[tuple[Any, ...], SampleResult] = field(default_factory=dict, repr=False)
     hits: int = 0
 
-    def get(self, key: tuple[Any, ...]) -> ExampleResult | None:
+    def get(self, key: tuple[Any, ...]) -> SampleResult | None:
         hit = self._store.get(key)
         if hit is not None:
             self.hits += 1
         return hit
 
-    def put(self, key: tuple[Any, ...], value: ExampleResult) -> None:
+    def put(self, key: tuple[Any, ...], value: SampleResult) -> None:
         if len(self._store) < self.max_entries:
             self._store[key] = value
 
@@ -46,11 +69,59 @@ class ScoreCache:
 
 @dataclass
 class TaskRescore:
-    """What re-scoring derives for one task."""
+    """What re-scoring derives for one task: per-sample results (aligned with the rows), metrics, score."""
 
-    results: list[ExampleResult]
+    results: list[SampleResult]
     metrics: dict[str, Any]
     score: float
+
+
+_prepared: OrderedDict[tuple[str, str, str], PreparedTask] = OrderedDict()
+
+
+def _prepare(task: Task, rows: Sequence[Mapping[str, Any]], rows_token: str | None) -> PreparedTask:
+    """The task's suite items over ``rows``; remembered by the rows' fingerprint when one is given."""
+    from yoxla.suites.benchmark import prepare_rows
+
+    key = (task.id, task.contract_hash, rows_token) if rows_token is not None else None
+    hit = _prepared.get(key) if key is not None else None
+    if hit is not None and len(hit.items) == len(rows):
+        id_field = task.id_field
+        if all(item.id == str(row[id_field]) for item, row in zip(hit.items, rows, strict=True)):
+            _prepared.move_to_end(key)  # type: ignore[arg-type]
+            return hit
+    prepared = prepare_rows(task.id, rows, fingerprint=rows_token)
+    if key is not None:
+        _prepared[key] = prepared
+        while len(_prepared) > _PREPARED_MAX:
+            _prepared.popitem(last=False)
+    return prepared
+
+
+def benchmark_metrics(task: Task, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The suite path's task metrics as the benchmark's result records hold them (keys and order)."""
+    names = [*COMMON, *EVALUATOR_METRICS[task.evaluator]]
+    if task.evaluator == "correlation" and not metrics["n_valid"]:
+        names = [k for k in names if k not in ("mae", "rmse")]  # no valid answer: no error to report
+    out = {k: metrics[k] for k in names}
+    if task.breakdown:
+        suffix = "accuracy" if task.evaluator == "classification" else "score"
+        out[f"per_{task.breakdown}_{suffix}"] = metrics[f"per_{task.breakdown}_{suffix}"]
+    return out
+
+
+def task_score(task: Task, metrics: Mapping[str, Any]) -> float:
+    """Primary metric clamped to [0, 1], times 100."""
+    return min(1.0, max(0.0, float(metrics[task.primary]))) * 100.0
+
+
+def stored_value(task: Task, res: SampleResult) -> Any:
+    """A sample's parsed answer as the result record stores it (numbers as floats, else text)."""
+    if not res.valid:
+        return None
+    if task.answer.mode == "numeric" and res.number is not None:
+        return float(res.number)
+    return res.extracted
 
 
 def rescore_task(
@@ -64,40 +135,60 @@ def rescore_task(
     rows_token: str | None = None,
     controls: Sequence[bool] | None = None,
 ) -> TaskRescore:
-    """Per-example verdicts, task metrics and score from stored answers aligned with ``rows``.
+    """Per-sample verdicts, task metrics and score from stored answers aligned with ``rows``.
 
-    ``rows_token`` (e.g. the rows' fingerprint) identifies the rows' content for the cache;
-    without it the cache is not used. ``controls`` marks rows that are run but not scored
-    (declared controls, ambiguous by construction): they get a verdict each, and are left
-    out of the task's metrics and score.
+    ``rows_token`` (e.g. the rows' fingerprint) identifies the rows' content for the cache
+    and the prepared items; without it neither is reused. ``controls`` marks rows that are
+    run but not scored (declared controls, ambiguous by construction): they get a verdict
+    each, and are left out of the task's metrics and score.
     """
     n = len(rows)
     frs = finish_reasons if finish_reasons is not None else [None] * n
     errs = errors if errors is not None else [None] * n
     if not (len(raws) == len(frs) == len(errs) == n):
         raise ValueError(f"{task.id}: {n} rows but {len(raws)} answers")
+    if controls is not None and len(controls) != n:
+        raise ValueError(f"{task.id}: {n} rows but {len(controls)} control flags")
+    prepared = _prepare(task, rows, rows_token)
+    items = prepared.items
+    scorer = TaskScorer(prepared, WorkerPool())  # built-in graders only: no worker is started
     use_cache = cache is not None and rows_token is not None
     contract = task.contract_hash
-    plain = cast(list[dict[str, Any]], list(rows))
-    results: list[ExampleResult] = []
-    for i, (row, raw, fr, err) in enumerate(zip(plain, raws, frs, errs, strict=True)):
-        if use_cache:
-            key = (contract, rows_token, i, raw, fr, err)
-            hit = cache.get(key)  # type: ignore[union-attr]
+    results: list[SampleResult | None] = [None] * n
+    todo: list[int] = []
+    if use_cache:
+        for i in range(n):
+            hit = cache.get((contract, rows_token, i, raws[i], frs[i], errs[i]))  # type: ignore[union-attr]
             if hit is None:
-                hit = score_example(task, row, raw, fr, err)
-                cache.put(key, hit)  # type: ignore[union-attr]
-            results.append(hit)
-        else:
-            results.append(score_example(task, row, raw, fr, err))
-    if controls is not None:
-        if len(controls) != n:
-            raise ValueError(f"{task.id}: {n} rows but {len(controls)} control flags")
-        keep = [i for i, c in enumerate(controls) if not c]
-        metrics = aggregate(task, [plain[i] for i in keep], [results[i] for i in keep])
+                todo.append(i)
+            else:
+                results[i] = hit
     else:
-        metrics = aggregate(task, plain, results)
-    return TaskRescore(results, metrics, task_score(task, metrics))
+        todo = list(range(n))
+    tally: _Tally | None = None
+    if todo:
+        # the answer without its reasoning (built-in graders never read the reasoning itself)
+        outputs = [
+            SampleOutput(None if (raw := raws[i]) is None else answer_text(raw), None, frs[i], errs[i])
+            for i in todo
+        ]
+        fresh, _, counted = scorer.score_builtin([items[i] for i in todo], outputs)
+        if len(todo) == n and controls is None:
+            tally = counted  # every sample scored here and none is a control: the counts are the task's
+        for i, res in zip(todo, fresh, strict=True):
+            results[i] = res
+            if use_cache:
+                cache.put((contract, rows_token, i, raws[i], frs[i], errs[i]), res)  # type: ignore[union-attr]
+    done = [r for r in results if r is not None]
+    if tally is None:
+        tally = _Tally(scorer.plan)
+        for i, res in enumerate(done):
+            if controls is not None and controls[i]:
+                tally.add_control(res)
+            else:
+                tally.add(items[i], res)
+    metrics = benchmark_metrics(task, scorer.metrics_of(tally)[0])
+    return TaskRescore(done, metrics, task_score(task, metrics))
 
 
 def align_rows(task: Task, rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[Mapping[str, Any]]:

@@ -359,3 +359,45 @@ def test_aggregate_counts_outcomes():
     assert m["outcomes"] == {"correct": 1, "invalid": 1}
     assert (m["n"], m["n_valid"]) == (2, 1)
     assert m["near_miss"] == {"empty": 1}
+
+
+# The replay (yoxla.rescoring.rescore_task) through the suite path ------------------------------
+
+
+def _gold_answers(task, rows) -> list[str]:
+    return [task.answer.abstain.value if r[task.gold] is None else str(r[task.gold]) for r in rows]
+
+
+def test_replay_with_a_reused_fingerprint_scores_the_rows_it_is_given():
+    """The prepared items are remembered by the rows' fingerprint, but never serve other rows."""
+    from yoxla.editions import load_edition, load_rows
+    from yoxla.rescoring import rescore_task
+
+    task = SUITE.task("intent_v1")
+    rows = load_rows(load_edition("sample"), task.id)
+    first = rescore_task(task, rows, _gold_answers(task, rows), rows_token="same-token")
+    turned = list(reversed(rows))
+    again = rescore_task(task, turned, _gold_answers(task, turned), rows_token="same-token")
+    assert [r.id for r in again.results] == [str(r[task.id_field]) for r in turned]
+    assert {r.outcome for r in again.results} == {"correct"}
+    assert again.score == first.score == 100.0
+
+
+def test_replay_memo_shares_verdicts_between_files_and_changes_nothing():
+    from yoxla.editions import fingerprint, load_edition, load_rows
+    from yoxla.rescoring import ScoreCache, rescore_task
+
+    task = SUITE.task("extractive_qa_v1")
+    rows = load_rows(load_edition("sample"), task.id)
+    answers = [f"Cavab: {g}" if i % 2 else g for i, g in enumerate(_gold_answers(task, rows))]
+    errors = ["HTTP 503" if i % 3 == 1 else None for i in range(len(rows))]
+    plain = rescore_task(task, rows, answers, None, errors)
+    cache = ScoreCache()
+    token = fingerprint(rows)
+    once = rescore_task(task, rows, answers, None, errors, cache=cache, rows_token=token)
+    assert cache.hits == 0 and len(cache) == len(rows)
+    twice = rescore_task(task, rows, answers, None, errors, cache=cache, rows_token=token)
+    assert cache.hits == len(rows)
+    assert plain.metrics == once.metrics == twice.metrics and plain.score == twice.score
+    assert [r.outcome for r in twice.results] == [r.outcome for r in plain.results]
+    assert twice.metrics["generation_errors"] == sum(e is not None for e in errors)

@@ -41,7 +41,13 @@ def test_the_golden_file_covers_every_task_answer_set_and_result_file(stored):
     tasks = set(load_edition("sample").tasks)
     assert len(tasks) == 11
     assert set(stored["sample"]["prompts"]) == tasks
-    assert set(stored["sample"]["sets"]) == {"gold", *STRATEGIES, golden.MESSY}
+    assert set(stored["sample"]["sets"]) == {
+        "gold",
+        *STRATEGIES,
+        golden.MESSY,
+        golden.PARITY_MESSY,
+        *golden.EDGE_SETS,
+    }
     for name, entry in stored["sample"]["sets"].items():
         assert set(entry["tasks"]) == tasks, name
         assert set(entry["blocks"]) == {"knowledge", "language", "rag", "understanding"}, name

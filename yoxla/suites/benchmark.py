@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from yoxla.editions import fingerprint
+from yoxla.editions import fingerprint as rows_fingerprint
 from yoxla.suites.datasets import LoadedDataset
 from yoxla.suites.loader import SuiteManifest, SuiteTask, load_document
 from yoxla.suites.paths import shipped_data
@@ -45,9 +45,15 @@ def benchmark_task(task_id: str) -> SuiteTask:
     return benchmark_manifest().tasks[task_id]
 
 
-def prepare_rows(task_id: str, rows: Sequence[Mapping[str, Any]]) -> PreparedTask:
-    """The prepared items of a benchmark task over ``rows`` (an edition's rows, in order)."""
+def prepare_rows(
+    task_id: str, rows: Sequence[Mapping[str, Any]], *, fingerprint: str | None = None
+) -> PreparedTask:
+    """The prepared items of a benchmark task over ``rows`` (an edition's rows, in order).
+
+    ``fingerprint``: the rows' fingerprint when the caller has it (else it is computed).
+    """
     task = benchmark_task(task_id)
     listed = tuple(dict(r) for r in rows)
-    data = LoadedDataset(listed, fingerprint(list(listed)), {"source": "yoxla-edition"}, (), {})
+    fp = fingerprint if fingerprint is not None else rows_fingerprint(list(listed))
+    data = LoadedDataset(listed, fp, {"source": "yoxla-edition"}, (), {})
     return prepare_task(task, data=data)

@@ -95,9 +95,13 @@ class SampleOutput:
         return cls(text, reasoning, finish_reason, error, tuple(judgements))
 
 
-@dataclass(frozen=True)
+@dataclass
 class SampleResult:
-    """What scoring derived for one sample."""
+    """What scoring derived for one sample; treat it as read-only (a memo shares it between files).
+
+    Not ``frozen``: a frozen dataclass sets each of its fields through ``object.__setattr__``,
+    which made building it the largest single cost of scoring a sample on the fast path.
+    """
 
     id: str
     extracted: str | None
@@ -333,8 +337,14 @@ class TaskScorer:
 
     def _grade(self, item: Item, ex: Extracted) -> tuple[dict[str, float], str | None]:
         """The built-in graders' scores of one sample, or the first one's failure."""
+        graders = self.plan.sample_graders
+        if len(graders) == 1:  # every built-in grader returns a fresh dict: no copy needed
+            try:
+                return graders[0].score(item.row, item.target, ex), None
+            except B.GraderFailure as exc:
+                return {}, f"{graders[0].spec.name}: {exc}"
         scores: dict[str, float] = {}
-        for grader in self.plan.sample_graders:
+        for grader in graders:
             try:
                 scores.update(grader.score(item.row, item.target, ex))
             except B.GraderFailure as exc:
@@ -463,25 +473,27 @@ class TaskScorer:
         plan = self.plan
         tally = _Tally(plan)
         name, values = plan.control_field, plan.control_values
-        path = [name] if name is not None else []
+        control = (
+            tuple(_marked(lookup(item.row, [name]), values) for item in items)
+            if name is not None
+            else (False,) * len(items)
+        )
         results: list[SampleResult] = []
-        control: list[bool] = []
         seen: dict[tuple[str | None, tuple[str, ...] | None], Extracted] = {}  # at most one per item
-        for item, out in zip(items, outputs, strict=True):
+        extract, grade, result, add = self._extract_text, self._grade, self._result, tally.add
+        for item, out, marked in zip(items, outputs, control, strict=True):
             key = (None if out.error else out.output_text, item.choices)
             ex = seen.get(key)
             if ex is None:
-                ex = seen[key] = self._extract_text(*key)
-            scores, error = self._grade(item, ex)
-            res = self._result(item, out, ex, scores, error, ())
+                ex = seen[key] = extract(*key)
+            scores, error = grade(item, ex)
+            res = result(item, out, ex, scores, error, ())
             results.append(res)
-            marked = name is not None and _marked(lookup(item.row, path), values)
-            control.append(marked)
             if marked:
                 tally.add_control(res)
             else:
-                tally.add(item, res)
-        return results, tuple(control), tally
+                add(item, res)
+        return results, control, tally
 
     def metrics_of(
         self,
@@ -602,22 +614,24 @@ class _Tally:
 
     def add(self, item: Item, r: SampleResult) -> None:
         self.n += 1
-        self.outcomes[r.outcome] += 1
+        outcomes = self.outcomes
+        outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         if r.valid:
             self.n_valid += 1
             if r.extracted is not None:
-                self.answers[r.extracted] += 1
+                answers = self.answers
+                answers[r.extracted] = answers.get(r.extracted, 0) + 1
         if r.near_miss:
-            self.near[r.near_miss] += 1
+            self.near[r.near_miss] = self.near.get(r.near_miss, 0) + 1
         if r.grader_error is None:
             self.targets.append(item.target)
-            self.extracted.append(_as_extracted(r))
+            self.extracted.append(r.source if r.source is not None else _as_extracted(r))
             self.scores.append(r.scores)
         else:
             self.grader_errors += 1
         if r.reason == ERROR:
             self.extraction_errors += 1
-        if r.score is not None:
+        if r.score is not None and self._cells:
             for _, path, keys, values in self._cells:
                 key = lookup(item.row, path)
                 if key is not None:  # rows without the field are left out

@@ -5,7 +5,8 @@ Two parts, both computed through the path that writes and admits result files to
 * **sample**: for the sample edition and every one of its eleven tasks, for each answer set
   (the gold answers, each cue-only strategy of :mod:`yoxla.baselines`, and a ``messy`` set
   with wrappers, near misses, reasoning, generation errors, truncation and stored
-  probabilities), a digest of every rendered prompt, every per-example verdict, every task
+  probabilities; ``messy_parity``, other wrappers with errors stored next to a raw answer; and
+  ``edges0``-``edges2``, answers at the edges of each row's answer space), a digest of every rendered prompt, every per-example verdict, every task
   metric (calibration included), each task score, the block scores and the YOXLA score.
   Scored through :func:`yoxla.record.derive_task` with the edition's declarations, as the
   runner's finish, ``yoxla rescore`` and admission do.
@@ -36,6 +37,8 @@ GOLDEN_PATH = Path("tests") / "golden" / "sample_scores.json"
 TOLERANCE = 1e-9
 EDITION = "sample"
 MESSY = "messy"
+PARITY_MESSY = "messy_parity"
+EDGE_SETS = ("edges0", "edges1", "edges2")
 
 
 def digest(obj: Any) -> str:
@@ -63,6 +66,35 @@ _MESSY_FORMS: tuple[Callable[[str], str], ...] = (
     lambda g: g.replace(".", ","),
     lambda g: f"Məncə cavab belədir: {g}. Çünki mətndə belə yazılıb.",
 )
+
+
+# The suite parity test's own wrappers (ten: other combinations with errors and truncation).
+_PARITY_FORMS: tuple[Callable[[str], str], ...] = (
+    lambda g: f"**{g}**",
+    lambda g: f"{g}.",
+    lambda g: f"Cavab: {g}",
+    lambda g: f"<think>Düşünürəm: {g}?</think>\n{g}",
+    lambda g: _upper(g),
+    lambda g: "",
+    lambda g: f"«{g}»",
+    lambda g: "<think>bitmədi",
+    lambda g: g.replace("ə", "e").replace("ı", "i"),
+    lambda g: f"```\n{g}\n```",
+)
+
+
+def edge_answers(task: Any, row: Mapping[str, Any]) -> list[str]:
+    """Answers at the edges of this row's answer space (out of it, just inside, other casings)."""
+    a, g = task.answer, gold_answer(task, row)
+    if a.options_field:
+        n = len(row[a.options_field])
+        first = str(row[a.options_field][0])
+        return [str(n), str(n + 1), "0", "HEÇ BIRI", "heç biri", f"1. {first}", f"{g}) {first}", "-1"]
+    if a.mode == "choice":
+        return [g.lower(), _upper(g), f"{g} ", "A və B", "None", f"{g} {g}"]
+    if a.mode == "numeric":
+        return ["6", "-0.5", "2,5", "təxminən 3", "5.0", "0", "4.99", f"{g}."]
+    return [f"{g}.", g[: max(1, len(g) // 2)], "Cavab yoxdur", "cavab yoxdur.", "CAVAB YOXDUR", g * 2]
 
 
 def _upper(text: str) -> str:
@@ -122,6 +154,15 @@ def answer_sets(task: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Answe
         errors.append(err)
         dists.append(None if err or i % 3 == 2 else _distribution(task, row, i))
     out[MESSY] = (raws, finish, errors, dists)
+    out[PARITY_MESSY] = (
+        [_PARITY_FORMS[i % len(_PARITY_FORMS)](gold_answer(task, r)) for i, r in enumerate(rows)],
+        ["length" if i % 4 == 1 else "stop" for i in range(n)],
+        ["HTTP 503 after 6 retries" if i % 5 == 3 else None for i in range(n)],
+        None,
+    )
+    for k, name in enumerate(EDGE_SETS):  # each row meets every edge answer across the three sets
+        edges = [edge_answers(task, r) for r in rows]
+        out[name] = ([e[(i + 3 * k) % len(e)] for i, e in enumerate(edges)], stop, none, None)
     return out
 
 
