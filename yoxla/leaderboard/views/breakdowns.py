@@ -38,7 +38,13 @@ class BreakdownsView(TaskPickerView):
                 elem_id="breakdown-task",
                 allow_custom_value=True,
             )
-            self.by = gr.Dropdown([], label="By (a field of the task's rows)", elem_id="breakdown-field")
+            # a stale or unknown field falls back to the task's first (page), never an error
+            self.by = gr.Dropdown(
+                [],
+                label="By (a field of the task's rows)",
+                elem_id="breakdown-field",
+                allow_custom_value=True,
+            )
         self.heatmap = gr.Plot(label="Breakdown", elem_classes=["yoxla-plot"], elem_id="breakdown-plot")
         self.table = Table(
             "Score % and items per cell (* fewer than 10 items)", "breakdown", elem_id="breakdown-table"
