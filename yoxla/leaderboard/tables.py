@@ -359,6 +359,9 @@ class LeaderboardView:
     total: int
     reported_rows: list[int] = field(default_factory=list)  # rows of results reported elsewhere
     links: list[str | None] = field(default_factory=list)  # each row's model card (checked https)
+    # What a click on a header sorts by: ``table`` with each column that shows numbers as numbers
+    # (the score of ``72.5 ±2.1``, the best rank of ``1–3``; NaN where a row shows none).
+    values: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 REPORTED_RANK = "reported"
@@ -385,7 +388,9 @@ def model_cell(name: str, url: str | None) -> str:
     return f"[{text}]({url})" if url else text
 
 
-def _reported_records(ed: EditionData, group: str, filters: Filters, h: str) -> list[dict[str, Any]]:
+def _reported_records(
+    ed: EditionData, group: str, filters: Filters, h: str
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The results the benchmark's authors reported, as compact rows (standard board only: the
     reported conditions are the standard ones); the search filter applies, the others (which
     these results cannot state) leave them out."""
@@ -399,11 +404,10 @@ def _reported_records(ed: EditionData, group: str, filters: Filters, h: str) -> 
     for m in sorted(models, key=lambda m: (-m.yoxla, m.model)):
         if q and q not in m.model.casefold():
             continue
-        rec: dict[str, Any] = {"Rank": REPORTED_RANK, "Model": m.model, h: _r(m.yoxla)}
-        for b in BLOCKS:
-            rec[block_title(b)] = _r(m.blocks.get(b, float("nan")))
+        num = {h: m.yoxla, **{block_title(b): m.blocks.get(b, np.nan) for b in BLOCKS}}
+        rec: dict[str, Any] = {"Rank": REPORTED_RANK, "Model": m.model, **{k: _r(x) for k, x in num.items()}}
         rec["Trust"] = REPORTED_TRUST
-        out.append(rec)
+        out.append((rec, num))
     return out
 
 
@@ -431,6 +435,7 @@ def leaderboard_view(
         "diagnostics" in columns,
     )
     rows: list[dict[str, Any]] = []
+    nums: list[dict[str, Any]] = []  # per row, the number behind each cell that shows one
     keys: list[str | None] = []
     links: list[str | None] = []
     for row in part.to_dict("records"):  # plain dicts: a Series per row costs ten times more
@@ -439,6 +444,7 @@ def leaderboard_view(
             "Model": row["Model"],
             h: pm(row[h], row[f"{h} low"], row[f"{h} high"]),
         }
+        num: dict[str, Any] = {"Rank": row["Rank best"], h: row[h]}
         if "Judge" in row:
             rec["Judge"] = row["Judge"]
         if with_iv:
@@ -446,11 +452,14 @@ def leaderboard_view(
         for b in r.blocks:
             t = block_title(b)
             rec[t] = pm(row[t], row[f"{t} low"], row[f"{t} high"]) if with_iv else _r(row[t])
+            num[t] = row[t]
         if with_tasks:
             for tid in r.task_ids:
                 if lower_is_better(ed, tid):
                     rec[task_label(ed, tid)] = raw_text(row[f"{tid} raw"])
+                    num[task_label(ed, tid)] = row[f"{tid} raw"]
                 else:
+                    num[task_label(ed, tid)] = row[tid]
                     rec[task_label(ed, tid)] = (
                         pm(row[tid], row[f"{tid} low"], row[f"{tid} high"])
                         if with_iv or ed.is_suite
@@ -467,13 +476,25 @@ def leaderboard_view(
             rec["Tokens in"] = _tokens(row["Prompt tokens"])
             rec["Tokens out"] = _tokens(row["Completion tokens"])
             rec["Notes"] = row["Notes"]
+            num.update(
+                {
+                    "Size": row["Parameters"],
+                    "Invalid %": row["Invalid-output rate %"],
+                    "Gen. errors": row["Generation errors"],
+                    "Tokens in": row["Prompt tokens"],
+                    "Tokens out": row["Completion tokens"],
+                }
+            )
         rows.append(rec)
+        nums.append(num)
         keys.append(str(row["File"]))
         links.append(row["Card"] or None)
     ranked = len(rows)
     cols = list(rows[0]) if rows else ["Rank", "Model", h, *map(block_title, r.blocks), "Trust"]
-    reported = [{k: rec.get(k, "") for k in cols} for rec in _reported_records(ed, group, filters, h)]
+    reported_records = _reported_records(ed, group, filters, h)
+    reported = [{k: rec.get(k, "") for k in cols} for rec, _ in reported_records]
     rows += reported
+    nums += [num for _, num in reported_records]
     keys += [None] * len(reported)
     links += [None] * len(reported)
     floor_row = None
@@ -481,23 +502,42 @@ def leaderboard_view(
     if summary is not None and len(rows):
         rec = {k: "" for k in cols}
         rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference")
-        rec[h] = _r(summary["yoxla"])
-        for b in r.blocks:
-            rec[block_title(b)] = _r(summary["blocks"].get(b, float("nan")))
+        num = {h: summary["yoxla"], **{block_title(b): summary["blocks"].get(b, np.nan) for b in r.blocks}}
         if with_tasks:
-            for tid in r.task_ids:
-                rec[task_label(ed, tid)] = _r(ed.reference.best(tid) or float("nan"))
+            num.update({task_label(ed, tid): ed.reference.best(tid) or np.nan for tid in r.task_ids})
+        rec.update({k: _r(x) for k, x in num.items()})
         if ranked:
             floor_row = sum(float(s) >= summary["yoxla"] for s in part[h])
         else:
             floor_row = sum(float(x[h]) >= summary["yoxla"] for x in reported)
         rows.insert(floor_row, rec)
+        nums.insert(floor_row, num)
         keys.insert(floor_row, None)
         links.insert(floor_row, None)
     reported_rows = [i for i, k in enumerate(rows) if k.get("Rank") == REPORTED_RANK]
+    table = pd.DataFrame(rows, columns=cols)
     return LeaderboardView(
-        pd.DataFrame(rows, columns=cols), keys, floor_row, len(part), len(frame), reported_rows, links
+        table, keys, floor_row, len(part), len(frame), reported_rows, links, sort_values(table, nums)
     )
+
+
+def sort_values(table: pd.DataFrame, nums: list[dict[str, Any]]) -> pd.DataFrame:
+    """``table`` with each column some row has a number for (``nums``, per row) holding those
+    numbers (NaN where a row has none: a reported row's rank, the floor's trust)."""
+    values = table.copy()
+    numeric = {k for num in nums for k in num} & set(table.columns)
+    for col in table.columns:
+        if col in numeric:
+            values[col] = pd.array([_number(num.get(col)) for num in nums], dtype="float64")
+    return values
+
+
+def _number(value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+    return x if np.isfinite(x) else float("nan")
 
 
 def _tokens(value: Any) -> str:
