@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from yoxla.leaderboard.tables import TASK_SHORT
 from yoxla.testing.browser import browser_available
 
 pytestmark = pytest.mark.browser
@@ -307,11 +308,13 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     _check_view(d, "row click")
     # Its weakest task opens the error explorer on that task, wrong answers only.
     task = d.find_element(By.CSS_SELECTOR, '#model-weakest [data-testid="cell-0-0"]')
-    task_id = task.text.strip()
+    task_name = task.text.strip()  # the task's name, as the leaderboard's columns name it
+    assert task_name in TASK_SHORT.values(), task_name
     task.click()
     wait.until(lambda d: _selected_tab(d) == "Error explorer")
     wait_rendered(d)
-    assert d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value") == task_id
+    picked = d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value")
+    assert picked.startswith(f"{task_name} · "), picked  # the same name, and its id
     checked = d.find_element(By.CSS_SELECTOR, "#explorer-verdict input:checked").get_attribute("value")
     assert checked == "wrong"
     _check_view(d, "weakest task link")

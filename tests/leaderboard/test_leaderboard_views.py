@@ -501,7 +501,7 @@ def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) ->
     display strings and styles as from the Styler (formatted floats, n/a, styled rows)."""
     import pandas as pd
 
-    from yoxla.leaderboard.views.base import TableValue, one_format, table_value
+    from yoxla.leaderboard.views.base import TableValue, one_format, table_value, task_names
 
     frame = pd.DataFrame(
         {
@@ -531,6 +531,40 @@ def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) ->
             for out in v.render(ctx, edition, {}).values():
                 got = out.get("value") if isinstance(out, dict) else None
                 if isinstance(got, TableValue) and "Rank" not in got.frame.columns:
-                    assert _as_sent(got) == _as_sent(one_format(got.frame)), v.tab_id
+                    named = task_names(got.frame)  # a Task column shows names over its ids
+                    sent, want = _as_sent(got), _as_sent(one_format(got.frame))
+                    if named is not None:
+                        assert sent["data"] == want["data"], v.tab_id  # the ids stay the values
+                        as_named = _as_sent(one_format(named))
+                        meta = as_named["metadata"]
+                        cells = (
+                            meta["display_value"] if meta else [[str(x) for x in r] for r in as_named["data"]]
+                        )
+                        assert sent["metadata"]["display_value"] == cells, v.tab_id
+                    else:
+                        assert sent == want, v.tab_id
                     seen += 1
     assert seen > 10
+
+
+def test_every_table_names_benchmark_tasks_as_the_leaderboard_does(prepared: Prepared) -> None:
+    """A task is named the same in every view: no table shows a benchmark task's id where the
+    leaderboard's columns and the figures show its name (the id stays the cell's value)."""
+    from yoxla.leaderboard.views.base import TableValue
+
+    ids = set(tables.TASK_SHORT)
+    ctx = view_context(prepared)
+    tasks_shown = 0
+    for v in ctx.views.values():
+        for edition in prepared.editions:
+            for out in v.render(ctx, edition, {}).values():
+                got = out.get("value") if isinstance(out, dict) else None
+                if not isinstance(got, TableValue):
+                    continue
+                assert not ids & set(got["headers"]), (v.tab_id, edition, got["headers"])
+                meta = got.get("metadata")
+                cells = meta["display_value"] if meta else got["data"]
+                shown = {str(c) for row in cells for c in row}
+                assert not ids & shown, (v.tab_id, edition, ids & shown)
+                tasks_shown += "Task" in got["headers"] and bool(set(tables.TASK_SHORT.values()) & shown)
+    assert tasks_shown >= 3  # the model page's tables, at least

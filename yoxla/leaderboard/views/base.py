@@ -164,31 +164,49 @@ def table_value(
         data = [[None if isinstance(x, float) and not np.isfinite(x) else x for x in row] for row in data]
     out = TableValue(headers=list(frame.columns), data=data)
     out.frame = frame
-    floats = {c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
+    text = shown if shown is not None else frame  # what the cells show, formatted as one_format does
+    floats = {c for c in text.columns if pd.api.types.is_float_dtype(text[c])}
     if not floats and row_styles is None and shown is None:
         out["metadata"] = None  # a plain frame: Gradio sends no display values
         return out
     na = "n/a" if floats else None  # one_format's Styler gives every column its na_rep
     plain = _maybe_wrap_formatter(None, na_rep=na)  # the Styler's default (pandas' display options)
     formats = [
-        _maybe_wrap_formatter(f"{{:.{decimals(frame[c])}f}}", na_rep=na) if c in floats else plain
-        for c in frame.columns
+        _maybe_wrap_formatter(f"{{:.{decimals(text[c])}f}}", na_rep=na) if c in floats else plain
+        for c in text.columns
     ]
     css = {
         i: "; ".join(f"{k}: {v}" for k, v in maybe_convert_css_to_tuples(style))
         for i, style in (row_styles or {}).items()
     }
     width = len(frame.columns)
-    display = (
-        [[str(x) for x in row] for row in shown.to_dict(orient="split")["data"]]
-        if shown is not None
-        else [[f(x) for f, x in zip(formats, row, strict=True)] for row in out["data"]]
-    )
+    rows = text.to_dict(orient="split")["data"] if shown is not None else out["data"]
+    display = [[f(x) for f, x in zip(formats, row, strict=True)] for row in rows]
     out["metadata"] = {
         "display_value": display,
         "styling": [[css.get(i, "")] * width for i in range(len(frame))],
     }
     return out
+
+
+TASK_COLUMNS = ("Task", "Name")  # columns that may hold a benchmark task's id
+
+
+def task_names(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """``frame`` with its ``Task``/``Name`` cells showing each benchmark task's name (``NLI``, as
+    the leaderboard's columns and the figures name it) where they hold its id; None when nothing
+    changes. The ids stay the table's values: a row click and the CSV read them."""
+    from yoxla.leaderboard.tables import task_short
+
+    shown = None
+    for col in TASK_COLUMNS:
+        if col not in frame.columns:
+            continue
+        names = [task_short(t) if isinstance(t, str) else t for t in frame[col]]
+        if names != list(frame[col]):
+            shown = frame.copy() if shown is None else shown
+            shown[col] = names
+    return shown
 
 
 def datatypes(frame: pd.DataFrame) -> list[str]:
@@ -261,11 +279,11 @@ class Table:
             if seen is not None and seen[0]() is frame:
                 value = seen[1]
             else:
-                value = table_value(frame)
+                value = table_value(frame, shown=task_names(frame))
                 self._values = {k: v for k, v in self._values.items() if v[0]() is not None}
                 self._values[id(frame)] = (weakref.ref(frame), value)
         else:
-            value = table_value(frame, row_styles, shown)
+            value = table_value(frame, row_styles, shown if shown is not None else task_names(frame))
         types = [
             ("markdown" if c in markdown else t) for c, t in zip(frame.columns, datatypes(frame), strict=True)
         ]
