@@ -568,3 +568,48 @@ def test_every_table_names_benchmark_tasks_as_the_leaderboard_does(prepared: Pre
                 assert not ids & shown, (v.tab_id, edition, ids & shown)
                 tasks_shown += "Task" in got["headers"] and bool(set(tables.TASK_SHORT.values()) & shown)
     assert tasks_shown >= 3  # the model page's tables, at least
+
+
+def _decimals_of(cell: str) -> int | None:
+    """The decimals of a cell that shows one number (``72.5``, ``72.5 ±2.1``, ``69.2%``); None otherwise."""
+    import re
+
+    m = re.fullmatch(r"[-+−]?\d[\d,]*(?:\.(\d+))?%?(?: ±\d+(?:\.\d+)?)?", cell.strip())
+    return None if m is None else len(m.group(1) or "")
+
+
+@pytest.fixture(scope="module")
+def with_suites() -> Prepared:
+    """The committed results folder: the sample edition and every committed suite's board."""
+    return prepare(load_board(REPO / "results", data=DataSource(allow_hub=False), B=200))
+
+
+@pytest.mark.parametrize("folder", ["prepared", "with_suites"])
+def test_numbers_in_a_column_share_one_format_on_every_board(
+    folder: str, request: pytest.FixtureRequest
+) -> None:
+    """``69.2`` beside ``50`` in one column was a finding: in every table of every view of every
+    board (suite boards too), the cells of a column that show numbers show one number of decimals."""
+    from yoxla.leaderboard.views.base import TableValue
+
+    prepared = request.getfixturevalue(folder)
+    ctx = view_context(prepared)
+    checked, bad = 0, []
+    for v in ctx.views.values():
+        for edition in prepared.editions:
+            for out in v.render(ctx, edition, {}).values():
+                got = out.get("value") if isinstance(out, dict) else None
+                if not isinstance(got, TableValue):
+                    continue
+                meta = got.get("metadata")
+                cells = meta["display_value"] if meta else got["data"]
+                for j, head in enumerate(got["headers"]):
+                    if head == "Value":  # long form: each row its own metric (a rate, a count, a correlation)
+                        continue
+                    if v.tab_id == "explorer":  # gold answers and replies: the dataset's and the model's text
+                        continue
+                    places = {_decimals_of(str(row[j])) for row in cells} - {None}
+                    if len(places) > 1:
+                        bad.append((v.tab_id, edition, head, [row[j] for row in cells][:8]))
+                    checked += 1
+    assert bad == [] and checked > 50

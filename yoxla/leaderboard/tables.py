@@ -1297,7 +1297,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
         )
         if binary and ta.ids == tb.ids:
             n10, n01, p = mcnemar(ta.scores >= 1.0, tb.scores >= 1.0)
-            extra = {"n10": str(n10), "n01": str(n01), "p": f"{p:.4g}"}
+            extra = {"n10": str(n10), "n01": str(n01), "p": f"{p:.3f}" if p >= 0.001 else "<0.001"}
         row("task", tid, ta.score, tb.score, boot.task_reps[ia, ti], boot.task_reps[ib, ti], extra)
     return pd.DataFrame(out, columns=cols)
 
