@@ -22,7 +22,7 @@ from yoxla.leaderboard import explorer, figures, tables
 from yoxla.leaderboard.board import Board, load_board, model_key
 from yoxla.leaderboard.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import Prepared, prepare, rank_ranges
+from yoxla.leaderboard.prepared import Prepared, block_title, prepare, rank_ranges
 from yoxla.leaderboard.published import publications
 from yoxla.leaderboard.routing import resolve
 from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
@@ -613,3 +613,22 @@ def test_numbers_in_a_column_share_one_format_on_every_board(
                         bad.append((v.tab_id, edition, head, [row[j] for row in cells][:8]))
                     checked += 1
     assert bad == [] and checked > 50
+
+
+def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) -> None:
+    """The model page's scores and the A − B table have a row per task, block and overall, over
+    different numbers of items: each row says its own n."""
+    ed = prepared.edition("sample")
+    a, b = ed.standard.models[0], ed.standard.models[1]
+    scores = tables.model_scores(a, ed.standard, ed).set_index("Name")
+    per_task = {tid: len(t.ids) for tid, t in a.tasks.items()}
+    assert len(set(per_task.values())) > 1  # the rows' n do differ
+    for tid, n in per_task.items():
+        assert scores.loc[tid, "Items"] == n, tid
+    for blk, tids in ed.block_tasks().items():
+        assert scores.loc[block_title(blk), "Items"] == sum(per_task[t] for t in tids if t in per_task), blk
+    assert scores.loc[ed.headline, "Items"] == sum(per_task.values())
+    diff = tables.compare_table(ed.standard, a.key, b.key).set_index("Name")
+    for tid, n in per_task.items():
+        assert diff.loc[tid, "Items"] == n, tid
+    assert diff.loc[ed.headline, "Items"] == sum(per_task.values())

@@ -1069,10 +1069,15 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         "Best floor",
         "Chance",
         "Above floor",
+        "Items",
         "Primary metric",
     ]
     i = r.index(v.key) if r is not None else None
     blocks = ed.block_tasks()
+
+    def items(tids: Iterable[str]) -> int:  # a row's n: the items of its tasks (they differ by task)
+        return sum(len(v.tasks[t].ids) for t in tids if t in v.tasks)
+
     ref = ed.reference.summary(blocks)
     out: list[dict[str, Any]] = []
 
@@ -1085,6 +1090,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         floor: float | None,
         chance: float | None,
         primary: str,
+        n_items: int,
     ) -> None:
         finite = iv is not None and bool(np.isfinite(iv[0]) and np.isfinite(iv[1]))
         out.append(
@@ -1097,6 +1103,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
                 "Best floor": NA if floor is None else _r(floor),
                 "Chance": NA if chance is None else _r(chance),
                 "Above floor": NA if floor is None else f"{score - floor:+.1f}",
+                "Items": n_items,
                 "Primary metric": primary,
             }
         )
@@ -1107,7 +1114,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
     def add_task(tid: str, floor: float | None, chance: float | None, primary: str) -> None:
         rank = f"{placed[0].task_rank(placed[1], tid)} of {n}" if placed else NA
         iv = placed[0].task_interval(placed[1], tid) if placed else None
-        add("task", tid, v.tasks[tid].score, iv, rank, floor, chance, primary)
+        add("task", tid, v.tasks[tid].score, iv, rank, floor, chance, primary, items([tid]))
 
     add(
         "overall",
@@ -1118,6 +1125,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         ref["yoxla"] if ref else None,
         None,
         "mean of the tasks with a 0–100 score" if ed.is_suite else "mean of the blocks",
+        items(v.tasks),
     )
     if ed.suite is not None:
         for tid in ed.suite.tasks:
@@ -1140,6 +1148,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
             ref["blocks"].get(b) if ref else None,
             None,
             "mean of its tasks",
+            items(tids),
         )
         for tid in tids:
             primary = f"{suite.task(tid).primary} = {v.tasks[tid].primary_raw:.4f}"
@@ -1230,6 +1239,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
         "A − B",
         "95% interval of A − B",
         "Real difference?",
+        "Items",
         "A right, B wrong",
         "A wrong, B right",
         "McNemar p",
@@ -1242,6 +1252,13 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     a, b, boot = r.models[ia], r.models[ib], r.boot
     suite_board = a.suite is not None
     out: list[dict[str, Any]] = []
+
+    def items(block: str | None = None) -> dict[str, Any]:  # a row's n: its tasks' items, which differ
+        def in_block(t: str) -> bool:
+            task = benchmark_task(t)
+            return block is None or (task is not None and task.block == block)
+
+        return {"items": sum(len(a.tasks[t].ids) for t in boot.task_ids if in_block(t))}
 
     def row(
         level: str, name: str, sa: float, sb: float, ra: np.ndarray, rb: np.ndarray, extra: dict[str, Any]
@@ -1257,6 +1274,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
                 "A − B": round(sa - sb, 1),
                 "95% interval of A − B": f"{lo:+.1f} to {hi:+.1f}",
                 "Real difference?": real,
+                "Items": extra.get("items", ""),
                 "A right, B wrong": extra.get("n10", ""),
                 "A wrong, B right": extra.get("n01", ""),
                 "McNemar p": extra.get("p", ""),
@@ -1273,7 +1291,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
             headline(b),
             boot.yoxla_reps[ia],
             boot.yoxla_reps[ib],
-            {},
+            items(),
         )
     for bi, blk in enumerate(boot.blocks):
         if blk in a.scores.get("blocks", {}):
@@ -1284,11 +1302,11 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
                 float(b.scores["blocks"][blk]),
                 boot.block_reps[ia, bi],
                 boot.block_reps[ib, bi],
-                {},
+                items(blk),
             )
     for ti, tid in enumerate(boot.task_ids):
         ta, tb = a.tasks[tid], b.tasks[tid]
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"items": len(ta.ids)}
         task = benchmark_task(tid)
         binary = (
             task.evaluator == "classification"
@@ -1297,7 +1315,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
         )
         if binary and ta.ids == tb.ids:
             n10, n01, p = mcnemar(ta.scores >= 1.0, tb.scores >= 1.0)
-            extra = {"n10": str(n10), "n01": str(n01), "p": f"{p:.3f}" if p >= 0.001 else "<0.001"}
+            extra.update(n10=str(n10), n01=str(n01), p=f"{p:.3f}" if p >= 0.001 else "<0.001")
         row("task", tid, ta.score, tb.score, boot.task_reps[ia, ti], boot.task_reps[ib, ti], extra)
     return pd.DataFrame(out, columns=cols)
 
