@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -496,12 +497,25 @@ def _as_sent(value: Any) -> Any:
     return json.loads(json.dumps(gr.Dataframe(interactive=False).postprocess(value).model_dump()))
 
 
+def _rendered_tables(prepared: Prepared) -> Iterator[tuple[str, str, Any]]:
+    """(tab, board, value) of every table every view renders on every board of ``prepared``."""
+    from yoxla.leaderboard.views.base import TableValue
+
+    ctx = view_context(prepared)
+    for v in ctx.views.values():
+        for edition in prepared.editions:
+            for out in v.render(ctx, edition, {}).values():
+                got = out.get("value") if isinstance(out, dict) else None
+                if isinstance(got, TableValue):
+                    yield v.tab_id, edition, got
+
+
 def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) -> None:
     """A table's value is built without a pandas Styler; Gradio must send the very same cells,
     display strings and styles as from the Styler (formatted floats, n/a, styled rows)."""
     import pandas as pd
 
-    from yoxla.leaderboard.views.base import TableValue, one_format, table_value, task_names
+    from yoxla.leaderboard.views.base import one_format, table_value, task_names
 
     frame = pd.DataFrame(
         {
@@ -524,49 +538,35 @@ def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) ->
     assert sent == _as_sent(styled) and sent["metadata"]["styling"][1] == [""] * 4
     assert sent["metadata"]["styling"][0][3] == styles[0] and sent["metadata"]["display_value"][1][1] == "n/a"
     # and every table the views render, on every board, as its Styler would have been sent
-    ctx = view_context(prepared)
     seen = 0
-    for v in ctx.views.values():
-        for edition in prepared.editions:
-            for out in v.render(ctx, edition, {}).values():
-                got = out.get("value") if isinstance(out, dict) else None
-                if isinstance(got, TableValue) and "Rank" not in got.frame.columns:
-                    named = task_names(got.frame)  # a Task column shows names over its ids
-                    sent, want = _as_sent(got), _as_sent(one_format(got.frame))
-                    if named is not None:
-                        assert sent["data"] == want["data"], v.tab_id  # the ids stay the values
-                        as_named = _as_sent(one_format(named))
-                        meta = as_named["metadata"]
-                        cells = (
-                            meta["display_value"] if meta else [[str(x) for x in r] for r in as_named["data"]]
-                        )
-                        assert sent["metadata"]["display_value"] == cells, v.tab_id
-                    else:
-                        assert sent == want, v.tab_id
-                    seen += 1
+    for tab_id, _, got in _rendered_tables(prepared):
+        if "Rank" in got.frame.columns:
+            continue
+        named = task_names(got.frame)  # a Task column shows names over its ids
+        sent, want = _as_sent(got), _as_sent(one_format(got.frame))
+        if named is not None:
+            assert sent["data"] == want["data"], tab_id  # the ids stay the values
+            as_named = _as_sent(one_format(named))
+            meta = as_named["metadata"]
+            cells = meta["display_value"] if meta else [[str(x) for x in r] for r in as_named["data"]]
+            assert sent["metadata"]["display_value"] == cells, tab_id
+        else:
+            assert sent == want, tab_id
+        seen += 1
     assert seen > 10
 
 
 def test_every_table_names_benchmark_tasks_as_the_leaderboard_does(prepared: Prepared) -> None:
     """A task is named the same in every view: no table shows a benchmark task's id where the
     leaderboard's columns and the figures show its name (the id stays the cell's value)."""
-    from yoxla.leaderboard.views.base import TableValue
-
     ids = set(tables.TASK_SHORT)
-    ctx = view_context(prepared)
     tasks_shown = 0
-    for v in ctx.views.values():
-        for edition in prepared.editions:
-            for out in v.render(ctx, edition, {}).values():
-                got = out.get("value") if isinstance(out, dict) else None
-                if not isinstance(got, TableValue):
-                    continue
-                assert not ids & set(got["headers"]), (v.tab_id, edition, got["headers"])
-                meta = got.get("metadata")
-                cells = meta["display_value"] if meta else got["data"]
-                shown = {str(c) for row in cells for c in row}
-                assert not ids & shown, (v.tab_id, edition, ids & shown)
-                tasks_shown += "Task" in got["headers"] and bool(set(tables.TASK_SHORT.values()) & shown)
+    for tab_id, edition, got in _rendered_tables(prepared):
+        assert not ids & set(got["headers"]), (tab_id, edition, got["headers"])
+        meta = got.get("metadata")
+        shown = {str(c) for row in (meta["display_value"] if meta else got["data"]) for c in row}
+        assert not ids & shown, (tab_id, edition, ids & shown)
+        tasks_shown += "Task" in got["headers"] and bool(set(tables.TASK_SHORT.values()) & shown)
     assert tasks_shown >= 3  # the model page's tables, at least
 
 
@@ -590,28 +590,17 @@ def test_numbers_in_a_column_share_one_format_on_every_board(
 ) -> None:
     """``69.2`` beside ``50`` in one column was a finding: in every table of every view of every
     board (suite boards too), the cells of a column that show numbers show one number of decimals."""
-    from yoxla.leaderboard.views.base import TableValue
-
-    prepared = request.getfixturevalue(folder)
-    ctx = view_context(prepared)
     checked, bad = 0, []
-    for v in ctx.views.values():
-        for edition in prepared.editions:
-            for out in v.render(ctx, edition, {}).values():
-                got = out.get("value") if isinstance(out, dict) else None
-                if not isinstance(got, TableValue):
-                    continue
-                meta = got.get("metadata")
-                cells = meta["display_value"] if meta else got["data"]
-                for j, head in enumerate(got["headers"]):
-                    if head == "Value":  # long form: each row its own metric (a rate, a count, a correlation)
-                        continue
-                    if v.tab_id == "explorer":  # gold answers and replies: the dataset's and the model's text
-                        continue
-                    places = {_decimals_of(str(row[j])) for row in cells} - {None}
-                    if len(places) > 1:
-                        bad.append((v.tab_id, edition, head, [row[j] for row in cells][:8]))
-                    checked += 1
+    for tab_id, edition, got in _rendered_tables(request.getfixturevalue(folder)):
+        meta = got.get("metadata")
+        cells = meta["display_value"] if meta else got["data"]
+        for j, head in enumerate(got["headers"]):
+            if head == "Value" or tab_id == "explorer":
+                continue  # long form (each row its own metric); the dataset's and the model's text
+            places = {_decimals_of(str(row[j])) for row in cells} - {None}
+            if len(places) > 1:
+                bad.append((tab_id, edition, head, [row[j] for row in cells][:8]))
+            checked += 1
     assert bad == [] and checked > 50
 
 
