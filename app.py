@@ -24,6 +24,12 @@ CSS = """
 .yoxla-csv { max-width: 14em; }
 #rank-rule { font-size: 0.92em; color: var(--body-text-color-subdued); }
 .yoxla-plot [data-testid="block-label"] { display: none !important; }  /* the figure has its own title */
+@media (max-width: 640px) {  /* a phone: the top model's name and score on the first screen */
+  #intro p { display: none; }  /* the board's own first line says what it is */
+  #intro h1 { font-size: 1.5em; margin: 0; }
+  :is(#status, #lb-count, #rank-rule, #lb-note) :is(.prose, .prose *) { font-size: 12px !important;
+    line-height: 1.35 !important; margin-top: 0 !important; margin-bottom: 0 !important; }
+}
 """
 
 
@@ -81,7 +87,7 @@ def build_app(
 
     note("building the page")
     with gr.Blocks(title="YOXLA leaderboard") as demo:
-        gr.Markdown(texts.INTRO)
+        gr.Markdown(texts.INTRO, elem_id="intro")
         with gr.Row(equal_height=True):
             ctx.edition = gr.Dropdown(  # the board: an edition of the benchmark, or an eval suite
                 ctx.prepared.board_choices(),

@@ -1,14 +1,15 @@
 """Screenshots of every view at 1440×1000 and 390×844, so anyone can look at the app without starting it.
 
     python bench/screenshots.py [--synthetic] [--out bench/out/screens] [--full-page] [--docs]
-        [--sizes 1440x1000 390x844]
+        [--docs-only] [--sizes 1440x1000 390x844]
 
 Starts the app on the committed results (or, with ``--synthetic``, on 100 full-size synthetic
 v1 models next to the committed sample files), opens every tab on both editions in headless
 Chromium and writes ``<edition>-<tab>.png`` (``<edition>-<tab>-390.png`` at a phone's width) under
 ``--out`` (not committed); a tab a board does not offer (Blocks and Calibration on a suite) is skipped. ``--editions`` takes
 board ids: ``v1``, ``sample``, ``suite:<id>`` (default: the two editions and ``suite:oxu``).
-``--docs`` also writes the small PNGs the README shows, one per main view, under ``docs/screens/``.
+``--docs`` also writes the small PNGs the README shows, one per main view, under ``docs/screens/``;
+``--docs-only`` shoots only those views (eight pictures at both widths instead of every tab).
 """
 
 from __future__ import annotations
@@ -84,9 +85,13 @@ def main() -> None:
     ap.add_argument("--out", default="bench/out/screens")
     ap.add_argument("--full-page", action="store_true", help="the whole page, not just the first 1000 px")
     ap.add_argument("--docs", action="store_true", help="also write the README's small PNGs to docs/screens/")
+    ap.add_argument(
+        "--docs-only", action="store_true", help="only the views the README shows (implies --docs)"
+    )
     ap.add_argument("--editions", nargs="+", default=["v1", "sample", "suite:oxu"])
     ap.add_argument("--sizes", nargs="+", default=["1440x1000", "390x844"], help="WIDTHxHEIGHT each")
     args = ap.parse_args()
+    args.docs = args.docs or args.docs_only
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = Path("results")
@@ -104,6 +109,8 @@ def main() -> None:
                 )
                 for edition in args.editions:
                     for tab_id, title in TABS:
+                        if args.docs_only and (edition, tab_id) not in docs_for:
+                            continue
                         open_page(d, url, edition=edition, tab=tab_id)  # narrow tabs fold into a menu
                         if _selected(d) != title:
                             continue  # a tab this board does not offer

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from yoxla.leaderboard.tables import TASK_SHORT
 from yoxla.testing.browser import browser_available
 
 pytestmark = pytest.mark.browser
@@ -307,11 +308,13 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     _check_view(d, "row click")
     # Its weakest task opens the error explorer on that task, wrong answers only.
     task = d.find_element(By.CSS_SELECTOR, '#model-weakest [data-testid="cell-0-0"]')
-    task_id = task.text.strip()
+    task_name = task.text.strip()  # the task's name, as the leaderboard's columns name it
+    assert task_name in TASK_SHORT.values(), task_name
     task.click()
     wait.until(lambda d: _selected_tab(d) == "Error explorer")
     wait_rendered(d)
-    assert d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value") == task_id
+    picked = d.find_element(By.CSS_SELECTOR, "#explorer-task input").get_attribute("value")
+    assert picked.startswith(f"{task_name} · "), picked  # the same name, and its id
     checked = d.find_element(By.CSS_SELECTOR, "#explorer-verdict input:checked").get_attribute("value")
     assert checked == "wrong"
     _check_view(d, "weakest task link")
@@ -445,7 +448,8 @@ def test_the_first_screen_shows_the_reported_models_with_their_scores(
         if width == 390:  # name and score without sideways scrolling
             for box in (row["name_box"], row["score_box"]):
                 assert 0 <= box["left"] and box["right"] <= row["inner"], row
-            assert row["score_box"]["vbottom"] <= row["height"] or row["score_box"]["bottom"] <= 1000, row
+            # and the score lies inside the viewport as the page opens, with no scrolling at all
+            assert 0 <= row["score_box"]["vtop"] and row["score_box"]["vbottom"] <= row["height"], row
         assert row["scroll"] <= row["inner"], ("the page scrolls sideways", row)
         _check_view(d, f"first screen at {width}px")
 
@@ -500,3 +504,63 @@ def test_no_figure_has_its_title_over_its_legend(committed_url: str, width: int,
         for tab in ("leaderboard", "model", "tasks", "blocks", "breakdowns", "diagnostics", "calibration"):
             open_page(d, committed_url, edition="sample", tab=tab)  # narrow tabs fold into a menu
             assert d.execute_script(OVERLAP_JS) == [], (width, tab)
+
+
+ORDER_JS = """
+const t = document.querySelector(arguments[0]);
+const heads = [...t.querySelectorAll('thead th')].map(th => th.title || th.innerText.trim());
+const rows = {};
+for (const c of t.querySelectorAll('[role=gridcell][data-row][data-col]')) {
+  const top = Math.round(c.getBoundingClientRect().top);
+  (rows[top] = rows[top] || {})[heads[+c.dataset.col]] = c.innerText.trim();
+}
+return Object.keys(rows).map(Number).sort((a, b) => a - b).map(k => rows[k]);
+"""
+
+
+def _click_header(d: Any, table: str, title: str) -> None:
+    head = d.find_element(By.CSS_SELECTOR, f'{table} thead th[title="{title}"]')
+    head.click()
+
+
+def _number(text: str) -> float:
+    return float(text.split()[0]) if text and text[0].isdigit() else float("nan")
+
+
+def test_a_click_on_a_header_sorts_the_leaderboard(committed_url: str, driver: Any) -> None:
+    d = driver
+    table = "#leaderboard-table"
+    open_page(d, committed_url, edition="sample")
+    before = d.execute_script(ORDER_JS, table)
+    pairs = {(r["Model"], r["Language"], r["YOXLA"]) for r in before}  # each row's own cells
+    assert [r["Language"] for r in before] != sorted(
+        (r["Language"] for r in before), key=_number, reverse=True
+    )
+
+    def column(name: str) -> list[float]:
+        return [_number(r[name]) for r in d.execute_script(ORDER_JS, table)]
+
+    _click_header(d, table, "Language")  # numbers: highest first
+    WebDriverWait(d, 30).until(lambda d: column("Language") == sorted(column("Language"), reverse=True))
+    after = d.execute_script(ORDER_JS, table)
+    assert after != before
+    assert {(r["Model"], r["Language"], r["YOXLA"]) for r in after} == pairs  # rows moved whole
+    _click_header(d, table, "Language")  # a second click: lowest first
+    WebDriverWait(d, 30).until(lambda d: column("Language") == sorted(column("Language")))
+    _click_header(d, table, "YOXLA")  # by the score, not by the text "31.8 ±8.3"
+    WebDriverWait(d, 30).until(lambda d: column("YOXLA") == sorted(column("YOXLA"), reverse=True))
+    # A row click after sorting opens the model on that row, not the one first shown there.
+    _click_header(d, table, "YOXLA")
+    WebDriverWait(d, 30).until(lambda d: column("YOXLA") == sorted(column("YOXLA")))
+    lowest = d.execute_script(ORDER_JS, table)[0]["Model"]
+    assert lowest != before[0]["Model"]
+    row = d.execute_script(
+        "return [...document.querySelectorAll(arguments[0] + ' [role=gridcell][data-row][data-col=\"1\"]')]"
+        ".sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0]",
+        table,
+    )
+    row.click()
+    WebDriverWait(d, 60).until(lambda d: _selected_tab(d) == "Model")
+    wait_rendered(d)
+    assert d.find_element(By.CSS_SELECTOR, "#model-picker input").get_attribute("value").startswith(lowest)
+    _check_view(d, "sorted leaderboard")

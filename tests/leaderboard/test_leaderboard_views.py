@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from yoxla.leaderboard import explorer, figures, tables
 from yoxla.leaderboard.board import Board, load_board, model_key
 from yoxla.leaderboard.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import Prepared, prepare, rank_ranges
+from yoxla.leaderboard.prepared import Prepared, block_title, prepare, rank_ranges
 from yoxla.leaderboard.published import publications
 from yoxla.leaderboard.routing import resolve
 from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
@@ -496,12 +497,25 @@ def _as_sent(value: Any) -> Any:
     return json.loads(json.dumps(gr.Dataframe(interactive=False).postprocess(value).model_dump()))
 
 
+def _rendered_tables(prepared: Prepared) -> Iterator[tuple[str, str, Any]]:
+    """(tab, board, value) of every table every view renders on every board of ``prepared``."""
+    from yoxla.leaderboard.views.base import TableValue
+
+    ctx = view_context(prepared)
+    for v in ctx.views.values():
+        for edition in prepared.editions:
+            for out in v.render(ctx, edition, {}).values():
+                got = out.get("value") if isinstance(out, dict) else None
+                if isinstance(got, TableValue):
+                    yield v.tab_id, edition, got
+
+
 def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) -> None:
     """A table's value is built without a pandas Styler; Gradio must send the very same cells,
     display strings and styles as from the Styler (formatted floats, n/a, styled rows)."""
     import pandas as pd
 
-    from yoxla.leaderboard.views.base import TableValue, one_format, table_value
+    from yoxla.leaderboard.views.base import one_format, table_value, task_names
 
     frame = pd.DataFrame(
         {
@@ -524,13 +538,86 @@ def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) ->
     assert sent == _as_sent(styled) and sent["metadata"]["styling"][1] == [""] * 4
     assert sent["metadata"]["styling"][0][3] == styles[0] and sent["metadata"]["display_value"][1][1] == "n/a"
     # and every table the views render, on every board, as its Styler would have been sent
-    ctx = view_context(prepared)
     seen = 0
-    for v in ctx.views.values():
-        for edition in prepared.editions:
-            for out in v.render(ctx, edition, {}).values():
-                got = out.get("value") if isinstance(out, dict) else None
-                if isinstance(got, TableValue) and "Rank" not in got.frame.columns:
-                    assert _as_sent(got) == _as_sent(one_format(got.frame)), v.tab_id
-                    seen += 1
+    for tab_id, _, got in _rendered_tables(prepared):
+        if "Rank" in got.frame.columns:
+            continue
+        named = task_names(got.frame)  # a Task column shows names over its ids
+        sent, want = _as_sent(got), _as_sent(one_format(got.frame))
+        if named is not None:
+            assert sent["data"] == want["data"], tab_id  # the ids stay the values
+            as_named = _as_sent(one_format(named))
+            meta = as_named["metadata"]
+            cells = meta["display_value"] if meta else [[str(x) for x in r] for r in as_named["data"]]
+            assert sent["metadata"]["display_value"] == cells, tab_id
+        else:
+            assert sent == want, tab_id
+        seen += 1
     assert seen > 10
+
+
+def test_every_table_names_benchmark_tasks_as_the_leaderboard_does(prepared: Prepared) -> None:
+    """A task is named the same in every view: no table shows a benchmark task's id where the
+    leaderboard's columns and the figures show its name (the id stays the cell's value)."""
+    ids = set(tables.TASK_SHORT)
+    tasks_shown = 0
+    for tab_id, edition, got in _rendered_tables(prepared):
+        assert not ids & set(got["headers"]), (tab_id, edition, got["headers"])
+        meta = got.get("metadata")
+        shown = {str(c) for row in (meta["display_value"] if meta else got["data"]) for c in row}
+        assert not ids & shown, (tab_id, edition, ids & shown)
+        tasks_shown += "Task" in got["headers"] and bool(set(tables.TASK_SHORT.values()) & shown)
+    assert tasks_shown >= 3  # the model page's tables, at least
+
+
+def _decimals_of(cell: str) -> int | None:
+    """The decimals of a cell that shows one number (``72.5``, ``72.5 ±2.1``, ``69.2%``); None otherwise."""
+    import re
+
+    m = re.fullmatch(r"[-+−]?\d[\d,]*(?:\.(\d+))?%?(?: ±\d+(?:\.\d+)?)?", cell.strip())
+    return None if m is None else len(m.group(1) or "")
+
+
+@pytest.fixture(scope="module")
+def with_suites() -> Prepared:
+    """The committed results folder: the sample edition and every committed suite's board."""
+    return prepare(load_board(REPO / "results", data=DataSource(allow_hub=False), B=200))
+
+
+@pytest.mark.parametrize("folder", ["prepared", "with_suites"])
+def test_numbers_in_a_column_share_one_format_on_every_board(
+    folder: str, request: pytest.FixtureRequest
+) -> None:
+    """``69.2`` beside ``50`` in one column was a finding: in every table of every view of every
+    board (suite boards too), the cells of a column that show numbers show one number of decimals."""
+    checked, bad = 0, []
+    for tab_id, edition, got in _rendered_tables(request.getfixturevalue(folder)):
+        meta = got.get("metadata")
+        cells = meta["display_value"] if meta else got["data"]
+        for j, head in enumerate(got["headers"]):
+            if head == "Value" or tab_id == "explorer":
+                continue  # long form (each row its own metric); the dataset's and the model's text
+            places = {_decimals_of(str(row[j])) for row in cells} - {None}
+            if len(places) > 1:
+                bad.append((tab_id, edition, head, [row[j] for row in cells][:8]))
+            checked += 1
+    assert bad == [] and checked > 50
+
+
+def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) -> None:
+    """The model page's scores and the A − B table have a row per task, block and overall, over
+    different numbers of items: each row says its own n."""
+    ed = prepared.edition("sample")
+    a, b = ed.standard.models[0], ed.standard.models[1]
+    scores = tables.model_scores(a, ed.standard, ed).set_index("Name")
+    per_task = {tid: len(t.ids) for tid, t in a.tasks.items()}
+    assert len(set(per_task.values())) > 1  # the rows' n do differ
+    for tid, n in per_task.items():
+        assert scores.loc[tid, "Items"] == n, tid
+    for blk, tids in ed.block_tasks().items():
+        assert scores.loc[block_title(blk), "Items"] == sum(per_task[t] for t in tids if t in per_task), blk
+    assert scores.loc[ed.headline, "Items"] == sum(per_task.values())
+    diff = tables.compare_table(ed.standard, a.key, b.key).set_index("Name")
+    for tid, n in per_task.items():
+        assert diff.loc[tid, "Items"] == n, tid
+    assert diff.loc[ed.headline, "Items"] == sum(per_task.values())

@@ -361,6 +361,9 @@ class LeaderboardView:
     total: int
     reported_rows: list[int] = field(default_factory=list)  # rows of results reported elsewhere
     links: list[str | None] = field(default_factory=list)  # each row's model card (checked https)
+    # What a click on a header sorts by: ``table`` with each column that shows numbers as numbers
+    # (the score of ``72.5 ±2.1``, the best rank of ``1–3``; NaN where a row shows none).
+    values: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 REPORTED_RANK = "reported"
@@ -387,7 +390,9 @@ def model_cell(name: str, url: str | None) -> str:
     return f"[{text}]({url})" if url else text
 
 
-def _reported_records(ed: EditionData, group: str, filters: Filters, h: str) -> list[dict[str, Any]]:
+def _reported_records(
+    ed: EditionData, group: str, filters: Filters, h: str
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The results the benchmark's authors reported, as compact rows (standard board only: the
     reported conditions are the standard ones); the search filter applies, the others (which
     these results cannot state) leave them out."""
@@ -401,11 +406,10 @@ def _reported_records(ed: EditionData, group: str, filters: Filters, h: str) -> 
     for m in sorted(models, key=lambda m: (-m.yoxla, m.model)):
         if q and q not in m.model.casefold():
             continue
-        rec: dict[str, Any] = {"Rank": REPORTED_RANK, "Model": m.model, h: _r(m.yoxla)}
-        for b in BLOCKS:
-            rec[block_title(b)] = _r(m.blocks.get(b, float("nan")))
+        num = {h: m.yoxla, **{block_title(b): m.blocks.get(b, np.nan) for b in BLOCKS}}
+        rec: dict[str, Any] = {"Rank": REPORTED_RANK, "Model": m.model, **{k: _r(x) for k, x in num.items()}}
         rec["Trust"] = REPORTED_TRUST
-        out.append(rec)
+        out.append((rec, num))
     return out
 
 
@@ -433,6 +437,7 @@ def leaderboard_view(
         "diagnostics" in columns,
     )
     rows: list[dict[str, Any]] = []
+    nums: list[dict[str, Any]] = []  # per row, the number behind each cell that shows one
     keys: list[str | None] = []
     links: list[str | None] = []
     for row in part.to_dict("records"):  # plain dicts: a Series per row costs ten times more
@@ -441,6 +446,7 @@ def leaderboard_view(
             "Model": row["Model"],
             h: pm(row[h], row[f"{h} low"], row[f"{h} high"]),
         }
+        num: dict[str, Any] = {"Rank": row["Rank best"], h: row[h]}
         if "Judge" in row:
             rec["Judge"] = row["Judge"]
         if with_iv:
@@ -448,11 +454,14 @@ def leaderboard_view(
         for b in r.blocks:
             t = block_title(b)
             rec[t] = pm(row[t], row[f"{t} low"], row[f"{t} high"]) if with_iv else _r(row[t])
+            num[t] = row[t]
         if with_tasks:
             for tid in r.task_ids:
                 if lower_is_better(ed, tid):
                     rec[task_label(ed, tid)] = raw_text(row[f"{tid} raw"])
+                    num[task_label(ed, tid)] = row[f"{tid} raw"]
                 else:
+                    num[task_label(ed, tid)] = row[tid]
                     rec[task_label(ed, tid)] = (
                         pm(row[tid], row[f"{tid} low"], row[f"{tid} high"])
                         if with_iv or ed.is_suite
@@ -469,13 +478,25 @@ def leaderboard_view(
             rec["Tokens in"] = _tokens(row["Prompt tokens"])
             rec["Tokens out"] = _tokens(row["Completion tokens"])
             rec["Notes"] = row["Notes"]
+            num.update(
+                {
+                    "Size": row["Parameters"],
+                    "Invalid %": row["Invalid-output rate %"],
+                    "Gen. errors": row["Generation errors"],
+                    "Tokens in": row["Prompt tokens"],
+                    "Tokens out": row["Completion tokens"],
+                }
+            )
         rows.append(rec)
+        nums.append(num)
         keys.append(str(row["File"]))
         links.append(row["Card"] or None)
     ranked = len(rows)
     cols = list(rows[0]) if rows else ["Rank", "Model", h, *map(block_title, r.blocks), "Trust"]
-    reported = [{k: rec.get(k, "") for k in cols} for rec in _reported_records(ed, group, filters, h)]
+    reported_records = _reported_records(ed, group, filters, h)
+    reported = [{k: rec.get(k, "") for k in cols} for rec, _ in reported_records]
     rows += reported
+    nums += [num for _, num in reported_records]
     keys += [None] * len(reported)
     links += [None] * len(reported)
     floor_row = None
@@ -483,23 +504,42 @@ def leaderboard_view(
     if summary is not None and len(rows):
         rec = {k: "" for k in cols}
         rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference")
-        rec[h] = _r(summary["yoxla"])
-        for b in r.blocks:
-            rec[block_title(b)] = _r(summary["blocks"].get(b, float("nan")))
+        num = {h: summary["yoxla"], **{block_title(b): summary["blocks"].get(b, np.nan) for b in r.blocks}}
         if with_tasks:
-            for tid in r.task_ids:
-                rec[task_label(ed, tid)] = _r(ed.reference.best(tid) or float("nan"))
+            num.update({task_label(ed, tid): ed.reference.best(tid) or np.nan for tid in r.task_ids})
+        rec.update({k: _r(x) for k, x in num.items()})
         if ranked:
             floor_row = sum(float(s) >= summary["yoxla"] for s in part[h])
         else:
             floor_row = sum(float(x[h]) >= summary["yoxla"] for x in reported)
         rows.insert(floor_row, rec)
+        nums.insert(floor_row, num)
         keys.insert(floor_row, None)
         links.insert(floor_row, None)
     reported_rows = [i for i, k in enumerate(rows) if k.get("Rank") == REPORTED_RANK]
+    table = pd.DataFrame(rows, columns=cols)
     return LeaderboardView(
-        pd.DataFrame(rows, columns=cols), keys, floor_row, len(part), len(frame), reported_rows, links
+        table, keys, floor_row, len(part), len(frame), reported_rows, links, sort_values(table, nums)
     )
+
+
+def sort_values(table: pd.DataFrame, nums: list[dict[str, Any]]) -> pd.DataFrame:
+    """``table`` with each column some row has a number for (``nums``, per row) holding those
+    numbers (NaN where a row has none: a reported row's rank, the floor's trust)."""
+    values = table.copy()
+    numeric = {k for num in nums for k in num} & set(table.columns)
+    for col in table.columns:
+        if col in numeric:
+            values[col] = pd.array([_number(num.get(col)) for num in nums], dtype="float64")
+    return values
+
+
+def _number(value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+    return x if np.isfinite(x) else float("nan")
 
 
 def _tokens(value: Any) -> str:
@@ -985,10 +1025,15 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         "Best floor",
         "Chance",
         "Above floor",
+        "Items",
         "Primary metric",
     ]
     i = r.index(v.key) if r is not None else None
     blocks = ed.block_tasks()
+
+    def items(tids: Iterable[str]) -> int:  # a row's n: the items of its tasks (they differ by task)
+        return sum(len(v.tasks[t].ids) for t in tids if t in v.tasks)
+
     ref = ed.reference.summary(blocks)
     out: list[dict[str, Any]] = []
 
@@ -1001,6 +1046,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         floor: float | None,
         chance: float | None,
         primary: str,
+        n_items: int,
     ) -> None:
         finite = iv is not None and bool(np.isfinite(iv[0]) and np.isfinite(iv[1]))
         out.append(
@@ -1013,6 +1059,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
                 "Best floor": NA if floor is None else _r(floor),
                 "Chance": NA if chance is None else _r(chance),
                 "Above floor": NA if floor is None else f"{score - floor:+.1f}",
+                "Items": n_items,
                 "Primary metric": primary,
             }
         )
@@ -1023,7 +1070,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
     def add_task(tid: str, floor: float | None, chance: float | None, primary: str) -> None:
         rank = f"{placed[0].task_rank(placed[1], tid)} of {n}" if placed else NA
         iv = placed[0].task_interval(placed[1], tid) if placed else None
-        add("task", tid, v.tasks[tid].score, iv, rank, floor, chance, primary)
+        add("task", tid, v.tasks[tid].score, iv, rank, floor, chance, primary, items([tid]))
 
     add(
         "overall",
@@ -1034,6 +1081,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         ref["yoxla"] if ref else None,
         None,
         "mean of the tasks with a 0–100 score" if ed.is_suite else "mean of the blocks",
+        items(v.tasks),
     )
     if ed.suite is not None:
         for tid in ed.suite.tasks:
@@ -1056,6 +1104,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
             ref["blocks"].get(b) if ref else None,
             None,
             "mean of its tasks",
+            items(tids),
         )
         for tid in tids:
             primary = f"{suite.task(tid).primary} = {v.tasks[tid].primary_raw:.4f}"
@@ -1139,6 +1188,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
         "A − B",
         "95% interval of A − B",
         "Real difference?",
+        "Items",
         "A right, B wrong",
         "A wrong, B right",
         "McNemar p",
@@ -1151,6 +1201,13 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     a, b, boot = r.models[ia], r.models[ib], r.boot
     suite_board = a.suite is not None
     out: list[dict[str, Any]] = []
+
+    def items(block: str | None = None) -> dict[str, Any]:  # a row's n: its tasks' items, which differ
+        def in_block(t: str) -> bool:
+            task = benchmark_task(t)
+            return block is None or (task is not None and task.block == block)
+
+        return {"items": sum(len(a.tasks[t].ids) for t in boot.task_ids if in_block(t))}
 
     def row(
         level: str, name: str, sa: float, sb: float, ra: np.ndarray, rb: np.ndarray, extra: dict[str, Any]
@@ -1166,6 +1223,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
                 "A − B": round(sa - sb, 1),
                 "95% interval of A − B": f"{lo:+.1f} to {hi:+.1f}",
                 "Real difference?": real,
+                "Items": extra.get("items", ""),
                 "A right, B wrong": extra.get("n10", ""),
                 "A wrong, B right": extra.get("n01", ""),
                 "McNemar p": extra.get("p", ""),
@@ -1182,7 +1240,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
             headline(b),
             boot.yoxla_reps[ia],
             boot.yoxla_reps[ib],
-            {},
+            items(),
         )
     for bi, blk in enumerate(boot.blocks):
         if blk in a.scores.get("blocks", {}):
@@ -1193,11 +1251,11 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
                 float(b.scores["blocks"][blk]),
                 boot.block_reps[ia, bi],
                 boot.block_reps[ib, bi],
-                {},
+                items(blk),
             )
     for ti, tid in enumerate(boot.task_ids):
         ta, tb = a.tasks[tid], b.tasks[tid]
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"items": len(ta.ids)}
         task = benchmark_task(tid)
         binary = (
             task.evaluator == "classification"
@@ -1206,7 +1264,7 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
         )
         if binary and ta.ids == tb.ids:
             n10, n01, p = mcnemar(ta.scores >= 1.0, tb.scores >= 1.0)
-            extra = {"n10": str(n10), "n01": str(n01), "p": f"{p:.4g}"}
+            extra.update(n10=str(n10), n01=str(n01), p=f"{p:.3f}" if p >= 0.001 else "<0.001")
         row("task", tid, ta.score, tb.score, boot.task_reps[ia, ti], boot.task_reps[ib, ti], extra)
     return pd.DataFrame(out, columns=cols)
 

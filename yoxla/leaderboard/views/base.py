@@ -40,6 +40,44 @@ SET_PARAM_JS = """
     else url.searchParams.set(name, String(value));
     window.history.replaceState(null, "", url);
   };
+  if (window.yoxlaSortOnClick) return;
+  window.yoxlaSortOnClick = true;
+  // Gradio 6.31 selects a header on click and sorts only from the header's menu (⋮): in a sortable
+  // table, a click on a header also picks that menu's "Sort descending" (numbers, best first) or
+  // "Sort ascending" (text, ranks), and the other on the next click. Gradio's own sort then reorders
+  // rows, with their shown text and styles; the menu stays there for the keyboard.
+  const wait = (find, then, tries = 40) => {
+    const found = find();
+    if (found) then(found);
+    else if (tries > 0) setTimeout(() => wait(find, then, tries - 1), 25);
+  };
+  document.addEventListener("click", (event) => {
+    const th = event.target.closest && event.target.closest(".yoxla-sortable th[role=columnheader]");
+    if (!th || !event.isTrusted || event.target.closest("button, .cell-menu")) return;
+    const table = th.closest(".yoxla-sortable");
+    const col = th.dataset.heading;
+    const indicator = th.querySelector(".sort-indicator");
+    const now = indicator ? indicator.getAttribute("aria-label") || "" : "";
+    const texts = [...table.querySelectorAll(`[role=gridcell][data-col="${col}"]`)].map(c => c.innerText.trim());
+    const numbers = texts.filter(t => /^[-+]?[0-9]/.test(t)).length * 2 >= texts.filter(t => t).length;
+    const lowFirst = /^Rank|lower is better/i.test(th.title || "");  // ranks, raw lower-is-better metrics
+    const desc = /ascending/i.test(now) || (!/descending/i.test(now) && numbers && !lowFirst);
+    // The menu adds a column to the sorts already set: first clear the others', then sort this one.
+    const others = [...table.querySelectorAll("th[role=columnheader]")]
+      .filter(h => h !== th && h.querySelector(".sort-indicator"));
+    const steps = [...others.map(h => [h, 2]), [th, desc ? 1 : 0]];  // items: asc, desc, clear sort
+    const next = () => {
+      const step = steps.shift();
+      const menu = step && step[0].querySelector("button.cell-menu-button");
+      if (!menu) return;
+      menu.click();
+      wait(() => document.querySelectorAll(".cell-menu [role=menuitem]")[step[1]], (item) => {
+        item.click();
+        setTimeout(next, 50);
+      });
+    };
+    setTimeout(next, 50);  // once the table has taken the click itself (it selects the header)
+  }, true);  // capturing: the table stops the click from bubbling
 }
 """
 
@@ -111,33 +149,64 @@ class TableValue(dict):  # type: ignore[type-arg]
     frame: pd.DataFrame
 
 
-def table_value(frame: pd.DataFrame, row_styles: dict[int, str] | None = None) -> TableValue:
+def table_value(
+    frame: pd.DataFrame, row_styles: dict[int, str] | None = None, shown: pd.DataFrame | None = None
+) -> TableValue:
     """What ``gr.Dataframe.postprocess`` makes of :func:`one_format` (or, with ``row_styles``, of a
-    Styler giving those rows that CSS), cell for cell: the same pandas formatters, the same cells."""
+    Styler giving those rows that CSS), cell for cell: the same pandas formatters, the same cells.
+
+    With ``shown`` (the same shape as ``frame``), the cells show ``shown``'s text while the data
+    (what a click on a header sorts by) are ``frame``'s values, a missing number sent as none."""
     from pandas.io.formats.style_render import _maybe_wrap_formatter, maybe_convert_css_to_tuples
 
-    out = TableValue(headers=list(frame.columns), data=frame.to_dict(orient="split")["data"])
+    data = frame.to_dict(orient="split")["data"]
+    if shown is not None:
+        data = [[None if isinstance(x, float) and not np.isfinite(x) else x for x in row] for row in data]
+    out = TableValue(headers=list(frame.columns), data=data)
     out.frame = frame
-    floats = {c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
-    if not floats and row_styles is None:
+    text = shown if shown is not None else frame  # what the cells show, formatted as one_format does
+    floats = {c for c in text.columns if pd.api.types.is_float_dtype(text[c])}
+    if not floats and row_styles is None and shown is None:
         out["metadata"] = None  # a plain frame: Gradio sends no display values
         return out
     na = "n/a" if floats else None  # one_format's Styler gives every column its na_rep
     plain = _maybe_wrap_formatter(None, na_rep=na)  # the Styler's default (pandas' display options)
     formats = [
-        _maybe_wrap_formatter(f"{{:.{decimals(frame[c])}f}}", na_rep=na) if c in floats else plain
-        for c in frame.columns
+        _maybe_wrap_formatter(f"{{:.{decimals(text[c])}f}}", na_rep=na) if c in floats else plain
+        for c in text.columns
     ]
     css = {
         i: "; ".join(f"{k}: {v}" for k, v in maybe_convert_css_to_tuples(style))
         for i, style in (row_styles or {}).items()
     }
     width = len(frame.columns)
+    rows = text.to_dict(orient="split")["data"] if shown is not None else out["data"]
+    display = [[f(x) for f, x in zip(formats, row, strict=True)] for row in rows]
     out["metadata"] = {
-        "display_value": [[f(x) for f, x in zip(formats, row, strict=True)] for row in out["data"]],
+        "display_value": display,
         "styling": [[css.get(i, "")] * width for i in range(len(frame))],
     }
     return out
+
+
+TASK_COLUMNS = ("Task", "Name")  # columns that may hold a benchmark task's id
+
+
+def task_names(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """``frame`` with its ``Task``/``Name`` cells showing each benchmark task's name (``NLI``, as
+    the leaderboard's columns and the figures name it) where they hold its id; None when nothing
+    changes. The ids stay the table's values: a row click and the CSV read them."""
+    from yoxla.leaderboard.tables import task_short
+
+    shown = None
+    for col in TASK_COLUMNS:
+        if col not in frame.columns:
+            continue
+        names = [task_short(t) if isinstance(t, str) else t for t in frame[col]]
+        if names != list(frame[col]):
+            shown = frame.copy() if shown is None else shown
+            shown[col] = names
+    return shown
 
 
 def datatypes(frame: pd.DataFrame) -> list[str]:
@@ -157,6 +226,7 @@ class Table:
         column_widths: list[str | int] | None = None,
         pinned_columns: int | None = None,
         wrap: bool = True,
+        sortable: bool = False,
     ) -> None:
         self.stem = stem
         self._values: dict[int, tuple[weakref.ref[pd.DataFrame], TableValue]] = {}
@@ -165,7 +235,7 @@ class Table:
             interactive=False,
             wrap=wrap,
             elem_id=elem_id,
-            elem_classes=["yoxla-table"],
+            elem_classes=["yoxla-table", *(["yoxla-sortable"] if sortable else [])],
             max_height=max_height,
             column_widths=column_widths,
             pinned_columns=pinned_columns,
@@ -193,25 +263,27 @@ class Table:
         empty: str = NOTHING,
         stem: str | None = None,
         markdown: tuple[str, ...] = (),
+        shown: pd.DataFrame | None = None,
     ) -> Update:
         """The table's value (each float column with one number of decimals, ``row_styles`` giving
         rows their CSS) and its CSV (``csv``, default the frame itself); the ``markdown`` columns
-        hold Markdown we wrote (escaped names, checked links). The value of the same frame object
+        hold Markdown we wrote (escaped names, checked links). With ``shown``, the cells show its
+        text over ``frame``'s values (see :func:`table_value`). The value of the same frame object
         (a memoised one) is built once."""
         if frame.empty:
             shown = pd.DataFrame({NOTHING: [empty]})
             return {self.df: gr.update(value=shown, datatype=["str"]), self.csv: None}
         path = downloads.csv(stem or self.stem, csv if csv is not None else frame)
-        if row_styles is None:
+        if row_styles is None and shown is None:
             seen = self._values.get(id(frame))
             if seen is not None and seen[0]() is frame:
                 value = seen[1]
             else:
-                value = table_value(frame)
+                value = table_value(frame, shown=task_names(frame))
                 self._values = {k: v for k, v in self._values.items() if v[0]() is not None}
                 self._values[id(frame)] = (weakref.ref(frame), value)
         else:
-            value = table_value(frame, row_styles)
+            value = table_value(frame, row_styles, shown if shown is not None else task_names(frame))
         types = [
             ("markdown" if c in markdown else t) for c, t in zip(frame.columns, datatypes(frame), strict=True)
         ]

@@ -240,7 +240,7 @@ class ExplorerView(View):
         key_b = key_b if key_b in keys and key_b != key_a else None
         verdict = verdict if verdict in explorer.VERDICTS else "all"
         return {
-            self.task: gr.update(choices=tids, value=task_id),
+            self.task: gr.update(choices=[(f"{tables.task_short(t)} · {t}", t) for t in tids], value=task_id),
             self.a: gr.update(choices=models, value=key_a),
             self.b: gr.update(choices=[("(none)", NONE), *models], value=key_b or NONE),
             self.verdict: verdict,

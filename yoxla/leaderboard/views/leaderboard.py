@@ -160,6 +160,7 @@ class LeaderboardView(View):
             max_height=640,
             pinned_columns=2,
             column_widths=["88px", "150px", "76px"],
+            sortable=True,
         )
         with gr.Accordion("The full ranking rule", open=False, elem_id="rank-rule-more"):
             self.rule = gr.Markdown(
@@ -231,9 +232,9 @@ class LeaderboardView(View):
             trust=trust or ANY,
         )
         view = tables.leaderboard_view(frame, ed, group, filters, columns or ())
-        shown = view.table.copy()
+        shown, values = view.table.copy(), view.values.copy()
         if len(shown):  # each name escaped, linked to its card when the file names a checked one
-            shown["Model"] = [
+            shown["Model"] = values["Model"] = [
                 tables.model_cell(str(name), link)
                 for name, link in zip(shown["Model"], view.links, strict=True)
             ]
@@ -274,7 +275,8 @@ class LeaderboardView(View):
         return {
             **self.table.update(
                 ctx.downloads,
-                shown,
+                values,
+                shown=shown,
                 markdown=("Model",),
                 csv=frame,
                 row_styles=row_styles,
@@ -363,10 +365,8 @@ class LeaderboardView(View):
                 group or "standard",
                 make=lambda: {tables.model_cell(v.name, tables.card_url(v)): v.key for v in board.models},
             )
-            if row and len(row) > 1 and isinstance(row[1], str) and row[1] in cells:
-                key = cells[row[1]]
-            elif row and len(row) > 1 and isinstance(row[1], str) and row[0] == tables.REPORTED_RANK:
-                key = None  # a reported result: nothing to open
+            if row and len(row) > 1:  # the row by its model cell (its index moves when a header sorts)
+                key = cells.get(row[1]) if isinstance(row[1], str) else None  # floor, reported: none
             elif isinstance(evt.index, list | tuple) and evt.index and 0 <= int(evt.index[0]) < len(keys):
                 key = keys[int(evt.index[0])]
             if not key:
