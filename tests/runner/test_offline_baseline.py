@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "yoxla" / "schema" / "result.schema.json").read_text(encoding="utf-8"))
 
 
-def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys) -> None:
+def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys, monkeypatch) -> None:
     env = {
         **os.environ,
         "HF_HOME": str(tmp_path / "hf"),  # an empty cache, as on a fresh machine
@@ -73,7 +73,9 @@ def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys) 
     before = {
         n: (run_dir / n).read_bytes() for n in ("task_scores.json", "summary.json", "predictions.jsonl")
     }
-    os.chdir(tmp_path)
+    monkeypatch.chdir(
+        tmp_path
+    )  # restored after the test: later tests find the repository from the working directory
     assert cli_run(["rescore", str(run_dir)]) == 0
     out = capsys.readouterr().out
     assert "YOXLA:" in out
