@@ -38,5 +38,8 @@ def test_the_page_counts_the_files_then_gives_the_port_back():
         assert busy.start() is False  # a port in use: nothing served, no traceback
     finally:
         page.stop()
-    with socket.socket() as s:  # the leaderboard can take the port now, even without SO_REUSEADDR
+    with socket.socket() as s:  # the leaderboard can take the port now
+        # with SO_REUSEADDR, as uvicorn binds its socket: the page's closed connections may sit in
+        # TIME_WAIT for a minute (without it this bind failed now and then on a busy machine)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
