@@ -44,6 +44,7 @@ from yoxla.testing.browser import (  # noqa: E402
     click_tab,
     errors,
     open_page,
+    pick_option,
     plot_problems,
     plots,
     serve,
@@ -279,18 +280,7 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     wait = WebDriverWait(d, 60, poll_frequency=0.3)
     open_page(d, committed_url, edition="sample")
     # The main dropdown: switch to v1, which has no admitted file.
-    d.find_element(By.CSS_SELECTOR, "#edition input").click()
-    option = wait.until(
-        lambda d: next(
-            (
-                o
-                for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
-                if o.text.strip() == "v1"
-            ),
-            None,
-        )
-    )
-    option.click()
+    pick_option(d, "#edition", lambda label: label == "v1")
     wait.until(lambda d: "No re-checked result file on" in d.find_element(By.CSS_SELECTOR, "#lb-count").text)
     wait_rendered(d)
     _check_view(d, "v1 with no admitted file")
@@ -339,18 +329,7 @@ def test_planted_script_is_shown_as_text(committed_url: str, driver: Any) -> Non
     open_page(d, committed_url, edition="sample")
     assert PLANTED_NAME in _body(d)  # the planted display name, as text
     click_tab(d, "Error explorer")
-    d.find_element(By.CSS_SELECTOR, "#explorer-model-a input").click()
-    option = wait.until(
-        lambda d: next(
-            (
-                o
-                for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
-                if "planted" in (o.get_attribute("aria-label") or o.text or "")
-            ),
-            None,
-        )
-    )
-    option.click()
+    pick_option(d, "#explorer-model-a", lambda label: "planted" in label)
     wait.until(lambda d: _answer(d) == SCRIPT)  # the first example opens with the planted answer
     wait.until(lambda d: SCRIPT in _body(d))  # and the table shows it as visible text
     d.find_element(By.CSS_SELECTOR, '#explorer-table [data-testid="cell-1-0"]').click()
@@ -364,18 +343,7 @@ def test_planted_script_is_shown_as_text(committed_url: str, driver: Any) -> Non
 
 
 def _pick_board(d: Any, label: str) -> None:
-    d.find_element(By.CSS_SELECTOR, "#edition input").click()
-    option = WebDriverWait(d, 60, poll_frequency=0.3).until(
-        lambda d: next(
-            (
-                o
-                for o in d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
-                if o.text.strip() == label
-            ),
-            None,
-        )
-    )
-    option.click()
+    pick_option(d, "#edition", lambda text: text == label)
 
 
 def test_a_suite_board_is_picked_and_shows_its_table(committed_url: str, driver: Any) -> None:

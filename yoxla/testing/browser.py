@@ -189,6 +189,45 @@ def click_tab(d: Any, title: str) -> None:
     raise LookupError(f"no tab {title!r}")
 
 
+def pick_option(d: Any, css: str, match: Any, timeout: float = 60) -> None:
+    """Open the dropdown whose wrapper is ``css`` and click the first option for which
+    ``match(label)`` is true.
+
+    A click that lands while the page is still wiring its handlers, or on an input that already
+    has focus, opens no list; so the list is waited for briefly and the dropdown clicked again
+    (after Escape closes whatever half-opened) until the option shows, up to ``timeout``."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            box = d.find_element(By.CSS_SELECTOR, f"{css} input")
+            box.click()
+        except WebDriverException:
+            time.sleep(0.3)
+            continue
+        until = min(deadline, time.monotonic() + 4)
+        while time.monotonic() < until:
+            try:
+                options = d.find_elements(By.CSS_SELECTOR, "[data-testid=dropdown-option]")
+                seen = [(o.get_attribute("aria-label") or o.text or "").strip() for o in options]
+                for o, label in zip(options, seen, strict=True):
+                    if match(label) or match(o.text.strip()):
+                        o.click()
+                        return
+            except StaleElementReferenceException:
+                pass
+            time.sleep(0.2)
+        try:
+            box.send_keys(Keys.ESCAPE)
+        except WebDriverException:
+            pass
+    raise TimeoutError(f"no option of {css} matched within {timeout:.0f} s; options seen: {seen[:20]}")
+
+
 ERRORS_JS = """
 const out = [];
 for (const el of document.querySelectorAll('.toast-body.error, .toast-body.warning')) out.push('toast: ' + el.innerText.slice(0, 300));
