@@ -209,6 +209,11 @@ def test_cache_place_and_start_up_line(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SPACE_ID", "someone/yoxla")
     monkeypatch.setattr(cache, "PERSISTENT_ROOT", tmp_path / "no-data")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the user's cache folder, when set
+    assert cache.cache_dir() == tmp_path / "xdg" / "yoxla" / "admission"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/xdg")  # ignored, as the XDG rules say
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "yoxla" / "admission"
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache.cache_dir() == tmp_path / "home" / ".cache" / "yoxla" / "admission"
     assert "every start is a first start" in cache.describe()
     (tmp_path / "data").mkdir()

@@ -9,7 +9,7 @@ without the v1 rows is not reused once they are there, and the other way round. 
 verdict is cached, excluded ones too, so a hostile file costs its check once.
 
 Entries live under ``$YOXLA_CACHE_DIR``, else ``/data/yoxla-cache`` on a Space with persistent
-storage, else ``~/.cache/yoxla``; ``YOXLA_NO_CACHE=1`` turns the cache off. Every key is a
+storage, else ``$XDG_CACHE_HOME/yoxla`` or ``~/.cache/yoxla``; ``YOXLA_NO_CACHE=1`` turns the cache off. Every key is a
 SHA-256 of canonical content (:func:`stable_digest`), so processes with different hash seeds
 share the entries. They are pickles of this package's own records, written and read only
 by this module in the user's own cache folder.
@@ -90,7 +90,8 @@ def cache_base() -> tuple[Path, bool]:
     """Where the cache lives, and whether that place survives a restart.
 
     ``$YOXLA_CACHE_DIR`` when set; on a Hugging Face Space (``$SPACE_ID`` set) with persistent
-    storage (``/data`` writable) ``/data/yoxla-cache``; otherwise ``~/.cache/yoxla``, which a
+    storage (``/data`` writable) ``/data/yoxla-cache``; otherwise ``$XDG_CACHE_HOME/yoxla`` (an
+    absolute ``XDG_CACHE_HOME`` only, as the XDG rules say), else ``~/.cache/yoxla``, which a
     Space without persistent storage loses at every restart."""
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
@@ -98,7 +99,9 @@ def cache_base() -> tuple[Path, bool]:
     on_space = bool(os.environ.get("SPACE_ID"))
     if on_space and PERSISTENT_ROOT.is_dir() and os.access(PERSISTENT_ROOT, os.W_OK):
         return PERSISTENT_ROOT / "yoxla-cache", True
-    return Path(os.path.expanduser("~")) / ".cache" / "yoxla", not on_space
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    home = Path(xdg) if xdg and Path(xdg).is_absolute() else Path(os.path.expanduser("~")) / ".cache"
+    return home / "yoxla", not on_space
 
 
 def describe() -> str:
