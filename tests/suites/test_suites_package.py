@@ -184,6 +184,14 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
     v = check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")))
     assert v.status == "admitted" and v.suite == "yoxla-sample", v.reasons
     assert not any("names the manifest" in note for note in v.notes), v.notes  # the path it has
+    if strategy == STRATEGIES[0]:  # once: with a file of it admitted, the package suite has a board
+        from yoxla.leaderboard.board import load_board
+
+        board = load_board(
+            results, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")), B=20
+        )
+        assert "yoxla-sample" in board.suite_boards() and "yoxla-v1" not in board.suite_boards()
+        assert [m.name for m in board.suite_shown("yoxla-sample")] == [strategy]
 
 
 def test_the_repository_is_an_explicit_root_never_the_package_location(tmp_path, monkeypatch) -> None:

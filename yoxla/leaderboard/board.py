@@ -223,9 +223,15 @@ class Board:
 
     def suite_boards(self) -> list[str]:
         """Every suite with a board in the app: each suite committed under ``suites/`` (an empty
-        board until a file of it is admitted) and any suite with ranked files, sorted."""
+        board until a file of it is admitted) and any suite with ranked files, sorted. The
+        package's benchmark suites (``yoxla-sample``, ``yoxla-v1``) are the editions' own boards
+        already, so they get a board of their own only once a file of them is admitted."""
+        from yoxla.suites.registry import package_suites_dir
+
         try:
-            committed = self.data.suites.ids()
+            suites = self.data.suites
+            package = package_suites_dir()
+            committed = [sid for sid in suites.ids() if not _under(suites.get(sid)[0], package)]
         except Exception:  # an unreadable suites folder leaves the suites with files
             committed = []
         return sorted(set(self.suites()) | set(committed))
@@ -454,3 +460,9 @@ def load_board(
     board = Board(verdicts=verdicts, data=data, results_dir=str(folder), B=B, editions=dict(editions or {}))
     say(board.admission_line() + f" ({time.perf_counter() - t0:.1f} s)")
     return board
+
+
+def _under(suite: Any, folder: Path) -> bool:
+    """Whether a committed suite's manifest lies in ``folder``."""
+    path = getattr(suite, "path", None)
+    return path is not None and Path(path).resolve().parent == folder.resolve()
