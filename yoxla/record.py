@@ -657,7 +657,7 @@ def build_task_result(
 
 def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
     """Task scores, block macro averages and YOXLA, from the task results."""
-    from yoxla.evaluators import block_scores, yoxla_score
+    from yoxla.stats import block_scores, yoxla_score
 
     task_scores = {tid: t.score for tid, t in tasks.items()}
     blocks = block_scores(suite, task_scores)
