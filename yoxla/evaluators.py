@@ -36,11 +36,7 @@ class _Example:
 
 
 def _score_example(
-    task: Task,
-    row: dict[str, Any],
-    raw: str | None,
-    finish_reason: str | None = None,
-    error: str | None = None,
+    task: Task, row: dict[str, Any], raw: str | None, fin: str | None, error: str | None
 ) -> _Example:
     """Verdict for one example. A generation error or truncation scores like an invalid output."""
     rid = str(row[task.id_field])
@@ -89,7 +85,7 @@ def _score_example(
     if error:
         outcome = "generation_error"
     elif not parsed.valid:
-        outcome = "truncated" if finish_reason == "length" else "invalid"
+        outcome = "truncated" if fin == "length" else "invalid"
     return _Example(rid, parsed, outcome, score, metrics)
 
 
