@@ -222,7 +222,7 @@ class Cell(Record):
 
 
 class TaskMetrics(Record):
-    """Exactly what :func:`yoxla.evaluators.aggregate` returns, typed.
+    """Exactly the metrics :func:`yoxla.rescoring.rescore_task` returns, typed.
 
     Breakdowns by a row field are the extra keys ``per_<field>_accuracy`` or
     ``per_<field>_score``, each a mapping of value → :class:`Cell`.
