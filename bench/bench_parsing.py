@@ -1,4 +1,4 @@
-"""Is scoring one answer linear in its length? score_example on answers of 1 KB to 4 MB.
+"""Is scoring one answer linear in its length? score_answer on answers of 1 KB to 4 MB.
 
     python bench/bench_parsing.py                      # sizes 1K 100K 1M 4M, every shape
     python bench/bench_parsing.py --sizes 1000 100000 --shapes quotes think
@@ -7,7 +7,7 @@ Every answer reaches the scorer from a model or from a result file someone sent,
 answer of any shape must cost time linear in its length (a quadratic parser took 6.7 s for
 1 MB and two minutes for 4 MB of ``'``). For each shape and each kind of task (the answer
 modes and evaluators of the suite: labels, numbered options, span, abstention, number),
-this prints the CPU seconds ``score_example`` takes for one answer of each size and the
+this prints the CPU seconds ``score_answer`` (the replay of one row, as a run scores an answer) takes for one answer of each size and the
 nanoseconds per byte; a constant ns/B across sizes is linear time. Target: well under a
 second at 4 MB for every task.
 
@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.evaluators import score_example
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark_example import score_answer
 
 TASKS = {
     "labels": "nli_v1",
@@ -84,7 +84,7 @@ SHAPES = {
 def timed(task, row, raw: str) -> float:
     """CPU seconds of one call (process time: other load on the machine does not count)."""
     start = time.process_time()
-    score_example(task, row, raw)
+    score_answer(task, row, raw)
     return time.process_time() - start
 
 

@@ -3,9 +3,9 @@
 The strategies themselves live in :mod:`yoxla.suites.baselines` and work over any suite's
 prepared items; a benchmark task's rows become such items through
 :func:`yoxla.suites.benchmark.prepare_rows`, so the benchmark and every suite share one
-implementation. The answers are in the task's own answer format and go through the same
-parser and evaluators as a model's. Their scores are the floors a model has to beat; a task
-where a cue-only strategy scores high measures the cue, not the skill.
+implementation. The answers are in the task's own answer format and are scored as a model's
+are (:func:`yoxla.rescoring.rescore_task`). Their scores are the floors a model has to beat;
+a task where a cue-only strategy scores high measures the cue, not the skill.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def floors(
     strategies: tuple[str, ...] = STRATEGIES,
 ) -> dict[str, dict[str, float]]:
     """Score of every strategy on every task: {task_id: {strategy: score}}."""
-    from yoxla.evaluators import evaluate_task
+    from yoxla.rescoring import rescore_task
 
     out: dict[str, dict[str, float]] = {}
     for strategy in strategies:
@@ -54,7 +54,9 @@ def floors(
     for tid, rows in task_rows.items():
         task = tasks[tid]
         prepared = _items(task, rows)
+        token = prepared.fingerprints["dataset"]  # the rows' fingerprint: their items are prepared once
         out[tid] = {
-            s: evaluate_task(task, rows, list[str | None](suite_answers(s, prepared)))[2] for s in strategies
+            s: rescore_task(task, rows, suite_answers(s, prepared), rows_token=token).score
+            for s in strategies
         }
     return out

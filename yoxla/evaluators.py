@@ -1,7 +1,9 @@
-"""Evaluators: per-example verdicts and per-task metrics, chosen by the task's evaluator name.
+"""The former built-in scorer, kept only as the "before" of ``bench/bench_scoring.py``.
 
-Every function here is deterministic and works on stored raw outputs alone, so a run can
-be re-scored at any time and the leaderboard can re-check every number it shows.
+Nothing in the package scores through it: runs, re-scoring and admission all score on the
+suite path (:func:`yoxla.rescoring.rescore_task`; one answer: :func:`yoxla.suites.benchmark_example.score_answer`).
+:func:`evaluate_task` is the old per-example verdicts and task metrics, which the benchmark
+times the suite path against; the statistics it shares live in :mod:`yoxla.stats`.
 """
 
 from __future__ import annotations
@@ -12,28 +14,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from yoxla.gold import gold_value
 from yoxla.parsing import Parsed, parse
+from yoxla.rescoring import task_score
 from yoxla.spans import ZERO, score_span
-from yoxla.suite import Suite, Task
+from yoxla.stats import macro_f1, mean, pearson, spearman
+from yoxla.suite import Task
+from yoxla.suites.bridge import STS_CORRECT_WITHIN
+from yoxla.suites.builtins import SPAN_KEYS, cells
 
-OUTCOMES = ("correct", "wrong", "invalid", "abstained", "truncated", "generation_error")
-SPAN_KEYS = (
-    ("span_recall", "span_recall"),
-    ("span_precision", "span_precision"),
-    ("exact_span", "exact_span_rate"),
-    ("unsupported", "unsupported_rate"),
-    ("over_sentence", "over_sentence_rate"),
-    ("token_f1", "token_f1"),
-    ("normalized_em", "normalized_em"),
-    ("strict_em", "strict_em"),
-)
-STS_CORRECT_WITHIN = 1.0  # explorer label only: an STS answer within one point counts as "correct"
+Answers = Sequence[str | None]
 
 
 @dataclass
-class ExampleResult:
+class _Example:
     id: str
     parsed: Parsed
     outcome: str
@@ -41,22 +35,9 @@ class ExampleResult:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
-def gold_value(task: Task, row: dict[str, Any]) -> Any:
-    gold = row[task.gold]
-    if task.answer.mode == "choice":
-        return None if gold is None else str(gold)
-    if task.answer.mode == "numeric":
-        return float(gold)
-    return gold
-
-
-def score_example(
-    task: Task,
-    row: dict[str, Any],
-    raw: str | None,
-    finish_reason: str | None = None,
-    error: str | None = None,
-) -> ExampleResult:
+def _score_example(
+    task: Task, row: dict[str, Any], raw: str | None, fin: str | None, error: str | None
+) -> _Example:
     """Verdict for one example. A generation error or truncation scores like an invalid output."""
     rid = str(row[task.id_field])
     parsed = parse(task, None if error else raw, row)
@@ -104,81 +85,11 @@ def score_example(
     if error:
         outcome = "generation_error"
     elif not parsed.valid:
-        outcome = "truncated" if finish_reason == "length" else "invalid"
-    return ExampleResult(rid, parsed, outcome, score, metrics)
+        outcome = "truncated" if fin == "length" else "invalid"
+    return _Example(rid, parsed, outcome, score, metrics)
 
 
-# Aggregation ----------------------------------------------------------------------------
-
-
-def _mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if values else 0.0
-
-
-def _rank(values: np.ndarray) -> np.ndarray:
-    order = values.argsort(kind="mergesort")
-    ranks = np.empty(len(values), dtype=float)
-    sorted_vals = values[order]
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and sorted_vals[j + 1] == sorted_vals[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
-        i = j + 1
-    return ranks
-
-
-def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Pearson correlation; 0 when it is undefined (fewer than two points or no variance)."""
-    if len(x) < 2 or len(set(map(float, x))) < 2 or len(set(map(float, y))) < 2:
-        return 0.0
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    a, b = a - a.mean(), b - b.mean()
-    denom = math.sqrt(float((a * a).sum()) * float((b * b).sum()))
-    if denom == 0.0:
-        return 0.0
-    return float((a * b).sum() / denom)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    if len(x) < 2:
-        return 0.0
-    return pearson(_rank(np.asarray(x, dtype=float)), _rank(np.asarray(y, dtype=float)))
-
-
-def _grouped(values: list[Any], scores: list[float]) -> dict[str, dict[str, float]]:
-    groups: dict[str, list[float]] = {}
-    for v, s in zip(values, scores, strict=True):
-        groups.setdefault(str(v), []).append(s)
-    return {k: {"accuracy": _mean(v), "n": len(v)} for k, v in sorted(groups.items())}
-
-
-def macro_f1(gold: Sequence[str | None], pred: Sequence[str | None]) -> float:
-    """Mean F1 over the classes in ``gold`` and ``pred`` (None is no class); one pass over the pairs."""
-    tp: Counter[str] = Counter()
-    fp: Counter[str] = Counter()
-    fn: Counter[str] = Counter()
-    for g, p in zip(gold, pred, strict=True):
-        if g == p:
-            if g is not None:
-                tp[g] += 1
-            continue
-        if p is not None:
-            fp[p] += 1
-        if g is not None:
-            fn[g] += 1
-    classes = sorted({g for g in gold if g is not None} | {p for p in pred if p is not None})
-    if not classes:
-        return 0.0
-    f1s = []
-    for c in classes:
-        t, f_p, f_n = tp[c], fp[c], fn[c]
-        f1s.append(2 * t / (2 * t + f_p + f_n) if t + f_p + f_n else 0.0)
-    return _mean(f1s)
-
-
-def aggregate(task: Task, rows: list[dict[str, Any]], results: list[ExampleResult]) -> dict[str, Any]:
+def _aggregate(task: Task, rows: list[dict[str, Any]], results: list[_Example]) -> dict[str, Any]:
     """Task metrics from per-example results (same order as rows)."""
     n = len(results)
     valid = [r.parsed.valid for r in results]
@@ -187,7 +98,7 @@ def aggregate(task: Task, rows: list[dict[str, Any]], results: list[ExampleResul
     m: dict[str, Any] = {
         "n": n,
         "n_valid": sum(valid),
-        "invalid_output_rate": 1.0 - _mean([float(v) for v in valid]) if n else 0.0,
+        "invalid_output_rate": 1.0 - mean([float(v) for v in valid]) if n else 0.0,
         "generation_errors": sum(r.outcome == "generation_error" for r in results),
         "truncated": sum(r.outcome == "truncated" for r in results),
         "near_miss": dict(sorted(near.items())),
@@ -197,31 +108,31 @@ def aggregate(task: Task, rows: list[dict[str, Any]], results: list[ExampleResul
     if ev == "classification":
         gold = [gold_value(task, row) for row in rows]
         pred = [r.parsed.value if r.parsed.valid else None for r in results]
-        m["accuracy"] = _mean(scores)
+        m["accuracy"] = mean(scores)
         m["macro_f1"] = macro_f1(gold, pred)
-        m["per_class_accuracy"] = _grouped(gold, scores)
+        m["per_class_accuracy"] = cells(gold, scores)
         answers = Counter(p for p in pred if p is not None)
         m["modal_answer_share"] = max(answers.values()) / sum(answers.values()) if answers else 0.0
         m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
     elif ev == "span":
         for key, name in SPAN_KEYS:
-            m[name] = _mean([r.metrics[key] for r in results])
+            m[name] = mean([r.metrics[key] for r in results])
     elif ev == "abstention":
         answerable = [gold_value(task, row) is not None for row in rows]
-        m["overall_score"] = _mean(scores)
-        m["answerability_accuracy"] = _mean(
+        m["overall_score"] = mean(scores)
+        m["answerability_accuracy"] = mean(
             [
                 float(r.parsed.valid and r.parsed.abstained != a)
                 for r, a in zip(results, answerable, strict=True)
             ]
         )
-        m["unanswerable_accuracy"] = _mean(
+        m["unanswerable_accuracy"] = mean(
             [float(r.parsed.abstained) for r, a in zip(results, answerable, strict=True) if not a]
         )
-        m["abstention_rate"] = _mean([float(r.parsed.abstained) for r in results])
+        m["abstention_rate"] = mean([float(r.parsed.abstained) for r in results])
         ans = [r for r, a in zip(results, answerable, strict=True) if a]
         for key, name in SPAN_KEYS:
-            m[name] = _mean([r.metrics.get(key, 0.0) for r in ans])
+            m[name] = mean([r.metrics.get(key, 0.0) for r in ans])
         m["n_answerable"] = len(ans)
     elif ev == "correlation":
         gold_f = [gold_value(task, row) for row in rows]
@@ -234,47 +145,23 @@ def aggregate(task: Task, rows: list[dict[str, Any]], results: list[ExampleResul
         m["pearson_valid"] = pearson(vp, vg)
         errs = [abs(p - g) for p, g in zip(vp, vg, strict=True)]
         if errs:  # no valid answer: no error to report (0.0 would read as a perfect one)
-            m["mae"] = _mean(errs)
-            m["rmse"] = math.sqrt(_mean([e * e for e in errs]))
+            m["mae"] = mean(errs)
+            m["rmse"] = math.sqrt(mean([e * e for e in errs]))
     if task.breakdown:
         suffix = "accuracy" if ev == "classification" else "score"
-        m[f"per_{task.breakdown}_{suffix}"] = _grouped([row.get(task.breakdown) for row in rows], scores)
+        m[f"per_{task.breakdown}_{suffix}"] = cells([row.get(task.breakdown) for row in rows], scores)
     return m
-
-
-# Scores ---------------------------------------------------------------------------------
-
-
-def task_score(task: Task, metrics: dict[str, Any]) -> float:
-    """Primary metric clamped to [0, 1], times 100."""
-    return min(1.0, max(0.0, float(metrics[task.primary]))) * 100.0
-
-
-def block_scores(suite: Suite, task_scores: dict[str, float]) -> dict[str, float]:
-    """Macro average of task scores within each block that has any task."""
-    out: dict[str, float] = {}
-    for block in suite.blocks:
-        vals = [s for tid, s in task_scores.items() if suite.task(tid).block == block]
-        if vals:
-            out[block] = _mean(vals)
-    return out
-
-
-def yoxla_score(blocks: dict[str, float]) -> float:
-    """Mean of the block scores."""
-    return _mean(list(blocks.values()))
 
 
 def evaluate_task(
     task: Task,
     rows: list[dict[str, Any]],
-    raws: list[str | None],
-    finish_reasons: list[str | None] | None = None,
-    errors: list[str | None] | None = None,
-) -> tuple[list[ExampleResult], dict[str, Any], float]:
-    """Score a whole task from raw outputs: per-example results, metrics, task score."""
-    fr = finish_reasons or [None] * len(rows)
-    er = errors or [None] * len(rows)
-    results = [score_example(task, r, o, f, e) for r, o, f, e in zip(rows, raws, fr, er, strict=True)]
-    metrics = aggregate(task, rows, results)
+    raws: Answers,
+    fins: Answers | None = None,
+    errs: Answers | None = None,
+) -> tuple[list[_Example], dict[str, Any], float]:
+    """Score a whole task from raw outputs (finish reasons, errors): per-example results, metrics, score."""
+    fr, er = fins or [None] * len(rows), errs or [None] * len(rows)
+    results = [_score_example(task, r, o, f, e) for r, o, f, e in zip(rows, raws, fr, er, strict=True)]
+    metrics = _aggregate(task, rows, results)
     return results, metrics, task_score(task, metrics)

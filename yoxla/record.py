@@ -222,7 +222,7 @@ class Cell(Record):
 
 
 class TaskMetrics(Record):
-    """Exactly what :func:`yoxla.evaluators.aggregate` returns, typed.
+    """Exactly the metrics :func:`yoxla.rescoring.rescore_task` returns, typed.
 
     Breakdowns by a row field are the extra keys ``per_<field>_accuracy`` or
     ``per_<field>_score``, each a mapping of value → :class:`Cell`.
@@ -657,7 +657,7 @@ def build_task_result(
 
 def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
     """Task scores, block macro averages and YOXLA, from the task results."""
-    from yoxla.evaluators import block_scores, yoxla_score
+    from yoxla.stats import block_scores, yoxla_score
 
     task_scores = {tid: t.score for tid, t in tasks.items()}
     blocks = block_scores(suite, task_scores)

@@ -213,13 +213,13 @@ def test_report_serialises_to_json():
     assert math.isclose(again["high_confidence_error_rate"], 0.2)
 
 
-# From evaluator results ---------------------------------------------------------------------
+# From scored results ---------------------------------------------------------------------
 
 
 def test_cases_for_task_from_results_distributions_and_declarations():
     from yoxla.calibration import LabelDistribution
     from yoxla.declarations import TaskDeclarations
-    from yoxla.evaluators import evaluate_task
+    from yoxla.rescoring import rescore_task
     from yoxla.suite import load_suite
 
     task = load_suite().task("nli_v1")
@@ -230,7 +230,7 @@ def test_cases_for_task_from_results_distributions_and_declarations():
         {"id": "r3", "premise": "p", "hypothesis": "h3", "label": "neutral"},
         {"id": "r4", "premise": "p", "hypothesis": "h4", "label": "neutral"},
     ]
-    results, _, _ = evaluate_task(task, rows, ["entailment", "Neutral.", "contradiction", "neutral"])
+    results = rescore_task(task, rows, ["entailment", "Neutral.", "contradiction", "neutral"]).results
     complete = LabelDistribution.from_masses(space, {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1})
     partial = LabelDistribution.from_masses(
         space, {"neutral": 0.5}, missing={"entailment": 0.3, "contradiction": 0.3}

@@ -1,4 +1,8 @@
-"""Evaluators: per-example verdicts, task metrics, task / block / YOXLA scores."""
+"""Scoring a benchmark task: per-example verdicts, task metrics, task / block / YOXLA scores.
+
+Everything is scored on the one path: one answer by :func:`yoxla.suites.benchmark_example.score_answer`,
+a task's answers by the replay (:func:`yoxla.rescoring.rescore_task`).
+"""
 
 from __future__ import annotations
 
@@ -12,20 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from yoxla.evaluators import (
-    aggregate,
-    block_scores,
-    evaluate_task,
-    pearson,
-    score_example,
-    spearman,
-    task_score,
-    yoxla_score,
-)
+from yoxla.rescoring import rescore_task, task_score
+from yoxla.stats import block_scores, pearson, spearman, yoxla_score
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark_example import example_metrics, score_answer
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "evaluator_cases.yaml").read_text(encoding="utf-8"))
 SUITE = load_suite()
+
+
+def evaluate_task(task, rows, raws, finish_reasons=None, errors=None):
+    """(per-example results, task metrics, task score) of the replay."""
+    scored = rescore_task(task, rows, raws, finish_reasons, errors)
+    return scored.results, scored.metrics, scored.score
 
 
 def _num(value) -> float:
@@ -68,10 +71,10 @@ def _nli_rows(golds: list[str]) -> list[dict]:
 def test_abstention_example(case):
     task = SUITE.task("qa_abstention_v1")
     row = _qa_row("q1", DATA["contexts"][case["context"]], case["answer"])
-    got = score_example(task, row, case["raw"])
+    got = score_answer(task, row, case["raw"])
     assert got.score == pytest.approx(_num(case["score"]))
     assert got.outcome == case["outcome"]
-    assert got.parsed.abstained is case["abstained"]
+    assert got.abstained is case["abstained"]
 
 
 def test_abstention_task_metrics():
@@ -104,8 +107,8 @@ def test_abstention_task_metrics():
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in DATA["sts"]])
 def test_sts_example(case):
     task = SUITE.task("sts_v1")
-    got = score_example(task, _sts_rows([case["gold"]])[0], case["raw"])
-    assert got.metrics["prediction"] == pytest.approx(case["prediction"])
+    got = score_answer(task, _sts_rows([case["gold"]])[0], case["raw"])
+    assert example_metrics(task, got)["prediction"] == pytest.approx(case["prediction"])
     assert got.score == pytest.approx(case["score"])
     assert got.outcome == case["outcome"]
 
@@ -231,9 +234,9 @@ def test_invalid_output_is_wrong_even_if_it_names_the_gold():
         "label": "TƏSDİQ",
     }
     for raw in ("TESDIQ", "TƏSDİQ.", "Cavab: TƏSDİQ", "tesdiq"):
-        got = score_example(task, row, raw)
+        got = score_answer(task, row, raw)
         assert (got.score, got.outcome) == (0.0, "invalid"), raw
-    assert score_example(task, row, "təsdiq").score == 1.0
+    assert score_answer(task, row, "təsdiq").score == 1.0
 
 
 def test_near_miss_counts_are_reported_per_kind():
@@ -351,14 +354,55 @@ def test_yoxla_score_from_task_scores_end_to_end():
     assert yoxla_score(blocks) == pytest.approx(70.0)
 
 
-def test_aggregate_counts_outcomes():
+def test_task_metrics_count_outcomes():
     task = SUITE.task("nli_v1")
-    rows = _nli_rows(["neutral", "entailment"])
-    results = [score_example(task, r, raw) for r, raw in zip(rows, ["neutral", ""], strict=True)]
-    m = aggregate(task, rows, results)
+    _, m, _ = evaluate_task(task, _nli_rows(["neutral", "entailment"]), ["neutral", ""])
     assert m["outcomes"] == {"correct": 1, "invalid": 1}
     assert (m["n"], m["n_valid"]) == (2, 1)
     assert m["near_miss"] == {"empty": 1}
+
+
+# A run's predictions.jsonl line: the verdict's scores under the benchmark's per-example names ----
+
+
+def test_prediction_line_metrics_of_each_evaluator():
+    nli = SUITE.task("nli_v1")
+    row = _nli_rows(["neutral"])[0]
+    assert example_metrics(nli, score_answer(nli, row, "neutral")) == {"correct": 1.0}
+    assert example_metrics(nli, score_answer(nli, row, "Neutral.")) == {"correct": 0.0}
+
+    sts = SUITE.task("sts_v1")
+    row = _sts_rows([3.0])[0]
+    assert example_metrics(sts, score_answer(sts, row, "4.5")) == {"prediction": 4.5, "abs_error": 1.5}
+    # an invalid answer or a failed request is measured at the range's midpoint
+    assert example_metrics(sts, score_answer(sts, row, "bilmirəm")) == {"prediction": 2.5, "abs_error": 0.5}
+    failed = score_answer(sts, row, None, None, "HTTP 503")
+    assert failed.outcome == "generation_error"
+    assert example_metrics(sts, failed) == {"prediction": 2.5, "abs_error": 0.5}
+
+    qa = SUITE.task("extractive_qa_v1")
+    ctx = DATA["contexts"]["metro"]
+    row = _qa_row("q1", ctx, "1967-ci ildə")
+    span = example_metrics(qa, score_answer(qa, row, "1967-ci ildə"))
+    assert list(span) == [
+        "span_recall",
+        "span_precision",
+        "exact_span",
+        "unsupported",
+        "over_sentence",
+        "token_f1",
+        "normalized_em",
+        "strict_em",
+    ]
+    assert span["span_recall"] == 1.0 and span["exact_span"] == 1.0 and span["unsupported"] == 0.0
+    invalid = example_metrics(qa, score_answer(qa, row, ""))
+    assert list(invalid) == list(span) and set(invalid.values()) == {0.0}
+
+    ab = SUITE.task("qa_abstention_v1")
+    unanswerable = _qa_row("u1", ctx, None)
+    assert example_metrics(ab, score_answer(ab, unanswerable, "CAVAB YOXDUR")) == {"score": 1.0}
+    answered = example_metrics(ab, score_answer(ab, row, "1967-ci ildə"))
+    assert list(answered) == ["score", *span] and answered["score"] == 1.0
 
 
 # The replay (yoxla.rescoring.rescore_task) through the suite path ------------------------------

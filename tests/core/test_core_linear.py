@@ -17,9 +17,9 @@ import pytest
 
 from yoxla import parsing, spans, text
 from yoxla.editions import load_edition, load_rows
-from yoxla.evaluators import score_example
 from yoxla.parsing import answer_text, strip_wrappers
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark_example import score_answer
 
 MB = 1_000_000
 _MIRROR = str.maketrans("«»“”", "»«”“")
@@ -158,5 +158,5 @@ ANSWER_SHAPES: dict[str, Callable[[int], str]] = {
 def test_a_pathological_answer_of_a_megabyte_scores_for_every_kind_of_task(shape):
     raw = ANSWER_SHAPES[shape](MB)
     for tid in TASKS:
-        result = score_example(SUITE.task(tid), ROWS[tid], raw)
+        result = score_answer(SUITE.task(tid), ROWS[tid], raw)
         assert result.outcome in ("correct", "wrong", "invalid", "abstained"), (tid, result.outcome)

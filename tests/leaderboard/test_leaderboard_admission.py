@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from leaderboard_helpers import REPO, write
 
-from yoxla.evaluators import block_scores, yoxla_score
 from yoxla.leaderboard.admission import (
     ADMITTED,
     COMMUNITY,
@@ -32,6 +31,7 @@ from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, synthetic_rows
 from yoxla.results import finalize, keygen, sign
+from yoxla.stats import block_scores, yoxla_score
 from yoxla.suite import load_suite
 
 

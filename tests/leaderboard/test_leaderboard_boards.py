@@ -29,7 +29,7 @@ from yoxla.calibration.metrics import ECE_BINS
 from yoxla.calibration.ranking import explain_order
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
-from yoxla.evaluators import gold_value
+from yoxla.gold import gold_value
 from yoxla.leaderboard import calibration, explorer, figures, tables
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.bootstrap import Boot

@@ -18,7 +18,6 @@ import pytest
 from leaderboard_helpers import COMMITTED, REPO, view_context, write
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.evaluators import spearman
 from yoxla.leaderboard import explorer, figures, tables
 from yoxla.leaderboard.board import Board, load_board, model_key
 from yoxla.leaderboard.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
@@ -27,6 +26,7 @@ from yoxla.leaderboard.prepared import Prepared, block_title, prepare, rank_rang
 from yoxla.leaderboard.published import publications
 from yoxla.leaderboard.routing import resolve
 from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
+from yoxla.stats import spearman
 
 EVIL = "<script>x</script>"
 REPORTED = "openai/gpt-4o-mini"

@@ -12,8 +12,8 @@ from runner_helpers import one_error_line
 from yoxla import declarations as declarations_module
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
-from yoxla.evaluators import evaluate_task
 from yoxla.leaderboard.admission import check_file
+from yoxla.rescoring import rescore_task
 from yoxla.suite import load_suite
 from yoxla.testing.fakeserver import FakeServer, Reply
 
@@ -254,9 +254,9 @@ def test_controls_run_but_are_not_scored_and_groups_are_reported(runner, with_co
     from yoxla.baselines import answers
 
     scored_rows = rows[2:]
-    _, metrics, score = evaluate_task(task, scored_rows, answers("majority", task, rows)[2:])
-    assert nli["metrics"]["n"] == 10 and nli["score"] == pytest.approx(score)
-    assert nli["metrics"]["accuracy"] == pytest.approx(metrics["accuracy"])
+    alone = rescore_task(task, scored_rows, answers("majority", task, rows)[2:])
+    assert nli["metrics"]["n"] == 10 and nli["score"] == pytest.approx(alone.score)
+    assert nli["metrics"]["accuracy"] == pytest.approx(alone.metrics["accuracy"])
     cal = nli["calibration"]
     assert cal["n_scored"] == 10 and cal["controls"]["n"] == 2 and cal["controls"]["valid_choice_rate"] == 1.0
     assert cal["groups"]["n_groups"] == 3 and cal["n_with_probs"] == 0 and cal["mean_gold_p"] is None

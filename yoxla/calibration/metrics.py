@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from yoxla.calibration.distribution import LabelDistribution
     from yoxla.declarations import TaskDeclarations
-    from yoxla.evaluators import ExampleResult
     from yoxla.suite import Task
+    from yoxla.suites.scoring import SampleResult
 
 HIGH_CONFIDENCE = 0.90
 ECE_BINS = 15
@@ -294,7 +294,7 @@ def calibration_report(cases: Sequence[Case]) -> CalibrationReport:
 def cases_for_task(
     task: Task,
     rows: Sequence[Mapping[str, Any]],
-    results: Sequence[ExampleResult],
+    results: Sequence[SampleResult],
     distributions: Sequence[LabelDistribution | None] | None = None,
     declarations: TaskDeclarations | None = None,
 ) -> list[Case]:
@@ -302,7 +302,7 @@ def cases_for_task(
     (same order). Partial distributions count as absent; group ids are prefixed with the
     task id so that cases of several tasks can be pooled.
     """
-    from yoxla.evaluators import gold_value
+    from yoxla.gold import gold_value
 
     dists = distributions if distributions is not None else [None] * len(rows)
     if not (len(rows) == len(results) == len(dists)):
@@ -311,11 +311,11 @@ def cases_for_task(
     for row, res, dist in zip(rows, results, dists, strict=True):
         control = declarations.is_control(row) if declarations is not None else False
         group = declarations.group_of(row) if declarations is not None else None
-        valid_label = res.parsed.valid and task.answer.mode == "choice"
+        valid_label = res.valid and task.answer.mode == "choice"
         out.append(
             Case(
                 gold=None if control else gold_value(task, dict(row)),
-                answer=str(res.parsed.value) if valid_label else None,
+                answer=str(res.extracted) if valid_label else None,
                 probs=dict(dist.probs) if dist is not None and dist.complete else None,
                 correct=res.outcome == "correct",
                 control=control,

@@ -168,7 +168,7 @@ def cases_from_predictions(
     """The metrics' cases of one task from its rows and its predictions (derived documents or
     typed records, same order). Partial distributions count as absent; group ids carry the
     task id so that cases of several tasks can be pooled."""
-    from yoxla.evaluators import gold_value
+    from yoxla.gold import gold_value
 
     if len(rows) != len(preds):
         raise ValueError(f"{task.id}: {len(rows)} rows but {len(preds)} predictions")

@@ -54,7 +54,7 @@ import numpy as np
 from yoxla.calibration.stored import cases_from_predictions, pooled_calibration
 from yoxla.declarations import edition_declarations
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.evaluators import gold_value
+from yoxla.gold import gold_value
 from yoxla.leaderboard.data import DataSource
 from yoxla.record import (
     FORMAT_VERSION,

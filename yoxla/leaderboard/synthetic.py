@@ -182,7 +182,7 @@ def random_answers(seed: int, skill: float = 0.6) -> Callable[[str, list[dict[st
     """A model that is right with probability ``skill`` and otherwise answers something plausible."""
     import random
 
-    from yoxla.evaluators import gold_value
+    from yoxla.gold import gold_value
     from yoxla.spans import sentence_bounds
     from yoxla.text import flatten
 

@@ -15,12 +15,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from yoxla.calibration.stored import ASKED_KEY, DISTRIBUTION_KEY, LOGPROBS_KEY, REFUSED_KEY
-from yoxla.evaluators import score_example
 from yoxla.parsing import answer_text
 from yoxla.providers.base import Completion, Provider, ProviderError, Request
 from yoxla.providers.registry import redact
+from yoxla.rescoring import stored_value
 from yoxla.run.settings import RunSettings, generation_for
 from yoxla.suite import Task
+from yoxla.suites.benchmark_example import example_metrics, score_answer
 
 ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no success at all: stop
 Item = tuple[Task, dict[str, Any]]
@@ -43,32 +44,38 @@ class Job(Protocol):
 
 
 def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, Any]:
-    """One line of predictions.jsonl: the model's answer as stored, and how it scored now."""
+    """One line of predictions.jsonl: the model's answer as stored, and how it scored now
+    (on the replay's path: :func:`yoxla.suites.benchmark_example.score_answer`)."""
     raw = None if comp.error else comp.raw
-    res = score_example(task, row, raw, comp.finish_reason, comp.error)
-    p = res.parsed
-    record = {
+    res = score_answer(task, row, raw, comp.finish_reason, comp.error)
+    return {
         "task": task.id,
         "id": res.id,
         "raw": raw,
         "text": answer_text(raw),
-        "parsed": p.value if p.valid else None,
-        "valid": p.valid,
-        "abstained": p.abstained,
+        "parsed": stored_value(task, res),
+        "valid": res.valid,
+        "abstained": res.abstained,
         "outcome": res.outcome,
-        "reason": "generation_error" if comp.error else p.reason,
-        "near_miss": p.near_miss,
+        "reason": "generation_error" if comp.error else res.reason,
+        "near_miss": res.near_miss,
         "score": res.score,
-        "metrics": res.metrics,
+        "metrics": example_metrics(task, res),
+        **sent_fields(comp),
+    }
+
+
+def sent_fields(comp: Completion) -> dict[str, Any]:
+    """The end of every predictions.jsonl line (benchmark and suite alike): how the answer was sent."""
+    return {
         "finish_reason": comp.finish_reason,
         "model": comp.model,
         "usage": comp.usage,
         "latency_s": round(comp.latency_s, 6),
         "attempts": comp.attempts,
         "error": comp.error,
+        **probability_fields(comp),
     }
-    record.update(probability_fields(comp))
-    return record
 
 
 def probability_fields(comp: Completion) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from yoxla.providers.base import Completion, Provider, Request
 from yoxla.providers.registry import redact
-from yoxla.run.executor import probability_fields
+from yoxla.run.executor import sent_fields
 from yoxla.run.settings import RunSettings
 from yoxla.run.suite_judge import RecordingJudge
 from yoxla.run.suite_plan import SuiteRunTask, suite_request
@@ -57,13 +57,7 @@ def prediction_line(task: SuiteRunTask, item: Item, comp: Completion, res: Sampl
         "scores": dict(res.scores),
         "grader_error": res.grader_error,
         "judgements": [j.model_dump(mode="json") for j in res.judgements],
-        "finish_reason": comp.finish_reason,
-        "model": comp.model,
-        "usage": comp.usage,
-        "latency_s": round(comp.latency_s, 6),
-        "attempts": comp.attempts,
-        "error": comp.error,
-        **probability_fields(comp),
+        **sent_fields(comp),
     }
 
 

@@ -26,9 +26,9 @@ abstention          overall_score (+ span metrics when          answerability_ac
                                                                 abstention_rate, n_answerable
 ==================  ==========================================  ===============================
 
-The same functions as the built-in benchmark's evaluators are used (``yoxla.spans``,
-``yoxla.evaluators.macro_f1`` and ``spearman``), so a YOXLA task written as a manifest scores
-identically (a parity test holds this).
+The benchmark's own scorers are used (``yoxla.spans``, ``yoxla.stats.macro_f1`` and
+``spearman``): the built-in benchmark tasks are scored by these graders (a parity test holds
+that they score as the benchmark always has).
 """
 
 from __future__ import annotations
@@ -39,14 +39,25 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
-from yoxla.evaluators import SPAN_KEYS, macro_f1, pearson, spearman
 from yoxla.spans import ZERO, score_span, token_f1
+from yoxla.stats import macro_f1, mean, pearson, spearman
 from yoxla.suites.extraction import Extracted
 from yoxla.suites.numbers import parse_number
 from yoxla.suites.spec import BuiltinGrader
 from yoxla.suites.templates import lookup
 from yoxla.text import az_lower, nfc
 
+# A SpanScore's fields (yoxla.spans) and the span metrics they are reported as, in their order.
+SPAN_KEYS = (
+    ("span_recall", "span_recall"),
+    ("span_precision", "span_precision"),
+    ("exact_span", "exact_span_rate"),
+    ("unsupported", "unsupported_rate"),
+    ("over_sentence", "over_sentence_rate"),
+    ("token_f1", "token_f1"),
+    ("normalized_em", "normalized_em"),
+    ("strict_em", "strict_em"),
+)
 SPAN_METRICS = tuple(name for _, name in SPAN_KEYS)
 _SPAN_VALUES = attrgetter(*(key for key, _ in SPAN_KEYS))  # a SpanScore's values, in SPAN_METRICS order
 _SPAN_ZERO = dict(zip(SPAN_METRICS, _SPAN_VALUES(ZERO), strict=True)) | {"unsupported_rate": 0.0}
@@ -54,10 +65,6 @@ _SPAN_ZERO = dict(zip(SPAN_METRICS, _SPAN_VALUES(ZERO), strict=True)) | {"unsupp
 
 class GraderFailure(Exception):
     """A built-in grader cannot score this sample (e.g. the row lacks the passage)."""
-
-
-def mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if values else 0.0
 
 
 def cells(keys: Sequence[Any], values: Sequence[float]) -> dict[str, dict[str, float]]:

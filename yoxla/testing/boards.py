@@ -77,7 +77,7 @@ def synthetic_distributions(
     """
     import random
 
-    from yoxla.evaluators import gold_value
+    from yoxla.gold import gold_value
 
     suite = load_suite()
     bold = 0.15 + 0.06 * (seed % 7)

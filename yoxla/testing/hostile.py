@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.editions import load_edition
-from yoxla.evaluators import block_scores, yoxla_score
 from yoxla.leaderboard.synthetic import build_result, synthetic_rows
 from yoxla.results import finalize, keygen, sign
+from yoxla.stats import block_scores, yoxla_score
 from yoxla.suite import load_suite
 
 

@@ -1,0 +1,95 @@
+"""The statistics the scores are made of: means, rank and linear correlation, macro F1, and the
+block and YOXLA averages of task scores.
+
+Pure functions of their numbers (``block_scores`` also reads which block each task is in).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from yoxla.suite import Suite
+
+
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean; 0.0 for no values."""
+    return float(sum(values) / len(values)) if values else 0.0
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties sharing the mean of their positions."""
+    order = values.argsort(kind="mergesort")
+    ranks = np.empty(len(values), dtype=float)
+    sorted_vals = values[order]
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and sorted_vals[j + 1] == sorted_vals[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return ranks
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Pearson correlation; 0 when it is undefined (fewer than two points or no variance)."""
+    if len(x) < 2 or len(set(map(float, x))) < 2 or len(set(map(float, y))) < 2:
+        return 0.0
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    a, b = a - a.mean(), b - b.mean()
+    denom = math.sqrt(float((a * a).sum()) * float((b * b).sum()))
+    if denom == 0.0:
+        return 0.0
+    return float((a * b).sum() / denom)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman rank correlation (Pearson of the tie-averaged ranks); 0 when undefined."""
+    if len(x) < 2:
+        return 0.0
+    return pearson(_rank(np.asarray(x, dtype=float)), _rank(np.asarray(y, dtype=float)))
+
+
+def macro_f1(gold: Sequence[str | None], pred: Sequence[str | None]) -> float:
+    """Mean F1 over the classes in ``gold`` and ``pred`` (None is no class); one pass over the pairs."""
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
+    for g, p in zip(gold, pred, strict=True):
+        if g == p:
+            if g is not None:
+                tp[g] += 1
+            continue
+        if p is not None:
+            fp[p] += 1
+        if g is not None:
+            fn[g] += 1
+    classes = sorted({g for g in gold if g is not None} | {p for p in pred if p is not None})
+    if not classes:
+        return 0.0
+    f1s = []
+    for c in classes:
+        t, f_p, f_n = tp[c], fp[c], fn[c]
+        f1s.append(2 * t / (2 * t + f_p + f_n) if t + f_p + f_n else 0.0)
+    return mean(f1s)
+
+
+def block_scores(suite: Suite, task_scores: dict[str, float]) -> dict[str, float]:
+    """Macro average of task scores within each block that has any task."""
+    out: dict[str, float] = {}
+    for block in suite.blocks:
+        vals = [s for tid, s in task_scores.items() if suite.task(tid).block == block]
+        if vals:
+            out[block] = mean(vals)
+    return out
+
+
+def yoxla_score(blocks: dict[str, float]) -> float:
+    """Mean of the block scores."""
+    return mean(list(blocks.values()))
