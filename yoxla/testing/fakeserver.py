@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from yoxla.testing.loopback import LoopbackServer
+
 
 @dataclass
 class Reply:
@@ -67,7 +69,7 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @dataclass
-class FakeServer:
+class FakeServer(LoopbackServer):
     responder: Responder | None = None
     answers: dict[str, str] = field(default_factory=dict)  # prompt key → content (default responder)
     default_answer: str = "?"
@@ -91,28 +93,13 @@ class FakeServer:
         self._timer: threading.Timer | None = None
 
     # Life cycle -----------------------------------------------------------------------
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
     def start(self) -> FakeServer:
-        handler = _make_handler(self)
-        httpd = _QuietServer(("127.0.0.1", 0), handler, bind_and_activate=False)
-        httpd.daemon_threads = True
+        httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self), bind_and_activate=False)
         httpd.request_queue_size = 256
         httpd.allow_reuse_address = True
         httpd.server_bind()
         httpd.server_activate()
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._thread = self.serve(httpd)
         self._timer = threading.Timer(self.deadline_s, self.stop)
         self._timer.daemon = True
         self._timer.start()
@@ -121,16 +108,7 @@ class FakeServer:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     # Behaviour ------------------------------------------------------------------------
     def reply_for(self, key: str, attempt: int, body: dict[str, Any]) -> Reply:
