@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from yoxla.testing.loopback import LoopbackServer
+from yoxla.testing.loopback import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -147,32 +147,9 @@ def _completion_json(server: FakeServer, body: dict[str, Any], reply: Reply) -> 
 
 
 def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # one reply, no 40 ms delayed-ACK stall
-
-        def log_message(self, format: str, *args: Any) -> None:  # silence
-            pass
-
-        def handle(self) -> None:
-            # A client that drops its connection (a run stopping with requests in flight) ends
-            # this connection quietly, never with a traceback on the test's stderr.
-            try:
-                super().handle()
-            except (ConnectionResetError, BrokenPipeError, TimeoutError):
-                self.close_connection = True
-
+    class Handler(QuietHandler):
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            self._send_bytes(status, json.dumps(payload).encode("utf-8"), headers)
-
-        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_body(status, json.dumps(payload).encode("utf-8"), headers)
 
         def _route(self) -> str:
             """The request path without its query string."""
@@ -236,7 +213,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                     )
                     return
                 if reply.raw_body is not None:
-                    self._send_bytes(200, reply.raw_body)
+                    self.send_body(200, reply.raw_body)
                     return
                 if reply.body_error is not None:
                     headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}

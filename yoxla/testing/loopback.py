@@ -7,8 +7,8 @@ server) and :class:`yoxla.testing.recorder.RecordingProxy` (a recording forwarde
 from __future__ import annotations
 
 import threading
-from http.server import ThreadingHTTPServer
-from typing import Self
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
 
 
 class LoopbackServer:
@@ -47,3 +47,31 @@ class LoopbackServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and sends JSON bodies."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one reply, no 40 ms delayed-ACK stall
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence
+        pass
+
+    def handle(self) -> None:
+        # A client that drops its connection (a run stopping with requests in flight) ends
+        # this connection quietly, never with a traceback on the test's stderr.
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError, TimeoutError):
+            self.close_connection = True
+
+    def send_body(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        """Answer ``status`` with the JSON body ``data`` (and ``headers``)."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from yoxla.testing.loopback import LoopbackServer
+from yoxla.testing.loopback import LoopbackServer, QuietHandler
 
 MAX_BODY = 64 * 1024 * 1024
 FORWARDED_HEADERS = ("Authorization", "Content-Type", "Accept")
@@ -74,31 +74,12 @@ class RecordingProxy(LoopbackServer):
 
 
 def _handler(proxy: RecordingProxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def handle(self) -> None:
-            # A client that drops its connection (a run stopping with requests in flight) ends
-            # this connection quietly, never with a traceback on the test's stderr.
-            try:
-                super().handle()
-            except (ConnectionResetError, BrokenPipeError, TimeoutError):
-                self.close_connection = True
-
+    class Handler(QuietHandler):
         def _relay(self, method: str) -> None:
             length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
             body = self.rfile.read(length) if length else b""
             headers = {k: v for k in FORWARDED_HEADERS if (v := self.headers.get(k))}
-            status, data = proxy.forward(method, self.path, headers, body)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_body(*proxy.forward(method, self.path, headers, body))
 
         def do_GET(self) -> None:
             self._relay("GET")
