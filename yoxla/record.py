@@ -1159,12 +1159,12 @@ def _suite_distributions(
 
     if not any(p.get("distribution") is not None for p in stored):
         return None  # most files: nothing to read back
-    targets, spaces, groups = calibration_inputs(prepared.task.spec, items)
-    for pred, p, space in zip(preds, stored, spaces, strict=True):
+    inputs = calibration_inputs(prepared.task.spec, items)
+    for pred, p, space in zip(preds, stored, inputs[1], strict=True):
         dist = checked_in(space, p.get("distribution")) if p.get("error") is None else None
         if dist is not None:
             pred["distribution"] = dist
-    return suite_task_calibration(prepared.task.id, targets, spaces, groups, preds)
+    return suite_task_calibration(prepared.task.id, inputs, preds)
 
 
 build_suite_task_result = _as_record(SuiteTaskResult, derive_suite_task)

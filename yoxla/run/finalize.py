@@ -56,6 +56,9 @@ from yoxla.run.model_facts import FACT_KEYS, check_facts, public_model
 from yoxla.run.settings import now_iso, settings_from
 from yoxla.suite import load_suite
 
+Info = dict[str, Any]  # run.json, a document
+Lines = list[dict[str, Any]]  # the lines of predictions.jsonl
+
 
 @dataclass
 class RunReport:
@@ -351,11 +354,8 @@ def run_facts(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_result(
-    info: dict[str, Any],
-    results: dict[str, TaskResult],
-    records: list[dict[str, Any]],
-    sign_key: str | None = None,
-) -> dict[str, Any]:
+    info: Info, results: dict[str, TaskResult], records: Lines, sign_key: str | None = None
+) -> Info:
     """The result file: metadata, scores, every prediction, digest (and signature).
 
     Written by :mod:`yoxla.record` (the one writer; admission reads with the same record).

@@ -48,6 +48,8 @@ from yoxla.run.artifacts import (
 )
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finalize import (
+    Info,
+    Lines,
     RunReport,
     _usage_total,
     calibration_summary,
@@ -252,11 +254,8 @@ def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> 
 
 
 def build_suite_result(
-    info: dict[str, Any],
-    results: Mapping[str, SuiteTaskResult],
-    records: list[dict[str, Any]],
-    sign_key: str | None = None,
-) -> dict[str, Any]:
+    info: Info, results: Mapping[str, SuiteTaskResult], records: Lines, sign_key: str | None = None
+) -> Info:
     """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
     judge = info.get("judge")
     return build_suite_document(
