@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, get_args
 
 from yoxla.suite import Task
 from yoxla.text import (
@@ -31,8 +31,8 @@ NOT_IN_SPACE = "not_in_answer_space"
 NOT_A_NUMBER = "not_a_number"
 OUT_OF_RANGE = "out_of_range"
 
-# Near-miss kinds (diagnostics only).
-NEAR_MISS_KINDS = (
+# Near-miss kinds (diagnostics only; the result file's record, yoxla.record, stores these).
+NearMiss = Literal[
     "empty",
     "trailing_punctuation",
     "option_with_text",
@@ -40,7 +40,8 @@ NEAR_MISS_KINDS = (
     "turkish_spelling",
     "label_in_extra_words",
     "other",
-)
+]
+NEAR_MISS_KINDS: tuple[str, ...] = get_args(NearMiss)
 
 _WRAPPERS = (("```", "```"), ("**", "**"), ("`", "`"), ('"', '"'), ("'", "'"), ("«", "»"), ("“", "”"))
 _TRAILING = ".!?,;:…。"

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from yoxla.alignment import align_by_id
+from yoxla.parsing import NearMiss
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.judge import JudgeRecord
 
@@ -61,19 +62,6 @@ MAX_COUNT = 10**15
 MAX_TEXT = 2_000  # short free texts (licence, framework version, …)
 MAX_SPACE = 1_000  # labels of one answer space (a distribution's size)
 ECE_BINS = 15  # bins of the stored reliability diagram (yoxla.calibration.metrics.ECE_BINS)
-
-OUTCOMES = ("correct", "wrong", "invalid", "abstained", "truncated", "generation_error")
-REASONS = ("empty_output", "not_in_answer_space", "not_a_number", "out_of_range", "generation_error")
-NEAR_MISS_KINDS = (
-    "empty",
-    "trailing_punctuation",
-    "option_with_text",
-    "letter_folded",
-    "turkish_spelling",
-    "label_in_extra_words",
-    "other",
-)
-BLOCKS = ("understanding", "language", "knowledge", "rag")
 
 _HASH_RE = r"^sha256:[0-9a-f]{64}$"
 _TIMESTAMP_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
@@ -139,15 +127,6 @@ Score = Annotated[float, Field(ge=0.0, le=100.0)]
 Correlation = Annotated[float, Field(ge=-1.0, le=1.0)]
 Outcome = Literal["correct", "wrong", "invalid", "abstained", "truncated", "generation_error"]
 Reason = Literal["empty_output", "not_in_answer_space", "not_a_number", "out_of_range", "generation_error"]
-NearMiss = Literal[
-    "empty",
-    "trailing_punctuation",
-    "option_with_text",
-    "letter_folded",
-    "turkish_spelling",
-    "label_in_extra_words",
-    "other",
-]
 Block = Literal["understanding", "language", "knowledge", "rag"]
 
 
@@ -160,6 +139,10 @@ class Record(BaseModel):
 
 
 # Predictions and metrics ---------------------------------------------------------------------
+
+
+R = TypeVar("R", bound=Record)
+P = ParamSpec("P")
 
 
 class Distribution(Record):
@@ -425,13 +408,18 @@ class RunConditions(Record):
         return "thinking" if self.thinking else "standard"
 
 
-class RunInfo(Record):
+class _RunBasics(Record):
+    """The fields a benchmark and a suite run's ``run`` block both start with."""
+
     run_id: ExampleId
     framework_version: Annotated[str, Field(max_length=64)]
     started_at: Timestamp
     finished_at: Timestamp | None
     workers: Annotated[int, Field(ge=1, le=100_000)]
     batch_size: Annotated[int, Field(ge=1, le=100_000)]
+
+
+class RunInfo(_RunBasics):
     dataset: DatasetInfo
     chat_template_hash: Hash | None
     command: Annotated[str, Field(max_length=MAX_COMMAND)]
@@ -543,6 +531,16 @@ def parse_record(doc: Any) -> tuple[ResultFile | SuiteResultFile | None, list[st
 # Writing --------------------------------------------------------------------------------------
 
 
+def _as_record(model: type[R], derive: Callable[P, dict[str, Any]]) -> Callable[P, R]:
+    """``derive`` (a task's derivation as stored) made a typed, validated record: what the runner writes."""
+
+    def build(*args: P.args, **kwargs: P.kwargs) -> R:
+        return model.model_validate(derive(*args, **kwargs))
+
+    build.__doc__ = f":func:`{derive.__name__}` as a typed, validated record (what the runner writes)."
+    return build
+
+
 def derive_task(
     task: Any,
     rows: Sequence[Mapping[str, Any]],
@@ -627,32 +625,7 @@ def derive_task(
     return doc
 
 
-def build_task_result(
-    task: Any,
-    rows: Sequence[Mapping[str, Any]],
-    raws: Sequence[str | None],
-    finish_reasons: Sequence[str | None],
-    errors: Sequence[str | None],
-    *,
-    fingerprint: str,
-    cache: Any = None,
-    distributions: Sequence[Mapping[str, Any] | None] | None = None,
-    declarations: Any = None,
-) -> TaskResult:
-    """:func:`derive_task` as a typed, validated record (what the runner writes)."""
-    return TaskResult.model_validate(
-        derive_task(
-            task,
-            rows,
-            raws,
-            finish_reasons,
-            errors,
-            fingerprint=fingerprint,
-            cache=cache,
-            distributions=distributions,
-            declarations=declarations,
-        )
-    )
+build_task_result = _as_record(TaskResult, derive_task)
 
 
 def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
@@ -690,7 +663,6 @@ def build_document(
     against :class:`ResultFile` before it is returned, so the writer can never produce a
     file the reader refuses.
     """
-    from yoxla.results import finalize
     from yoxla.suite import load_suite
 
     body = {
@@ -706,11 +678,7 @@ def build_document(
         "generation_errors": count_generation_errors(tasks),
         "created_at": created_at,
     }
-    doc = finalize(body, sign_key)
-    record, problems = parse_record(doc)
-    if record is None:
-        raise ValueError("the result document does not match its own format: " + "; ".join(problems))
-    return doc
+    return _sealed(body, sign_key, ResultFile)
 
 
 # Comparing --------------------------------------------------------------------------------------
@@ -1002,13 +970,7 @@ class JudgeInfo(Record):
     base_url: Url | None = None
 
 
-class SuiteRunInfo(Record):
-    run_id: ExampleId
-    framework_version: Annotated[str, Field(max_length=64)]
-    started_at: Timestamp
-    finished_at: Timestamp | None
-    workers: Annotated[int, Field(ge=1, le=100_000)]
-    batch_size: Annotated[int, Field(ge=1, le=100_000)]
+class SuiteRunInfo(_RunBasics):
     command: Annotated[str, Field(max_length=MAX_COMMAND)]
     conditions: SuiteRunConditions
     judge: JudgeInfo | None = Field(default=None, description="the judge model; null when none was given")
@@ -1197,19 +1159,15 @@ def _suite_distributions(
 
     if not any(p.get("distribution") is not None for p in stored):
         return None  # most files: nothing to read back
-    targets, spaces, groups = calibration_inputs(prepared.task.spec, items)
-    for pred, p, space in zip(preds, stored, spaces, strict=True):
+    inputs = calibration_inputs(prepared.task.spec, items)
+    for pred, p, space in zip(preds, stored, inputs[1], strict=True):
         dist = checked_in(space, p.get("distribution")) if p.get("error") is None else None
         if dist is not None:
             pred["distribution"] = dist
-    return suite_task_calibration(prepared.task.id, targets, spaces, groups, preds)
+    return suite_task_calibration(prepared.task.id, inputs, preds)
 
 
-def build_suite_task_result(
-    prepared: Any, stored: Sequence[Mapping[str, Any]], *, pool: Any = None, judge: Any = None
-) -> SuiteTaskResult:
-    """:func:`derive_suite_task` as a typed, validated record (what the runner writes)."""
-    return SuiteTaskResult.model_validate(derive_suite_task(prepared, stored, pool=pool, judge=judge))
+build_suite_task_result = _as_record(SuiteTaskResult, derive_suite_task)
 
 
 def _mean_or_none(values: Sequence[float]) -> float | None:
@@ -1270,7 +1228,6 @@ def build_suite_document(
     sign_key: Any = None,
 ) -> dict[str, Any]:
     """The whole suite result document with its digest (signed when a key is given), validated."""
-    from yoxla.results import finalize
 
     body = {
         "format": SUITE_FORMAT,
@@ -1284,10 +1241,19 @@ def build_suite_document(
         "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
         "created_at": created_at,
     }
+    return _sealed(body, sign_key, SuiteResultFile)
+
+
+def _sealed(body: dict[str, Any], sign_key: Any, model: type[Record]) -> dict[str, Any]:
+    """``body`` with its digest (signed when a key is given), read back as ``model`` (a result
+    file of either kind) before it is returned: the writer never makes a file the reader refuses."""
+    from yoxla.results import finalize
+
     doc = finalize(body, sign_key)
     record, problems = parse_record(doc)
-    if not isinstance(record, SuiteResultFile):
-        raise ValueError("the suite result document does not match its own format: " + "; ".join(problems))
+    if not isinstance(record, model):
+        what = "suite result" if model is SuiteResultFile else "result"
+        raise ValueError(f"the {what} document does not match its own format: " + "; ".join(problems))
     return doc
 
 

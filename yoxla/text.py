@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -166,33 +167,30 @@ def _replaced(text: str, pairs: dict[str, str]) -> str:
     return text
 
 
-def az_lower(text: str) -> str:
-    """Lower-case with Azerbaijani rules, one character in, one character out."""
-    fast = _replaced(text, _AZ_LOWER).lower()
-    if len(fast) == len(text):  # no character lower-cased to several (the usual case)
-        return fast
-    out = []
-    for ch in text:
-        mapped = _AZ_LOWER.get(ch)
-        if mapped is None:
-            low = ch.lower()
-            mapped = low if len(low) == 1 else ch
-        out.append(mapped)
-    return "".join(out)
+def _az_case(pairs: dict[str, str], convert: Callable[[str], str]) -> Callable[[str], str]:
+    """``convert`` (``str.lower`` or ``str.upper``) after the Azerbaijani ``pairs``, one character
+    in, one character out (a character ``convert`` makes several of stays as it is)."""
+
+    def case(text: str) -> str:
+        fast = convert(_replaced(text, pairs))
+        if len(fast) == len(text):  # no character converted to several (the usual case)
+            return fast
+        out = []
+        for ch in text:
+            mapped = pairs.get(ch)
+            if mapped is None:
+                converted = convert(ch)
+                mapped = converted if len(converted) == 1 else ch
+            out.append(mapped)
+        return "".join(out)
+
+    return case
 
 
-def az_upper(text: str) -> str:
-    fast = _replaced(text, _AZ_UPPER).upper()
-    if len(fast) == len(text):
-        return fast
-    out = []
-    for ch in text:
-        mapped = _AZ_UPPER.get(ch)
-        if mapped is None:
-            up = ch.upper()
-            mapped = up if len(up) == 1 else ch
-        out.append(mapped)
-    return "".join(out)
+az_lower = _az_case(_AZ_LOWER, str.lower)
+az_lower.__doc__ = "Lower-case with Azerbaijani rules, one character in, one character out."
+az_upper = _az_case(_AZ_UPPER, str.upper)
+az_upper.__doc__ = "Upper-case with Azerbaijani rules, one character in, one character out."
 
 
 def collapse_ws(text: str) -> str:

@@ -25,7 +25,9 @@ from yoxla.annotation.sheets import (
     PERSON,
     RESOLUTIONS,
     Annotation,
+    RowsByTask,
     SheetError,
+    Tasks,
     annotatable,
     input_sha,
     read_annotations,
@@ -58,9 +60,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     return (agree * n - chance) / (n * n - chance)
 
 
-def _rows_index(
-    tasks: Mapping[str, Task], rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]]
-) -> dict[tuple[str, str], Mapping[str, Any]]:
+def _rows_index(tasks: Tasks, rows_by_task: RowsByTask) -> dict[tuple[str, str], Mapping[str, Any]]:
     return {
         (tid, str(row[tasks[tid].id_field])): row
         for tid, rows in rows_by_task.items()
@@ -130,8 +130,8 @@ def _agreement(task_id: str, items: list[tuple[Annotation, str]], stale: int) ->
 
 def compare(
     annotations: Sequence[Annotation],
-    tasks: Mapping[str, Task],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    tasks: Tasks,
+    rows_by_task: RowsByTask,
 ) -> Comparison:
     """Agreement with gold per task and over all tasks (κ pooled over (task, label) pairs)."""
     if not annotations:
@@ -180,10 +180,7 @@ class Resolution:
 
 
 def read_resolutions(
-    folder: Path,
-    tasks: Mapping[str, Task],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
-    skip_tasks: Collection[str] = (),
+    folder: Path, tasks: Tasks, rows_by_task: RowsByTask, skip_tasks: Collection[str] = ()
 ) -> tuple[list[Resolution], list[str]]:
     """(resolutions, problems) from ``folder/resolutions.csv``; none when the file is absent."""
     path = folder / RESOLUTIONS
@@ -240,10 +237,7 @@ class TaskReview:
 
 
 def load_all_annotations(
-    folder: Path,
-    tasks: Mapping[str, Task],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
-    skip_tasks: Collection[str] = (),
+    folder: Path, tasks: Tasks, rows_by_task: RowsByTask, skip_tasks: Collection[str] = ()
 ) -> tuple[list[Annotation], list[str]]:
     """Every sheet of the folder: people's at the top, models' under ``model/``. A sheet that
     cannot be read is one problem and leaves the other sheets counted."""
@@ -264,10 +258,7 @@ def load_all_annotations(
 
 
 def review_status(
-    folder: Path,
-    tasks: Mapping[str, Task],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
-    skip_tasks: Collection[str] = (),
+    folder: Path, tasks: Tasks, rows_by_task: RowsByTask, skip_tasks: Collection[str] = ()
 ) -> tuple[dict[str, TaskReview], list[str]]:
     """Review status of every task in ``rows_by_task`` (for ``yoxla annotate status`` and the app).
 

@@ -25,6 +25,9 @@ from yoxla.safetext import one_line
 from yoxla.suite import Task, canonical_json
 from yoxla.text import az_key
 
+Tasks = Mapping[str, Task]  # the edition's tasks by id
+RowsByTask = Mapping[str, Sequence[Mapping[str, Any]]]  # each task's rows, in dataset order
+
 COLUMNS = ("n", "task", "id", "input_sha", "text", "answers", "label", "not_natural", "note")
 UNSURE = "?"
 PERSON, MODEL = "person", "model"
@@ -75,7 +78,7 @@ def input_sha(task: Task, row: Mapping[str, Any]) -> str:
 def export_sheet(
     path: Path,
     tasks: Sequence[Task],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    rows_by_task: RowsByTask,
     *,
     shuffle_key: str,
     force: bool = False,
@@ -227,8 +230,8 @@ def read_annotations(
     path: Path,
     annotator: str,
     kind: str,
-    tasks: Mapping[str, Task],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
+    tasks: Tasks,
+    rows_by_task: RowsByTask,
     skip_tasks: Collection[str] = (),
 ) -> tuple[list[Annotation], list[str]]:
     """(annotations, problems) of one sheet. Rows left empty are skipped, and so are rows of

@@ -232,6 +232,11 @@ def task_calibration(
     return report_document(cases, _n_partial(preds))
 
 
+# A suite task's items as calibration reads them: targets, closed answer spaces, groups
+# (yoxla.suites.space.calibration_inputs).
+SuiteInputs = tuple[Sequence[str], Sequence[Sequence[str] | None], Sequence[str | None]]
+
+
 def suite_cases(
     task_id: str,
     targets: Sequence[str],
@@ -266,20 +271,14 @@ def suite_cases(
     return out
 
 
-def suite_task_calibration(
-    task_id: str,
-    targets: Sequence[str],
-    spaces: Sequence[Sequence[str] | None],
-    groups: Sequence[str | None],
-    preds: Sequence[Any],
-) -> dict[str, Any] | None:
-    """A suite task's ``calibration`` block (:func:`suite_cases` through the benchmark's
-    :func:`report_document`), or None when no prediction stores a distribution: a suite's group
-    consistency and controls are already among its task metrics, so a file without
-    probabilities keeps the form it had."""
+def suite_task_calibration(task_id: str, inputs: SuiteInputs, preds: Sequence[Any]) -> dict[str, Any] | None:
+    """A suite task's ``calibration`` block (:func:`suite_cases` of the items' targets, spaces and
+    groups, ``inputs``, through the benchmark's :func:`report_document`), or None when no
+    prediction stores a distribution: a suite's group consistency and controls are already among
+    its task metrics, so a file without probabilities keeps the form it had."""
     if not any(_field(p, "distribution") is not None for p in preds):
         return None
-    return report_document(suite_cases(task_id, targets, spaces, groups, preds), _n_partial(preds))
+    return report_document(suite_cases(task_id, *inputs, preds), _n_partial(preds))
 
 
 def pooled_calibration(

@@ -13,18 +13,34 @@ from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOp
 from yoxla.suite import Task
 
 
-class BaselineProvider(Provider):
+class StrategyProvider(Provider):
+    """A cue-only strategy served like a model: ``--model`` names one of ``strategies``."""
+
     parallel = True
     batch_size = 1
+    name = "baseline"  # the provider's name in messages and in the reported model
+    strategies: tuple[str, ...] = STRATEGIES
 
     def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None:
-        if model not in STRATEGIES:
+        if model not in self.strategies:
             raise ProviderError(
-                f"unknown baseline strategy {model!r}; use --model one of: {', '.join(STRATEGIES)}"
+                f"unknown {self.name.replace('-', ' ')} strategy {model!r}; "
+                f"use --model one of: {', '.join(self.strategies)}"
             )
         self.spec = spec
         self.strategy = model
         self.seed = options.seed if options.seed is not None else SEED
+
+    def completion(self, text: str) -> Completion:
+        return Completion(text=text, finish_reason="stop", model=f"{self.name}/{self.strategy}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"base_url": None, "strategy": self.strategy, "seed": self.seed}
+
+
+class BaselineProvider(StrategyProvider):
+    def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None:
+        super().__init__(spec, model, options)
         self._answers: dict[tuple[str, str], str] = {}
 
     def prepare(self, task: Task, rows: list[dict[str, Any]]) -> None:
@@ -37,7 +53,4 @@ class BaselineProvider(Provider):
         key = (request.task.id, request.example_id)
         if key not in self._answers:
             self.prepare(request.task, [request.row])
-        return Completion(text=self._answers[key], finish_reason="stop", model=f"baseline/{self.strategy}")
-
-    def describe(self) -> dict[str, Any]:
-        return {"base_url": None, "strategy": self.strategy, "seed": self.seed}
+        return self.completion(self._answers[key])

@@ -10,24 +10,14 @@ per task, over the task's items, whatever order the requests come in.
 
 from __future__ import annotations
 
-from typing import Any
+from yoxla.providers.base import Completion, ProviderError, Request
+from yoxla.providers.baseline import StrategyProvider
+from yoxla.suites.baselines import SUITE_STRATEGIES, answers_by_id
 
-from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
-from yoxla.suites.baselines import SEED, SUITE_STRATEGIES, answers_by_id
 
-
-class SuiteBaselineProvider(Provider):
-    parallel = True
-    batch_size = 1
-
-    def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None:
-        if model not in SUITE_STRATEGIES:
-            raise ProviderError(
-                f"unknown suite baseline strategy {model!r}; use --model one of: {', '.join(SUITE_STRATEGIES)}"
-            )
-        self.spec = spec
-        self.strategy = model
-        self.seed = options.seed if options.seed is not None else SEED
+class SuiteBaselineProvider(StrategyProvider):
+    name = "suite-baseline"
+    strategies = SUITE_STRATEGIES
 
     def generate(self, request: Request) -> Completion:
         prepared = getattr(request.task, "prepared", None)
@@ -35,8 +25,4 @@ class SuiteBaselineProvider(Provider):
             raise ProviderError(
                 "the suite-baseline provider answers suite items only (python runner.py --suite FILE)"
             )
-        text = answers_by_id(self.strategy, prepared, self.seed)[request.example_id]
-        return Completion(text=text, finish_reason="stop", model=f"suite-baseline/{self.strategy}")
-
-    def describe(self) -> dict[str, Any]:
-        return {"base_url": None, "strategy": self.strategy, "seed": self.seed}
+        return self.completion(answers_by_id(self.strategy, prepared, self.seed)[request.example_id])

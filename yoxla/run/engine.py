@@ -12,11 +12,13 @@ one line how to continue.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from yoxla.providers.base import Provider, ProviderError
 from yoxla.providers.registry import redact
@@ -33,7 +35,7 @@ from yoxla.run.artifacts import (
     write_json,
 )
 from yoxla.run.errors import Log, RunError, log_stderr, os_reason, resume_command, writing
-from yoxla.run.executor import execute
+from yoxla.run.executor import Job, execute
 from yoxla.run.finalize import RunReport, finalize_run
 from yoxla.run.lock import LOCK_FILE, RunLock
 from yoxla.run.plan import Plan, dataset_info, make_plan, open_provider, precheck_provider, run_secrets
@@ -50,35 +52,15 @@ from yoxla.run.settings import (
     stored_settings,
 )
 
+Items = Sequence[tuple[Any, Any]]  # (task, row) of a benchmark run, (task, item) of a suite run
+OnRecord = Callable[[dict[str, Any]], None]
 
-class Session(Protocol):
-    """A run folder held by this process, as a sending session sees it (:class:`Held`, or a
-    suite run's :class:`yoxla.run.suite_engine.SuiteHeld`)."""
 
-    dir: Path
-    info: dict[str, Any]
-    settings: RunSettings
+class _Pending(Protocol):
+    def pending(self, limit: int | None, done: set[tuple[str, str]]) -> tuple[list[Any], int]: ...
 
-    @property
-    def log(self) -> Log: ...
 
-    def write_info(self) -> None: ...
-
-    def finish(self, sent: int = 0) -> RunReport: ...
-
-    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]: ...
-
-    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]: ...
-
-    def send(
-        self,
-        provider: Provider,
-        items: Sequence[tuple[Any, Any]],
-        on_record: Callable[[dict[str, Any]], None],
-        initial: int,
-        total: int | None,
-        secrets: list[str],
-    ) -> None: ...
+PlanT = TypeVar("PlanT", bound=_Pending)
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
@@ -87,48 +69,80 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
         write_json(run_dir / RUN_JSON, info)
 
 
-# Reads a run folder back under its lock: (the held run, its stored records); ``adjust`` sets
-# the settings of this session from the stored ones.
-Reopen = Callable[[Path, Callable[[RunSettings], RunSettings], Log], tuple[Session, list[dict[str, Any]]]]
-
-
 @dataclass
-class Held:
-    """A run folder this process holds (under its lock): its record, its settings and its plan."""
+class HeldRun(ABC, Generic[PlanT]):
+    """A run folder this process holds (under its lock): its record, its settings and its plan.
+
+    A benchmark run's is :class:`Held`, a suite run's :class:`yoxla.run.suite_engine.SuiteHeld`;
+    they differ in what a session sends with (:meth:`job`), how they finish and how they find
+    the example a stored record answers.
+    """
 
     dir: Path
     info: dict[str, Any]
     settings: RunSettings
-    plan: Plan
+    plan: PlanT
     log: Log
 
     def write_info(self) -> None:
         write_run_info(self.dir, self.info)
 
-    def send(
-        self,
-        provider: Provider,
-        items: Sequence[tuple[Any, Any]],
-        on_record: Callable[[dict[str, Any]], None],
-        initial: int,
-        total: int | None,
-        secrets: list[str],
-    ) -> None:
-        for tid in dict.fromkeys(t.id for t, _ in items):
-            provider.prepare(self.plan.suite.task(tid), self.plan.rows[tid])
-        execute(provider, items, self.settings, on_record, initial=initial, total=total, secrets=secrets)
-
     def finish(self, sent: int = 0) -> RunReport:
-        s = self.settings
-        report = finalize_run(self.dir, task_rows=self.plan.rows, sign_key=s.sign_key, log=self.log)
+        report = self.finalize()
         report.sent = sent
         return report
 
     def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
         return self.plan.pending(self.settings.limit, done)
 
+    def send(
+        self,
+        provider: Provider,
+        items: Items,
+        on_record: OnRecord,
+        initial: int,
+        total: int | None,
+        secrets: list[str],
+    ) -> None:
+        s = self.settings
+        with self.job(provider, items, secrets) as job:
+            execute(provider, items, s, on_record, initial=initial, total=total, secrets=secrets, job=job)
+
+    @abstractmethod
+    def job(self, provider: Provider, items: Items, secrets: list[str]) -> AbstractContextManager[Job | None]:
+        """What the executor sends ``items`` with in one session, closed when it ends."""
+
+    @abstractmethod
+    def finalize(self) -> RunReport:
+        """Score the stored answers and write the run's files."""
+
+    @abstractmethod
     def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
-        """The (task, row) each stored record answers (to ask it again)."""
+        """The example each stored record answers (to ask it again)."""
+
+
+# Reads a run folder back under its lock: (the held run, its stored records); ``adjust`` sets
+# the settings of this session from the stored ones.
+Reopen = Callable[
+    [Path, Callable[[RunSettings], RunSettings], Log], tuple[HeldRun[Any], list[dict[str, Any]]]
+]
+
+
+@dataclass
+class Held(HeldRun[Plan]):
+    """A benchmark run folder this process holds."""
+
+    @contextmanager
+    def job(self, provider: Provider, items: Items, secrets: list[str]) -> Iterator[None]:
+        for tid in dict.fromkeys(t.id for t, _ in items):
+            provider.prepare(self.plan.suite.task(tid), self.plan.rows[tid])
+        yield None
+
+    def finalize(self) -> RunReport:
+        return finalize_run(self.dir, task_rows=self.plan.rows, sign_key=self.settings.sign_key, log=self.log)
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
+        """The (task, row) each stored record answers."""
         plan = self.plan
         rows = {(t, str(r[plan.suite.task(t).id_field])): r for t in plan.task_ids for r in plan.rows[t]}
         return [(plan.suite.task(r["task"]), rows[(r["task"], str(r["id"]))]) for r in records]
@@ -153,7 +167,20 @@ def _start(s: RunSettings, log: Log) -> RunReport:
     _refuse_existing(run_dir)  # before loading anything; checked again under the lock
     resolve_sign_key(s)
     precheck_provider(s)
-    plan = make_plan(s, log)
+    return begin_run(Held, _new_record, s, make_plan(s, log), run_dir, log)
+
+
+def begin_run(
+    held: type[HeldRun[Any]],
+    new_record: Callable[..., dict[str, Any]],
+    s: RunSettings,
+    plan: Any,
+    run_dir: Path,
+    log: Log,
+) -> RunReport:
+    """A new run folder, under its lock: open the provider, write run.json (``new_record(s, plan,
+    provider facts, workers=, batch_size=)``), send every selected example, finish. A provider
+    that cannot be opened leaves no folder behind."""
     with RunLock(run_dir, log):
         _refuse_existing(run_dir)
         try:
@@ -161,15 +188,12 @@ def _start(s: RunSettings, log: Log) -> RunReport:
         except BaseException:
             _remove_unborn(run_dir)
             raise
-        info = _new_record(
-            s,
-            plan,
-            provider_facts,
-            workers=s.transport.workers if provider.parallel else 1,
-            batch_size=int(getattr(provider, "batch_size", 1) or 1),
-        )
-        items, total = plan.pending(s.limit, set())
-        return _send(Held(run_dir, info, s, plan, log), provider, items, total, "run")
+        workers = s.transport.workers if provider.parallel else 1
+        batch_size = int(getattr(provider, "batch_size", 1) or 1)
+        info = new_record(s, plan, provider_facts, workers=workers, batch_size=batch_size)
+        run = held(run_dir, info, s, plan, log)
+        items, total = run.pending(set())
+        return _send(run, provider, items, total, "run")
 
 
 def _new_record(
@@ -228,7 +252,7 @@ def _resume(given: RunSettings, explicit: set[str], log: Log, reopen: Reopen | N
 
 def _reopen(
     run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
-) -> tuple[Session, list[dict[str, Any]]]:
+) -> tuple[HeldRun[Any], list[dict[str, Any]]]:
     """A run folder read back (under its lock): its settings as ``adjust`` makes them, and its records."""
     info = read_json(run_dir / RUN_JSON)
     if info.get("kind") == "suite":
@@ -303,7 +327,7 @@ def _clean_predictions(run_dir: Path, log: Log) -> list[dict[str, Any]]:
 
 
 def _send(
-    run: Session, provider: Provider, items: Sequence[tuple[Any, Any]], total: int, kind: str
+    run: HeldRun[Any], provider: Provider, items: Sequence[tuple[Any, Any]], total: int, kind: str
 ) -> RunReport:
     """Append the answers to ``items`` to predictions.jsonl, then finish the run."""
     run.info["status"] = "running"
@@ -319,11 +343,11 @@ def _send(
 
 
 def _session(
-    run: Session,
+    run: HeldRun[Any],
     provider: Provider,
-    items: Sequence[tuple[Any, Any]],
+    items: Items,
     kind: str,
-    on_record: Callable[[dict[str, Any]], None],
+    on_record: OnRecord,
     wrap_up: Callable[[], None],
     total: int | None = None,
 ) -> int:
@@ -378,7 +402,7 @@ def _stopped(exc: BaseException, run_dir: Path, kind: str, on_disk: int, log: Lo
 
 
 def _end_session(
-    run: Session, session: dict[str, Any], t0: float, examples: int, failed: bool = False
+    run: HeldRun[Any], session: dict[str, Any], t0: float, examples: int, failed: bool = False
 ) -> None:
     """Record the session in run.json; after a failed session (status ``interrupted``) only try to."""
     wall = time.perf_counter() - t0
@@ -522,7 +546,6 @@ def seeded_settings(rec: Any, run_dir: Path, overrides: dict[str, Any], **kind: 
 
 def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A run folder holding a result file's answers, as if that run had been made here."""
-    from yoxla.calibration.stored import DISTRIBUTION_KEY
     from yoxla.parsing import answer_text
 
     cond = rec.run.conditions
@@ -550,13 +573,12 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
         if facts["fingerprint"] != rec.tasks[tid].fingerprint:
             raise RunError(f"--retry-errors: the rows of {tid} differ from those {path} was run on")
     provider_facts = seeded_provider_facts(s, rec, {"chat_template_hash": rec.run.chat_template_hash})
-    records: list[dict[str, Any]] = []
-    for tid in plan.task_ids:
-        for p in rec.tasks[tid].predictions:
-            record: dict[str, Any] = {
-                "task": tid,
-                "id": p.id,
-                "raw": p.raw,
+    records = [
+        seeded_line(
+            tid,
+            p,
+            rec,
+            {
                 "text": answer_text(p.raw),
                 "parsed": p.parsed,
                 "valid": p.valid,
@@ -566,16 +588,11 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
                 "near_miss": p.near_miss,
                 "score": p.score,
                 "metrics": {},
-                "finish_reason": p.finish_reason,
-                "model": rec.model.reported_model,
-                "usage": {},
-                "latency_s": 0.0,
-                "attempts": 1,
-                "error": p.error,
-            }
-            if p.distribution is not None:
-                record[DISTRIBUTION_KEY] = p.distribution.model_dump(mode="json", exclude_unset=True)
-            records.append(record)
+            },
+        )
+        for tid in plan.task_ids
+        for p in rec.tasks[tid].predictions
+    ]
     write_seeded(
         run_dir,
         path,
@@ -584,6 +601,28 @@ def _seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], lo
         records,
         log,
     )
+
+
+def seeded_line(tid: str, p: Any, rec: Any, verdict: dict[str, Any]) -> dict[str, Any]:
+    """The predictions.jsonl line of answer ``p`` to task ``tid`` of result file ``rec``, as a run
+    writes it; ``verdict`` holds what a benchmark or a suite line stores of the answer's scoring."""
+    from yoxla.calibration.stored import DISTRIBUTION_KEY
+
+    line = {
+        "task": tid,
+        "id": p.id,
+        "raw": p.raw,
+        **verdict,
+        "finish_reason": p.finish_reason,
+        "model": rec.model.reported_model,
+        "usage": {},
+        "latency_s": 0.0,
+        "attempts": 1,
+        "error": p.error,
+    }
+    if p.distribution is not None:
+        line[DISTRIBUTION_KEY] = p.distribution.model_dump(mode="json", exclude_unset=True)
+    return line
 
 
 def seeded_provider_facts(s: RunSettings, rec: Any, provider_info: dict[str, Any]) -> dict[str, Any]:

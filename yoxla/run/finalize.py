@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,9 @@ from yoxla.run.model_facts import FACT_KEYS, check_facts, public_model
 from yoxla.run.settings import now_iso, settings_from
 from yoxla.suite import load_suite
 
+Info = dict[str, Any]  # run.json, a document
+Lines = list[dict[str, Any]]  # the lines of predictions.jsonl
+
 
 @dataclass
 class RunReport:
@@ -76,6 +79,29 @@ def _bounded(record: dict[str, Any]) -> dict[str, Any]:
     return {**out, "raw": None, "text": "", "error": oversized(len(raw)), "outcome": "generation_error"}
 
 
+def stored_records(run_dir: Path, log: Log | None) -> list[dict[str, Any]]:
+    """The run's stored lines; a repeated example kept once (its first line) and reported through ``log``."""
+    records, _ = read_predictions(run_dir / PREDICTIONS)
+    records, dropped = drop_duplicates(records)
+    if dropped and log:
+        log(duplicates_note(run_dir / PREDICTIONS, dropped))
+    return records
+
+
+def records_by_task(
+    run_dir: Path, records: list[dict[str, Any]], task_ids: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The stored lines of each task of the run; a line of another task is a corrupt run."""
+    by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in task_ids}
+    for r in records:
+        if r.get("task") not in by_task:
+            raise CorruptRun(
+                f"{run_dir / PREDICTIONS}: a line names task {r.get('task')!r}, not part of this run"
+            )
+        by_task[r["task"]].append(r)
+    return by_task
+
+
 def score_run(
     run_dir: Path, task_rows: dict[str, list[dict[str, Any]]] | None = None, log: Log | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
@@ -86,11 +112,7 @@ def score_run(
     repeated example is scored once (its first line) and reported through ``log``.
     """
     info = read_json(run_dir / RUN_JSON)
-    records, _ = read_predictions(run_dir / PREDICTIONS)
-    records = [_bounded(r) for r in records]
-    records, dropped = drop_duplicates(records)
-    if dropped and log:
-        log(duplicates_note(run_dir / PREDICTIONS, dropped))
+    records = [_bounded(r) for r in stored_records(run_dir, log)]
     suite = load_suite()
     s = settings_from(info)
     task_ids: list[str] = info["task_ids"]
@@ -103,13 +125,7 @@ def score_run(
                 raise RunError(
                     f"the rows of {tid} differ from those the run used (fingerprint); cannot re-score"
                 )
-    by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in task_ids}
-    for r in records:
-        if r.get("task") not in by_task:
-            raise CorruptRun(
-                f"{run_dir / PREDICTIONS}: a line names task {r.get('task')!r}, not part of this run"
-            )
-        by_task[r["task"]].append(r)
+    by_task = records_by_task(run_dir, records, task_ids)
     tasks_out: dict[str, Any] = {}
     results: dict[str, TaskResult] = {}
     seen_recs: list[dict[str, Any]] = []
@@ -186,11 +202,6 @@ def _usage_total(records: list[dict[str, Any]]) -> dict[str, int]:
 def build_summary(
     info: dict[str, Any], task_scores: dict[str, Any], records: list[dict[str, Any]], complete: bool
 ) -> dict[str, Any]:
-    errors = [
-        {"task": r["task"], "id": r["id"], "error": r.get("error")}
-        for r in records
-        if r.get("outcome") == "generation_error"
-    ]
     tasks = {}
     for tid, t in task_scores["tasks"].items():
         m = t["metrics"] or {}
@@ -206,20 +217,37 @@ def build_summary(
         cal = t.get("calibration")
         if cal:
             tasks[tid]["calibration"] = calibration_summary(cal)
+    scores = {"yoxla": task_scores["yoxla"], "blocks": task_scores["blocks"], "tasks": tasks}
+    scores = {"edition": info["edition"], "complete": complete, **scores}
+    return summary_document(info, records, scores, task_scores.get("probabilities"))
+
+
+def summary_document(
+    info: dict[str, Any],
+    records: list[dict[str, Any]],
+    scores: dict[str, Any],
+    probabilities: Any,
+    **extra: Any,
+) -> dict[str, Any]:
+    """summary.json of a benchmark or a suite run: who ran, ``scores`` (what was run, whether
+    complete, the scores and tasks), the answers and their generation errors, ``extra``, usage,
+    probabilities and the run's time and result file."""
+    errors = [
+        {"task": r["task"], "id": r["id"], "error": r.get("error")}
+        for r in records
+        if r.get("outcome") == "generation_error"
+    ]
     return {
         "run_id": info["run_id"],
         "provider": info["provider"],
         "model": info["model"],
-        "edition": info["edition"],
-        "complete": complete,
-        "yoxla": task_scores["yoxla"],
-        "blocks": task_scores["blocks"],
-        "tasks": tasks,
+        **scores,
         "examples": len(records),
         "generation_errors": len(errors),
         "generation_error_examples": errors,
+        **extra,
         "usage": _usage_total(records),
-        "probabilities": task_scores.get("probabilities"),
+        "probabilities": probabilities,
         "wall_s": info.get("wall_s"),
         "result_file": info.get("result_file"),
     }
@@ -312,12 +340,22 @@ def model_metadata(info: dict[str, Any]) -> ModelMetadata | None:
     return ModelMetadata(**found) if found else None
 
 
+def run_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """What the result file's ``run`` block (a benchmark run's or a suite run's) takes from run.json as it is."""
+    return {
+        "run_id": info["run_id"],
+        "framework_version": info["framework_version"],
+        "started_at": info["started_at"],
+        "finished_at": info.get("finished_at"),
+        "workers": int(info.get("workers") or 1),
+        "batch_size": int(info.get("batch_size") or 1),
+        "command": info.get("command", ""),
+    }
+
+
 def build_result(
-    info: dict[str, Any],
-    results: dict[str, TaskResult],
-    records: list[dict[str, Any]],
-    sign_key: str | None = None,
-) -> dict[str, Any]:
+    info: Info, results: dict[str, TaskResult], records: Lines, sign_key: str | None = None
+) -> Info:
     """The result file: metadata, scores, every prediction, digest (and signature).
 
     Written by :mod:`yoxla.record` (the one writer; admission reads with the same record).
@@ -327,15 +365,9 @@ def build_result(
         edition=info["edition"],
         model=model_info(info, records),
         run=RunInfo(
-            run_id=info["run_id"],
-            framework_version=info["framework_version"],
-            started_at=info["started_at"],
-            finished_at=info.get("finished_at"),
-            workers=int(info.get("workers") or 1),
-            batch_size=int(info.get("batch_size") or 1),
+            **run_facts(info),
             dataset=DatasetInfo(source=dataset.get("source"), revision=dataset.get("revision")),
             chat_template_hash=info.get("chat_template_hash"),
-            command=info.get("command", ""),
             conditions=record_conditions(info),
         ),
         suite_hash=info["suite_hash"],
@@ -346,12 +378,14 @@ def build_result(
     )
 
 
-def result_path_for(info: dict[str, Any], complete: bool) -> Path:
+def result_path_for(info: dict[str, Any], complete: bool, *where: str) -> Path:
+    """Where the result file of the run goes: ``results/<where>/<provider>__<model>.json``, under
+    ``results/partial/`` when the run is not complete; ``where`` is the edition by default."""
     results_dir = Path(info["settings"].get("results_dir") or "results")
-    name = result_filename(info["provider"], published_model(info))
-    if complete:
-        return results_dir / info["edition"] / name
-    return results_dir / "partial" / info["edition"] / name
+    name = result_filename(info["provider"], published_model(info))  # never a local folder's path
+    return (results_dir if complete else results_dir / "partial").joinpath(
+        *(where or (info["edition"],)), name
+    )
 
 
 def finalize_run(
@@ -433,9 +467,12 @@ def rescore_run(
     run_dir: Path, write_result_file: bool = False, sign_key: str | None = None, log: Log = log_stderr
 ) -> RunReport:
     """Replay stored raw outputs through today's parsers and evaluators; answers are never touched."""
+    return rescore_with(finalize_run, run_dir, log, write_result_file=write_result_file, sign_key=sign_key)
+
+
+def rescore_with(finalize: Callable[..., RunReport], run_dir: Path, log: Log, **options: Any) -> RunReport:
+    """``finalize(run_dir, rescore=True, …)`` under the run folder's lock (a run of either kind)."""
     if not (run_dir / RUN_JSON).is_file():
         raise RunError(f"{run_dir} is not a run folder (no run.json)")
     with RunLock(run_dir, log):
-        return finalize_run(
-            run_dir, write_result_file=write_result_file, sign_key=sign_key, log=log, rescore=True
-        )
+        return finalize(run_dir, log=log, rescore=True, **options)

@@ -13,7 +13,8 @@ call (request and response), one flushed line each, replayed by later scoring.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,22 +25,21 @@ from yoxla.providers.registry import get_spec, with_overrides
 from yoxla.results import model_slug
 from yoxla.run.artifacts import RUN_JSON, SUITE_KIND, read_json
 from yoxla.run.engine import (
+    HeldRun,
+    Items,
     _clean_predictions,
     _refuse_existing,
-    _remove_unborn,
     _resume,
-    _send,
+    begin_run,
     retry_errors,
+    seeded_line,
     seeded_provider_facts,
     seeded_settings,
-    write_run_info,
     write_seeded,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.executor import execute
 from yoxla.run.finalize import RunReport
-from yoxla.run.lock import RunLock
-from yoxla.run.plan import open_provider, precheck_provider, run_secrets
+from yoxla.run.plan import precheck_provider, run_secrets
 from yoxla.run.settings import (
     RunSettings,
     check_run_id,
@@ -57,49 +57,27 @@ NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read bu
 
 
 @dataclass
-class SuiteHeld:
-    """A suite run folder this process holds: its record, settings and plan (see engine.Session)."""
+class SuiteHeld(HeldRun[SuitePlan]):
+    """A suite run folder this process holds: a session sends with the run's judge."""
 
-    dir: Path
-    info: dict[str, Any]
-    settings: RunSettings
-    plan: SuitePlan
-    log: Log
-
-    def write_info(self) -> None:
-        write_run_info(self.dir, self.info)
-
-    def finish(self, sent: int = 0) -> RunReport:
-        report = finalize_suite_run(
-            self.dir, self.plan, sign_key=self.settings.sign_key, log=self.log, settings=self.settings
-        )
-        report.sent = sent
-        return report
-
-    def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
-        return self.plan.pending(self.settings.limit, done)
+    def finalize(self) -> RunReport:
+        s = self.settings
+        return finalize_suite_run(self.dir, self.plan, sign_key=s.sign_key, log=self.log, settings=s)
 
     def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
-        """The (task, item) each stored record answers (to ask it again)."""
+        """The (task, item) each stored record answers."""
         items = {(tid, i.id): (t, i) for tid, t in self.plan.tasks.items() for i in t.prepared.items}
         return [items[(r["task"], str(r["id"]))] for r in records]
 
-    def send(
-        self,
-        provider: Provider,
-        items: Sequence[tuple[Any, Any]],
-        on_record: Callable[[dict[str, Any]], None],
-        initial: int,
-        total: int | None,
-        secrets: list[str],
-    ) -> None:
+    @contextmanager
+    def job(self, provider: Provider, items: Items, secrets: list[str]) -> Iterator[SuiteJob]:
         s = self.settings
         spec = with_overrides(get_spec(s.provider, s.config), s.base_url)
         client = open_judge(s)
         judge = RecordingJudge(self.dir / JUDGEMENTS, client[0] if client else None)
         job = SuiteJob(s, spec.backend, spec.base_url, judge, secrets, parallel_graders=client is not None)
         try:
-            execute(provider, items, s, on_record, initial=initial, total=total, secrets=secrets, job=job)
+            yield job
         finally:
             job.close()
             judge.close()
@@ -162,22 +140,7 @@ def start_suite_run(
     s.run_id = check_run_id(s.run_id or default_suite_run_id(s, plan.suite_id))
     run_dir = Path(s.runs_dir) / s.run_id
     _refuse_existing(run_dir)
-    with RunLock(run_dir, log):
-        _refuse_existing(run_dir)
-        try:
-            provider, provider_facts = open_provider(s)
-        except BaseException:
-            _remove_unborn(run_dir)
-            raise
-        info = suite_run_record(
-            s,
-            plan,
-            provider_facts,
-            workers=s.transport.workers if provider.parallel else 1,
-            batch_size=int(getattr(provider, "batch_size", 1) or 1),
-        )
-        items, total = plan.pending(s.limit, set())
-        return _send(SuiteHeld(run_dir, info, s, plan, log), provider, items, total, "run")
+    return begin_run(SuiteHeld, suite_run_record, s, plan, run_dir, log)
 
 
 def _reopen(
@@ -204,7 +167,6 @@ def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_
 def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
-    from yoxla.calibration.stored import DISTRIBUTION_KEY
     from yoxla.leaderboard.suite_data import SuiteSource
     from yoxla.record import SuiteRunConditions
     from yoxla.suites.judge import request_hash
@@ -249,33 +211,18 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
     judgements: dict[str, dict[str, Any]] = {}
     for tid in plan.task_ids:
         for p in rec.tasks[tid].predictions:
-            records.append(
-                {
-                    "task": tid,
-                    "id": p.id,
-                    "raw": p.raw,
-                    "extracted": p.extracted,
-                    "valid": p.valid,
-                    "outcome": p.outcome,
-                    "reason": p.reason,
-                    "score": p.score,
-                    "scores": dict(p.scores),
-                    "grader_error": p.grader_error,
-                    "judgements": [j.model_dump(mode="json") for j in p.judgements],
-                    "finish_reason": p.finish_reason,
-                    "model": rec.model.reported_model,
-                    "usage": {},
-                    "latency_s": 0.0,
-                    "attempts": 1,
-                    "error": p.error,
-                    # carried over as a local model's label scores are: read back at the finish
-                    **(
-                        {DISTRIBUTION_KEY: p.distribution.model_dump(mode="json", exclude_unset=True)}
-                        if p.distribution is not None
-                        else {}
-                    ),
-                }
-            )
+            verdict = {
+                "extracted": p.extracted,
+                "valid": p.valid,
+                "outcome": p.outcome,
+                "reason": p.reason,
+                "score": p.score,
+                "scores": dict(p.scores),
+                "grader_error": p.grader_error,
+                "judgements": [j.model_dump(mode="json") for j in p.judgements],
+            }
+            # a local model's label scores are carried over too: read back at the finish
+            records.append(seeded_line(tid, p, rec, verdict))
             for j in p.judgements:  # replayed by scoring, never sent again
                 if request_hash(j.request) == j.request_sha256:
                     judgements.setdefault(

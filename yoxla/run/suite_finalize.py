@@ -39,26 +39,29 @@ from yoxla.record import (
     build_suite_task_result,
     suite_scores_of,
 )
-from yoxla.results import SIGN_KEY_ENV, result_filename
+from yoxla.results import SIGN_KEY_ENV
 from yoxla.run.artifacts import (
     PREDICTIONS,
     RUN_JSON,
     CorruptRun,
-    drop_duplicates,
-    duplicates_note,
     read_json,
-    read_predictions,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finalize import (
+    Info,
+    Lines,
     RunReport,
     _usage_total,
     calibration_summary,
     model_info,
-    published_model,
+    records_by_task,
+    rescore_with,
+    result_path_for,
+    run_facts,
+    stored_records,
+    summary_document,
     write_finished,
 )
-from yoxla.run.lock import RunLock
 from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.suite_plan import SuitePlan, SuiteRunTask, make_suite_plan
@@ -125,20 +128,12 @@ def add_distributions(
             p["distribution"] = dist
 
 
-def _records(run_dir: Path, log: Log | None) -> list[dict[str, Any]]:
-    records, _ = read_predictions(run_dir / PREDICTIONS)
-    records, dropped = drop_duplicates(records)
-    if dropped and log:
-        log(duplicates_note(run_dir / PREDICTIONS, dropped))
-    return records
-
-
 def score_suite_run(
     run_dir: Path, plan: SuitePlan | None, judge: RecordingJudge, log: Log | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, SuiteTaskResult]]:
     """(run info, task_scores, records, task results) recomputed from the stored answers."""
     info = read_json(run_dir / RUN_JSON)
-    records = _records(run_dir, log)
+    records = stored_records(run_dir, log)
     if plan is None:
         plan = make_suite_plan(settings_from(info))
     check_plan(info, plan)
@@ -151,13 +146,7 @@ def score_suite_run(
         },
         **{k: now[k] for k in ("suite_hash", "groups", "headline", "analysis_hash") if k in now},
     }
-    by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in plan.task_ids}
-    for r in records:
-        if r.get("task") not in by_task:
-            raise CorruptRun(
-                f"{run_dir / PREDICTIONS}: a line names task {r.get('task')!r}, not part of this run"
-            )
-        by_task[r["task"]].append(r)
+    by_task = records_by_task(run_dir, records, plan.task_ids)
     results: dict[str, SuiteTaskResult] = {}
     tasks_out: dict[str, Any] = {}
     with WorkerPool() as pool:
@@ -217,11 +206,6 @@ def build_suite_summary(
     results: Mapping[str, SuiteTaskResult],
     complete: bool,
 ) -> dict[str, Any]:
-    errors = [
-        {"task": r["task"], "id": r["id"], "error": r.get("error")}
-        for r in records
-        if r.get("outcome") == "generation_error"
-    ]
     tasks = {}
     missing = unanswered(results)
     for tid, t in task_scores["tasks"].items():
@@ -249,23 +233,9 @@ def build_suite_summary(
         for p in t.predictions
         if p.distribution is not None
     }
-    return {
-        "run_id": info["run_id"],
-        "provider": info["provider"],
-        "model": info["model"],
-        "suite": info["suite"]["id"],
-        "complete": complete,
-        "suite_score": task_scores["suite_score"],
-        "tasks": tasks,
-        "examples": len(records),
-        "generation_errors": len(errors),
-        "generation_error_examples": errors,
-        "judge": info.get("judge"),
-        "usage": _usage_total(records),
-        "probabilities": probability_counts(records, [dists.get((r["task"], str(r["id"]))) for r in records]),
-        "wall_s": info.get("wall_s"),
-        "result_file": info.get("result_file"),
-    }
+    scores = {"suite": info["suite"]["id"], "complete": complete, "suite_score": task_scores["suite_score"]}
+    probabilities = probability_counts(records, [dists.get((r["task"], str(r["id"]))) for r in records])
+    return summary_document(info, records, {**scores, "tasks": tasks}, probabilities, judge=info.get("judge"))
 
 
 def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> SuiteInfo:
@@ -284,24 +254,15 @@ def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> 
 
 
 def build_suite_result(
-    info: dict[str, Any],
-    results: Mapping[str, SuiteTaskResult],
-    records: list[dict[str, Any]],
-    sign_key: str | None = None,
-) -> dict[str, Any]:
+    info: Info, results: Mapping[str, SuiteTaskResult], records: Lines, sign_key: str | None = None
+) -> Info:
     """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
     judge = info.get("judge")
     return build_suite_document(
         suite=suite_info(info, results),
         model=model_info(info, records),
         run=SuiteRunInfo(
-            run_id=info["run_id"],
-            framework_version=info["framework_version"],
-            started_at=info["started_at"],
-            finished_at=info.get("finished_at"),
-            workers=int(info.get("workers") or 1),
-            batch_size=int(info.get("batch_size") or 1),
-            command=info.get("command", ""),
+            **run_facts(info),
             conditions=SuiteRunConditions.model_validate(info["conditions"]),
             **_dataset_override(info, judge),
         ),
@@ -324,10 +285,7 @@ def _dataset_override(info: dict[str, Any], judge: dict[str, Any] | None) -> dic
 
 
 def suite_result_path(info: dict[str, Any], complete: bool) -> Path:
-    results_dir = Path(info["settings"].get("results_dir") or "results")
-    name = result_filename(info["provider"], published_model(info))  # never a local folder's path
-    where = results_dir if complete else results_dir / "partial"
-    return where / "suites" / info["suite"]["id"] / name
+    return result_path_for(info, complete, "suites", info["suite"]["id"])
 
 
 def finalize_suite_run(
@@ -396,14 +354,5 @@ def rescore_suite_run(
     run_dir: Path, write_result_file: bool = False, sign_key: str | None = None, log: Log = log_stderr
 ) -> RunReport:
     """Replay the stored answers and judge calls through today's graders; never asks a model."""
-    if not (run_dir / RUN_JSON).is_file():
-        raise RunError(f"{run_dir} is not a run folder (no run.json)")
-    with RunLock(run_dir, log):
-        return finalize_suite_run(
-            run_dir,
-            write_result_file=write_result_file,
-            sign_key=sign_key,
-            ask_judge=False,
-            log=log,
-            rescore=True,
-        )
+    options = {"write_result_file": write_result_file, "sign_key": sign_key, "ask_judge": False}
+    return rescore_with(finalize_suite_run, run_dir, log, **options)

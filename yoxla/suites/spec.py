@@ -18,7 +18,8 @@ refused, so a misspelt field never silently does nothing). Messages are made rea
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -59,7 +60,7 @@ BREAKDOWN_FIELD = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 GROUP_METRICS = ("group_consistency", "groups")
 CONTROL_METRICS = ("controls", "control_valid_rate")
 
-TASK_TYPES = (
+TaskType = Literal[
     "classification",
     "multiple_choice",
     "qa",
@@ -69,8 +70,8 @@ TASK_TYPES = (
     "numeric",
     "math",
     "custom",
-)
-BUILTIN_GRADERS = (
+]
+BuiltinGraderName = Literal[
     "exact_match",
     "accuracy",
     "macro_f1",
@@ -79,7 +80,9 @@ BUILTIN_GRADERS = (
     "spearman",
     "span",
     "abstention",
-)
+]
+TASK_TYPES: tuple[str, ...] = get_args(TaskType)
+BUILTIN_GRADERS: tuple[str, ...] = get_args(BuiltinGraderName)
 LOCAL_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 # A path ending like a file is a local file (then only .jsonl/.ndjson/.csv are readable);
 # anything else without a source is a Hugging Face dataset id (the reference's inference).
@@ -237,13 +240,14 @@ def _dataset_kind(data: Any) -> str:
     return "local" if isinstance(data, LocalDataset) else "huggingface"
 
 
+def _kind_of(tell: Callable[[Any], str], error: str, message: str) -> Discriminator:
+    """The member of a tagged union that ``tell`` names; any other value is one ``error``."""
+    return Discriminator(tell, custom_error_type=error, custom_error_message=message)
+
+
 Dataset = Annotated[
     Annotated[LocalDataset, Tag("local")] | Annotated[HubDataset, Tag("huggingface")],
-    Discriminator(
-        _dataset_kind,
-        custom_error_type="dataset_source",
-        custom_error_message="source must be local or huggingface",
-    ),
+    _kind_of(_dataset_kind, "dataset_source", "source must be local or huggingface"),
 ]
 
 
@@ -311,16 +315,7 @@ class BuiltinGrader(Spec):
     """YOXLA: a grader that needs no Python. Options apply only to the graders named beside them."""
 
     type: Literal["builtin"]
-    name: Literal[
-        "exact_match",
-        "accuracy",
-        "macro_f1",
-        "numeric_tolerance",
-        "token_f1",
-        "spearman",
-        "span",
-        "abstention",
-    ]
+    name: BuiltinGraderName
     metric_id: Id | None = Field(
         default=None, description="exact_match, accuracy, numeric_tolerance, token_f1"
     )
@@ -370,11 +365,7 @@ def _grader_kind(data: Any) -> str:
 
 Grader = Annotated[
     Annotated[PythonGrader, Tag("python")] | Annotated[BuiltinGrader, Tag("builtin")],
-    Discriminator(
-        _grader_kind,
-        custom_error_type="grader_type",
-        custom_error_message="grader type must be python or builtin",
-    ),
+    _kind_of(_grader_kind, "grader_type", "grader type must be python or builtin"),
 ]
 
 
@@ -584,17 +575,7 @@ _ANALYSIS_KEYS = (
 class TaskSpec(Spec):
     id: Id
     name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
-    type: Literal[
-        "classification",
-        "multiple_choice",
-        "qa",
-        "summarization",
-        "semantic_similarity",
-        "llm_judge",
-        "numeric",
-        "math",
-        "custom",
-    ] = Field(default="custom", description="a label for people; scoring never depends on it")
+    type: TaskType = Field(default="custom", description="a label for people; scoring never depends on it")
     dataset: Dataset
     prompt_template: TemplateText
     target_template: TemplateText | None = None

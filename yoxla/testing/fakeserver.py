@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from yoxla.testing.loopback import LoopbackServer, QuietHandler
+
 
 @dataclass
 class Reply:
@@ -67,7 +69,7 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @dataclass
-class FakeServer:
+class FakeServer(LoopbackServer):
     responder: Responder | None = None
     answers: dict[str, str] = field(default_factory=dict)  # prompt key → content (default responder)
     default_answer: str = "?"
@@ -91,28 +93,13 @@ class FakeServer:
         self._timer: threading.Timer | None = None
 
     # Life cycle -----------------------------------------------------------------------
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
     def start(self) -> FakeServer:
-        handler = _make_handler(self)
-        httpd = _QuietServer(("127.0.0.1", 0), handler, bind_and_activate=False)
-        httpd.daemon_threads = True
+        httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self), bind_and_activate=False)
         httpd.request_queue_size = 256
         httpd.allow_reuse_address = True
         httpd.server_bind()
         httpd.server_activate()
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._thread = self.serve(httpd)
         self._timer = threading.Timer(self.deadline_s, self.stop)
         self._timer.daemon = True
         self._timer.start()
@@ -121,16 +108,7 @@ class FakeServer:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     # Behaviour ------------------------------------------------------------------------
     def reply_for(self, key: str, attempt: int, body: dict[str, Any]) -> Reply:
@@ -169,32 +147,9 @@ def _completion_json(server: FakeServer, body: dict[str, Any], reply: Reply) -> 
 
 
 def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # one reply, no 40 ms delayed-ACK stall
-
-        def log_message(self, format: str, *args: Any) -> None:  # silence
-            pass
-
-        def handle(self) -> None:
-            # A client that drops its connection (a run stopping with requests in flight) ends
-            # this connection quietly, never with a traceback on the test's stderr.
-            try:
-                super().handle()
-            except (ConnectionResetError, BrokenPipeError, TimeoutError):
-                self.close_connection = True
-
+    class Handler(QuietHandler):
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            self._send_bytes(status, json.dumps(payload).encode("utf-8"), headers)
-
-        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_body(status, json.dumps(payload).encode("utf-8"), headers)
 
         def _route(self) -> str:
             """The request path without its query string."""
@@ -258,7 +213,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                     )
                     return
                 if reply.raw_body is not None:
-                    self._send_bytes(200, reply.raw_body)
+                    self.send_body(200, reply.raw_body)
                     return
                 if reply.body_error is not None:
                     headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from yoxla.testing.loopback import LoopbackServer, QuietHandler
+
 MAX_BODY = 64 * 1024 * 1024
 FORWARDED_HEADERS = ("Authorization", "Content-Type", "Accept")
 
@@ -38,18 +40,12 @@ def _json(data: bytes) -> Any:
         return None
 
 
-class RecordingProxy:
+class RecordingProxy(LoopbackServer):
     def __init__(self, upstream: str, timeout_s: float = 300.0) -> None:
         self.upstream = upstream.rstrip("/")
         self.timeout_s = timeout_s
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-
-    @property
-    def base_url(self) -> str:
-        assert self._httpd is not None, "proxy not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def chat(self) -> list[Exchange]:
         """The chat completion exchanges, in the order they were answered."""
@@ -57,24 +53,8 @@ class RecordingProxy:
             return [e for e in self.exchanges if e.path.startswith("/chat/completions")]
 
     def start(self) -> RecordingProxy:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        self.serve(ThreadingHTTPServer(("127.0.0.1", 0), _handler(self)))
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> RecordingProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         sub = path[len("/v1") :] if path.startswith("/v1") else path
@@ -94,31 +74,12 @@ class RecordingProxy:
 
 
 def _handler(proxy: RecordingProxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def handle(self) -> None:
-            # A client that drops its connection (a run stopping with requests in flight) ends
-            # this connection quietly, never with a traceback on the test's stderr.
-            try:
-                super().handle()
-            except (ConnectionResetError, BrokenPipeError, TimeoutError):
-                self.close_connection = True
-
+    class Handler(QuietHandler):
         def _relay(self, method: str) -> None:
             length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
             body = self.rfile.read(length) if length else b""
             headers = {k: v for k in FORWARDED_HEADERS if (v := self.headers.get(k))}
-            status, data = proxy.forward(method, self.path, headers, body)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_body(*proxy.forward(method, self.path, headers, body))
 
         def do_GET(self) -> None:
             self._relay("GET")
