@@ -57,12 +57,12 @@ def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
 def suite_path(value: str) -> str:
     """The manifest as run.json keeps it: an absolute path, so the run resumes from anywhere
     (``value`` is a file, or the id of a committed suite, e.g. ``yoxla-sample``)."""
-    from yoxla.suites.registry import resolve_suite
+    from yoxla.suites.registry import resolve_suite, resolved, unknown_ref
 
     path = resolve_suite(value)
     if path is None:
-        raise UsageError(f"--suite {value}: no such file, and no committed suite has this id")
-    return str(path.resolve())
+        raise UsageError(f"--suite {unknown_ref(value)}")
+    return str(resolved(path))
 
 
 def print_suite_summary(report: Any) -> None:
