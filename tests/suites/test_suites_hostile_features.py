@@ -350,6 +350,18 @@ def test_a_data_dir_that_is_no_folder_is_one_line(hub_run, tmp_path: Path, data_
     assert _one_clean_line(err).endswith(": no such folder")
 
 
+def test_a_data_dir_too_long_to_record_is_refused_before_the_model_is_asked(hub_run, tmp_path) -> None:
+    runner, suite, _ = hub_run
+    deep = tmp_path.joinpath(*["d" * 200] * 3)  # a real folder; its path is over 500 characters
+    deep.mkdir(parents=True)
+    write_jsonl(deep / "test.jsonl", ROWS)
+    rc, err = _suite_run(runner, suite, "--data-dir", str(deep))
+    assert rc == 2  # not a traceback when the result file is written, after every model call
+    line = _one_clean_line(err)
+    assert "characters, more than the 500 a result file records" in line
+    assert not runner.runs.exists() or not any(runner.runs.iterdir())
+
+
 def test_a_data_dir_whose_repository_folder_loops_is_one_line(hub_run, tmp_path: Path) -> None:
     runner, suite, _ = hub_run
     local = tmp_path / "kopiya"

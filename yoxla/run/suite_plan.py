@@ -199,7 +199,7 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
         raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
-    check_data_options(s, [manifest.tasks[t] for t in chosen])
+    check_data_options(s, [manifest.tasks[t] for t in chosen], repo_path(manifest.path))
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
     workers = pool or WorkerPool()
@@ -245,9 +245,11 @@ def check_revision(revision: str) -> None:
         )
 
 
-def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:
+def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> None:
     """``--revision``/``--data-dir`` need a task that reads a Hugging Face dataset, the revision
-    must be one (:func:`check_revision`) and the folder must exist (one line each, exit status 2)."""
+    must be one (:func:`check_revision`), the folder must exist and ``run.dataset`` must fit the
+    result file (a folder's path at most 500 characters): one line each, exit status 2, before
+    any model is asked rather than when the result file is written."""
     given = [f"--{n}" for n, v in (("revision", s.revision), ("data-dir", s.data_dir)) if v is not None]
     if not given:
         return
@@ -263,6 +265,19 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:
             f"{' and '.join(given)}: suite {s.suite} reads no Hugging Face dataset "
             "(these options override its Hub datasets' revision or read them from a local folder)"
         )
+    from pydantic import ValidationError
+
+    from yoxla.record import MAX_URL, DatasetInfo
+
+    found = dataset_info(s, path)
+    try:
+        DatasetInfo(source=found["source"], revision=found["revision"])
+    except ValidationError:
+        what = f"--data-dir {shown_ref(s.data_dir)}" if s.data_dir is not None else f"the manifest {path}"
+        raise RunError(
+            f"{what}: its path has {len(found['source'] or ''):,} characters, more than the "
+            f"{MAX_URL} a result file records (give a shorter path)"
+        ) from None
 
 
 def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
