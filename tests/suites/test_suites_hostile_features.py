@@ -112,6 +112,24 @@ def test_a_gold_that_occurs_very_often_is_checked_in_linear_time(tmp_path: Path)
     assert time.monotonic() - started < 10  # every occurrence of each gold: ~50 s
 
 
+def test_a_large_answer_space_is_normalised_once_not_per_row(tmp_path: Path) -> None:
+    labels = [f"etiket{i}" for i in range(1_000)]  # MAX_CHOICES
+    write_jsonl(
+        tmp_path / "data.jsonl",
+        [{"id": f"r{i}", "sual": "?", "cavab": labels[i % 1_000]} for i in range(20_000)],
+    )
+    extraction = {"type": "label_set", "labels": labels, "case_sensitive": False}
+    grader = {"type": "builtin", "name": "exact_match", "case_sensitive": False}
+    path = write_manifest(
+        tmp_path, [task(output_extraction=extraction, grader=grader)], metadata={"name": "y"}
+    )
+    (t,) = load_manifest(path).tasks.values()
+    prepared = prepare_task(t)
+    started = time.monotonic()
+    assert row_problems(prepared) == []
+    assert time.monotonic() - started < 4  # each row's space normalised again: ~8 s
+
+
 # What a perfect answer (the gold written back) scores under the task's extraction and grader:
 # the gold check refuses exactly the golds that could never score.
 LABELS_CI = {"type": "label_set", "labels": ["bəli", "xeyr", "İçəri"], "case_sensitive": False}

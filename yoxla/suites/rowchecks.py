@@ -81,18 +81,30 @@ def answer_space(spec: TaskSpec, choices: Sequence[str] | None) -> tuple[str, ..
     return tuple(ex.labels) if isinstance(ex, LabelSet) else ()
 
 
-def _scoreable(grader: BuiltinGrader, target: str, space: Sequence[str]) -> bool:
-    """Can an answer from ``space`` score on ``target``, as ``grader`` compares them? Extraction
+@dataclass(frozen=True)
+class _Labels:
+    """A closed space's labels in the forms graders compare them in (built once per space)."""
+
+    exact: frozenset[str]  # as extraction gives them (NFC): what accuracy and macro_f1 compare
+    trimmed: frozenset[str]  # trimmed, NFC: what a case-sensitive exact_match compares
+    folded: frozenset[str]  # trimmed, NFC, Azerbaijani lower case: a case-blind exact_match
+
+
+@lru_cache(maxsize=256)
+def _labels(space: tuple[str, ...]) -> _Labels:
+    exact = frozenset(nfc(s) for s in space)
+    trimmed = frozenset(s.strip() for s in exact)
+    return _Labels(exact, trimmed, frozenset(az_lower(s) for s in trimmed))
+
+
+def _scoreable(grader: BuiltinGrader, target: str, labels: _Labels) -> bool:
+    """Can an answer from the space score on ``target``, as ``grader`` compares them? Extraction
     gives a label in NFC; ``exact_match`` trims and NFCs both sides (case-blind only with
     ``case_sensitive: false``); ``accuracy`` and ``macro_f1`` compare exactly."""
-    labels = [nfc(s) for s in space]
     if grader.name != "exact_match":
-        return target in labels
+        return target in labels.exact
     gold = nfc(target.strip())
-    labels = [label.strip() for label in labels]
-    if gold in labels:
-        return True
-    return grader.case_sensitive is False and az_lower(gold) in {az_lower(s) for s in labels}
+    return gold in labels.trimmed or (grader.case_sensitive is False and az_lower(gold) in labels.folded)
 
 
 def gold_in_space(
@@ -100,10 +112,11 @@ def gold_in_space(
 ) -> str | None:
     if not space:
         return None  # an open answer: nothing to be inside
-    if _scoreable(grader, target, space):
+    labels = _labels(tuple(space))
+    if _scoreable(grader, target, labels):
         return None
     listed = ", ".join(space[:8]) + ("…" if len(space) > 8 else "")
-    near = az_lower(nfc(target.strip())) in {az_lower(nfc(s).strip()) for s in space}
+    near = az_lower(nfc(target.strip())) in labels.folded
     why = (
         " (another casing, spacing or Unicode form of a label, which this grader tells apart)" if near else ""
     )
