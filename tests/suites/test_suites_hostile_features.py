@@ -261,30 +261,35 @@ def _loop(tmp_path: Path) -> Path:
     return loop
 
 
+def _file(tmp: Path) -> Path:
+    (tmp / "fayl").write_text("x", encoding="utf-8")
+    return tmp / "fayl"
+
+
+@pytest.mark.parametrize("variable", ["YOXLA_ROOT", "YOXLA_SUITES_DIR"])
 @pytest.mark.parametrize(
     "root",
     [
         lambda tmp: tmp / "yoxdur",  # nowhere
         lambda tmp: Path(os.devnull),  # a device
-        lambda tmp: (tmp / "fayl").write_text("x") and tmp / "fayl",  # a file
+        _file,
         _loop,  # a symbolic-link loop
         lambda tmp: tmp / ("a" * 300),  # a name the OS refuses
     ],
     ids=["nowhere", "device", "file", "link-loop", "too-long"],
 )
-def test_yoxla_root_that_is_no_folder_holds_no_suites_and_says_so(
-    root, tmp_path: Path, monkeypatch, capsys
+def test_a_root_that_is_no_folder_holds_no_suites_and_says_so(
+    root, variable: str, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    where = root(tmp_path)
-    monkeypatch.setenv("YOXLA_ROOT", str(where))
+    monkeypatch.setenv(variable, str(root(tmp_path)))
     assert [c.path.stem for c in find_committed()] == ["yoxla-sample", "yoxla-v1"]  # the package's
     assert resolve_suite("yoxla-sample") is not None
     assert resolve_suite("oxu") is None
     assert cli_run(["suite", "check", "oxu"]) == 2
     line = _one_clean_line(capsys.readouterr().err)
-    assert line.endswith("(from $YOXLA_ROOT)") or "from $YOXLA_ROOT)" in line, line
-    assert "no suites folder at" in line
+    assert line.startswith("yoxla: error: oxu: no such file, and no committed suite has this id (")
+    assert "no suites folder at" in line and line.endswith(f"from ${variable})"), line
 
 
 def test_a_suites_folder_with_a_link_loop_is_walked_without_following_it(tmp_path: Path) -> None:
