@@ -255,6 +255,24 @@ def test_a_path_too_long_to_look_up_is_no_run_folder_for_rescore(tmp_path: Path,
     assert verdict.status == "excluded" and len(verdict.reasons) == 1
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--retry-errors", "a" * 5_000],
+        ["--retry-errors", "a/" * 3_000],
+        ["--resume", "--run-id", "a" * 5_000],
+    ],
+    ids=["retry-long-name", "retry-long-path", "resume-long-id"],
+)
+def test_a_run_folder_name_that_cannot_be_a_path_is_one_short_line(
+    options: list[str], tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli_run(["run", "--provider", "suite-baseline", "--model", "echo", *options]) == 2
+    line = _one_clean_line(capsys.readouterr().err)
+    assert line.endswith(": no such run folder or result file (File name too long)"), line
+
+
 def _loop(tmp_path: Path) -> Path:
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
