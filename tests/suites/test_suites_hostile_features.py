@@ -26,6 +26,7 @@ from yoxla.cli import run as cli_run
 from yoxla.leaderboard.admission import NOT_RECHECKED, check_document
 from yoxla.leaderboard.board import Board
 from yoxla.leaderboard.data import DataSource
+from yoxla.leaderboard.prepared import prepare
 from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.results import content_digest
 from yoxla.suites import builtins as graders
@@ -476,8 +477,12 @@ def test_a_result_files_run_dataset_is_never_read(local_doc, tmp_path: Path, mon
     reads = _Reads(monkeypatch)
     data = _data(tmp_path)
     v = check_document(_sealed(doc), path="results/suites/sinaq/x.json", data=data)
-    Board([v], data).suite_shown("sinaq")
+    board = Board([v], data)
+    board.suite_shown("sinaq")
+    prepare(board, floors=False)  # every table and view model of the app
     assert reads.touched == []
+    Path(dataset["source"]).exists()  # the spy sees a look at the path, had anything looked
+    assert reads.touched
     # The file is judged on its answers, as without it: run.dataset is provenance, not data.
     assert (v.status, v.rechecked, v.scores) == (plain.status, plain.rechecked, plain.scores), v.reasons
 
