@@ -103,6 +103,28 @@ def test_answer_start_must_be_a_character_offset(tmp_path: Path, start: Any, ref
         assert "bad" not in got
 
 
+def test_a_row_whose_check_raises_is_one_reason_and_the_others_are_still_checked(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from yoxla.suites import rowchecks
+
+    def fragile(spec: Any, grader: Any, row: Any, target: str, space: Any) -> str | None:
+        if row["id"] == "boom":
+            raise RecursionError("a row built to break the check")
+        return rowchecks.span_locatable(spec, grader, row, target, space)
+
+    monkeypatch.setitem(rowchecks.GRADER_CHECKS, "span", (fragile,))
+    rows = [
+        {"id": "boom", "mətn": PASSAGE, "cavab": "Bakı", "start": 0},
+        {"id": "ok", "mətn": PASSAGE, "cavab": "Bakı", "start": 0},
+        {"id": "bad", "mətn": PASSAGE, "cavab": "Gəncə", "start": 0},
+    ]
+    assert _problems(tmp_path, rows, **SPAN) == {
+        "boom": "the row cannot be checked (RecursionError) [span]",
+        "bad": "gold span 'Gəncə' is not found in 'mətn' [span]",
+    }
+
+
 def test_a_gold_that_occurs_very_often_is_checked_in_linear_time(tmp_path: Path) -> None:
     passage = "a" * 200_000
     rows = [{"id": f"q{i}", "mətn": passage, "cavab": "a" * (i + 1), "start": 0} for i in range(150)]
