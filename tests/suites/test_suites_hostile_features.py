@@ -233,6 +233,33 @@ def test_numbers_that_are_no_value_are_refused_and_a_near_bound_is_shown_as_it_i
     }
 
 
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"id": "n1", "sual": "?", "cavab": NaN}', "NaN is not a JSON value"),
+        ('{"id": "n1", "sual": "?", "cavab": Infinity}', "Infinity is not a JSON value"),
+        (
+            '{"id": "n1", "sual": "?", "cavab": "1", "x": ' + "[" * 50_000 + "]" * 50_000 + "}",
+            "nested too deeply",
+        ),
+    ],
+    ids=["NaN", "Infinity", "deep"],
+)
+def test_a_row_file_with_no_json_values_or_deep_nesting_is_one_line(
+    tmp_path: Path, capsys, line: str, reason: str
+) -> None:
+    (tmp_path / "data.jsonl").write_text(
+        line + '\n{"id": "n2", "sual": "?", "cavab": "3"}\n', encoding="utf-8"
+    )
+    numeric = {"type": "strict", "mode": "numeric", "range": [0, 5]}
+    path = write_manifest(tmp_path, [task(output_extraction=numeric)], metadata={"name": "y"})
+    started = time.monotonic()
+    assert cli_run(["suite", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "line 1 (row n1)" in _one_clean_line(err) and reason in err
+    assert time.monotonic() - started < 10
+
+
 # Suites by id, and the roots they are looked for in -------------------------------------------------
 
 HOSTILE_REFS = [
