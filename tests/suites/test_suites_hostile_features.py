@@ -157,6 +157,8 @@ def test_a_large_answer_space_is_normalised_once_not_per_row(tmp_path: Path) -> 
 # the gold check refuses exactly the golds that could never score.
 LABELS_CI = {"type": "label_set", "labels": ["bəli", "xeyr", "İçəri"], "case_sensitive": False}
 LABELS_CS = {"type": "label_set", "labels": ["A", "B", "C\u0327", "D"], "case_sensitive": True}
+STRICT = {"type": "strict", "mode": "choice"}
+STRICT_CHOICES = ["A", "B", "C\u0327", "HEÇ BİRİ"]
 GOLD_CASES = [
     # (extraction, grader, gold)
     (LABELS_CI, {"name": "exact_match"}, "bəli"),
@@ -175,11 +177,16 @@ GOLD_CASES = [
     (LABELS_CS, {"name": "exact_match"}, "A\u200b"),  # a zero-width space is a character
     (LABELS_CS, {"name": "accuracy"}, "A "),
     (LABELS_CS, {"name": "exact_match"}, "A "),  # exact_match trims
+    (STRICT, {"name": "accuracy"}, "Ç"),  # a strict choice is given as declared (decomposed)
+    (STRICT, {"name": "accuracy"}, "C\u0327"),
+    (STRICT, {"name": "accuracy"}, "HEÇ BİRİ"),
+    (STRICT, {"name": "accuracy"}, "heç biri"),
+    (STRICT, {"name": "exact_match"}, "Ç"),
 ]
 
 
 def _perfect_score(spec: Any, grader: Any, gold: str) -> float:
-    extracted = build_extractor(spec).extract(f"Cavab: {gold}")
+    extracted = build_extractor(spec).extract(gold)
     scores = graders.build(grader, None, True).score({}, gold, extracted)
     return scores[next(iter(scores))]
 
@@ -189,11 +196,13 @@ def test_the_gold_check_refuses_exactly_the_golds_a_perfect_answer_cannot_score(
     for n, (extraction, grader, gold) in enumerate(GOLD_CASES):
         folder = tmp_path / str(n)
         folder.mkdir()
+        choices = {"choices": STRICT_CHOICES} if extraction is STRICT else {}
         got = _problems(
             folder,
             [{"id": "g", "sual": "?", "cavab": gold}],
             output_extraction=extraction,
             grader={"type": "builtin", **grader},
+            **choices,
         )
         (t,) = load_manifest(folder / "suite.yaml").tasks.values()
         scoreable = _perfect_score(t.spec, t.spec.graders[0], gold) == 1.0

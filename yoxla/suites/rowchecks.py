@@ -85,22 +85,24 @@ def answer_space(spec: TaskSpec, choices: Sequence[str] | None) -> tuple[str, ..
 class _Labels:
     """A closed space's labels in the forms graders compare them in (built once per space)."""
 
-    exact: frozenset[str]  # as extraction gives them (NFC): what accuracy and macro_f1 compare
+    exact: frozenset[str]  # as extraction gives them: what accuracy and macro_f1 compare
     trimmed: frozenset[str]  # trimmed, NFC: what a case-sensitive exact_match compares
     folded: frozenset[str]  # trimmed, NFC, Azerbaijani lower case: a case-blind exact_match
 
 
 @lru_cache(maxsize=256)
-def _labels(space: tuple[str, ...]) -> _Labels:
-    exact = frozenset(nfc(s) for s in space)
-    trimmed = frozenset(s.strip() for s in exact)
+def _labels(space: tuple[str, ...], normalised: bool) -> _Labels:
+    """``normalised``: extraction gives a label in NFC (``label_set``); else as declared."""
+    exact = frozenset(nfc(s) for s in space) if normalised else frozenset(space)
+    trimmed = frozenset(nfc(s).strip() for s in space)
     return _Labels(exact, trimmed, frozenset(az_lower(s) for s in trimmed))
 
 
 def _scoreable(grader: BuiltinGrader, target: str, labels: _Labels) -> bool:
     """Can an answer from the space score on ``target``, as ``grader`` compares them? Extraction
-    gives a label in NFC; ``exact_match`` trims and NFCs both sides (case-blind only with
-    ``case_sensitive: false``); ``accuracy`` and ``macro_f1`` compare exactly."""
+    gives a ``label_set`` label in NFC, a strict choice as declared; ``exact_match`` trims and
+    NFCs both sides (case-blind only with ``case_sensitive: false``); ``accuracy`` and
+    ``macro_f1`` compare exactly."""
     if grader.name != "exact_match":
         return target in labels.exact
     gold = nfc(target.strip())
@@ -112,7 +114,7 @@ def gold_in_space(
 ) -> str | None:
     if not space:
         return None  # an open answer: nothing to be inside
-    labels = _labels(tuple(space))
+    labels = _labels(tuple(space), isinstance(spec.output_extraction, LabelSet))
     if _scoreable(grader, target, labels):
         return None
     listed = ", ".join(space[:8]) + ("…" if len(space) > 8 else "")
