@@ -49,15 +49,19 @@ def load_suite(name_or_path: str | os.PathLike[str]) -> Any:
     under ``suites/``, e.g. ``"oxu"``): that manifest. ValueError (one line) when nothing matches
     or the manifest is invalid.
     """
-    if engine_of(name_or_path) == "builtin":
-        name = str(name_or_path)
-        return Benchmark(edition=load_edition(name), suite=load_benchmark_suite())
     from yoxla.suites.errors import ManifestError
     from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import is_file, shown_ref
 
+    try:
+        if engine_of(name_or_path) == "builtin":
+            name = str(name_or_path)
+            return Benchmark(edition=load_edition(name), suite=load_benchmark_suite())
+    except OSError as exc:  # a name that cannot be a path here (too long, …): one line
+        raise ValueError(f"{shown_ref(name_or_path)}: cannot be read ({exc.strerror or exc})") from None
     path = Path(name_or_path)
     try:
-        if path.suffix.lower() in MANIFEST_SUFFIXES and path.is_file():
+        if path.suffix.lower() in MANIFEST_SUFFIXES and is_file(path):
             return load_manifest(path)
         return committed_suite(str(name_or_path))
     except ManifestError as exc:
@@ -73,7 +77,9 @@ def rescore(path: str | os.PathLike[str], *, data_dir: str | None = None, allow_
     with the committed suite, exactly as admission does, and the ``Verdict`` is returned
     (``scores``, per-task ``tasks``, ``reasons`` where a stored number differs).
     """
-    if Path(path).is_dir():
+    from yoxla.suites.registry import is_dir
+
+    if is_dir(Path(path)):
         return rescore_folder(path)
     return check_file(path, data_dir=data_dir, allow_hub=allow_hub, use_cache=False)
 

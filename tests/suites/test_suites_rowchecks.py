@@ -94,8 +94,13 @@ def test_a_case_blind_label_set_accepts_another_casing_but_not_a_folded_letter(t
     ]
     labels = {"type": "label_set", "labels": ["bəli", "xeyr"], "case_sensitive": False}
     got = _problems(
-        _suite(tmp_path, rows, output_extraction=labels, grader={"type": "builtin", "name": "exact_match"})
-    )
+        _suite(
+            tmp_path,
+            rows,
+            output_extraction=labels,
+            grader={"type": "builtin", "name": "exact_match", "case_sensitive": False},
+        )
+    )  # a case-sensitive exact_match could never score BƏLİ (tests/suites/test_suites_hostile_features.py)
     assert got == ["task t1: item l3: gold 'beli' is not in the answer space (bəli, xeyr) [exact_match]"]
 
 

@@ -41,28 +41,36 @@ def check_suite_args(args: argparse.Namespace) -> None:
 def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
     """Is this ``run`` command about a suite: --suite, or a resumed/retried suite run folder?"""
     from yoxla.run.artifacts import is_suite_run
+    from yoxla.suites.registry import is_dir, is_file, shown_ref
 
     if args.suite:
         return True
-    if args.retry_errors:
-        path = Path(args.retry_errors)
-        if path.is_file():  # a result file: --retry-errors FILE.json (the file says which kind)
-            return False
-        return is_suite_run(path if path.is_dir() else Path(runs_dir) / args.retry_errors)
-    if args.resume and args.run_id:
-        return is_suite_run(Path(runs_dir) / args.run_id)
+    try:
+        if args.retry_errors:
+            path = Path(args.retry_errors)
+            if is_file(path):  # a result file: --retry-errors FILE.json (the file says which kind)
+                return False
+            return is_suite_run(path if is_dir(path) else Path(runs_dir) / args.retry_errors)
+        if args.resume and args.run_id:
+            return is_suite_run(Path(runs_dir) / args.run_id)
+    except (OSError, ValueError) as exc:  # a name that cannot be a path here (too long, …)
+        option, name = (
+            ("--retry-errors", args.retry_errors) if args.retry_errors else ("--run-id", args.run_id)
+        )
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        raise UsageError(f"{option} {shown_ref(name)}: no such run folder or result file ({why})") from None
     return False
 
 
 def suite_path(value: str) -> str:
     """The manifest as run.json keeps it: an absolute path, so the run resumes from anywhere
     (``value`` is a file, or the id of a committed suite, e.g. ``yoxla-sample``)."""
-    from yoxla.suites.registry import resolve_suite
+    from yoxla.suites.registry import resolve_suite, resolved, unknown_ref
 
     path = resolve_suite(value)
     if path is None:
-        raise UsageError(f"--suite {value}: no such file, and no committed suite has this id")
-    return str(path.resolve())
+        raise UsageError(f"--suite {unknown_ref(value)}")
+    return str(resolved(path))
 
 
 def print_suite_summary(report: Any) -> None:

@@ -34,7 +34,7 @@ from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.hashing import aggregation, suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
-from yoxla.suites.registry import repo_path, suite_id
+from yoxla.suites.registry import is_dir, repo_path, shown_ref, suite_id
 from yoxla.suites.sandbox import announce_for
 from yoxla.suites.space import probability_space
 from yoxla.suites.worker import WorkerPool
@@ -199,7 +199,7 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
         raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
-    check_data_options(s, [manifest.tasks[t] for t in chosen])
+    check_data_options(s, [manifest.tasks[t] for t in chosen], repo_path(manifest.path))
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
     workers = pool or WorkerPool()
@@ -221,14 +221,42 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
 
 
-def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:
-    """``--revision``/``--data-dir`` need a task that reads a Hugging Face dataset, and the
-    folder must exist (one line each, exit status 2)."""
+def check_revision(revision: str) -> None:
+    """``--revision`` is a revision as a manifest may write one (:class:`~yoxla.suites.spec.
+    HubDataset`: letters, digits, ``_ . - /``, at most 100 characters), and a Git ref's shape: no
+    ``..``, no empty part, no part that starts with ``.``. So a URL, a credential, a control
+    character or a path never reaches the Hub client, run.json or the result file."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from yoxla.providers.registry import redact
+    from yoxla.suites.spec import HubDataset
+
+    rule: TypeAdapter[str | None] = TypeAdapter(HubDataset.model_fields["revision"].annotation)
+    try:
+        rule.validate_python(revision)
+        ok = ".." not in revision and all(p and not p.startswith(".") for p in revision.split("/"))
+    except ValidationError:
+        ok = False
+    if not ok:  # quoted without the credentials a URL may carry; a long one by its length
+        shown = shown_ref(redact(revision)) if len(revision) <= 200 else f"of {len(revision):,} characters"
+        raise RunError(
+            f"--revision {shown}: not a revision (a branch, tag or commit: letters, "
+            "digits, _ . - and / between parts, at most 100 characters)"
+        )
+
+
+def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> None:
+    """``--revision``/``--data-dir`` need a task that reads a Hugging Face dataset, the revision
+    must be one (:func:`check_revision`), the folder must exist and ``run.dataset`` must fit the
+    result file (a folder's path at most 500 characters): one line each, exit status 2, before
+    any model is asked rather than when the result file is written."""
     given = [f"--{n}" for n, v in (("revision", s.revision), ("data-dir", s.data_dir)) if v is not None]
     if not given:
         return
-    if s.data_dir is not None and not Path(s.data_dir).is_dir():
-        raise RunError(f"--data-dir {s.data_dir}: no such folder")
+    if s.revision is not None:
+        check_revision(s.revision)
+    if s.data_dir is not None and not is_dir(Path(s.data_dir)):
+        raise RunError(f"--data-dir {shown_ref(s.data_dir)}: no such folder")
     specs = [t.spec.dataset for t in tasks] + [
         getattr(t.spec.fewshot_settings, "dataset", None) for t in tasks
     ]
@@ -237,6 +265,19 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask]) -> None:
             f"{' and '.join(given)}: suite {s.suite} reads no Hugging Face dataset "
             "(these options override its Hub datasets' revision or read them from a local folder)"
         )
+    from pydantic import ValidationError
+
+    from yoxla.record import MAX_URL, DatasetInfo
+
+    found = dataset_info(s, path)
+    try:
+        DatasetInfo(source=found["source"], revision=found["revision"])
+    except ValidationError:
+        what = f"--data-dir {shown_ref(s.data_dir)}" if s.data_dir is not None else f"the manifest {path}"
+        raise RunError(
+            f"{what}: its path has {len(found['source'] or ''):,} characters, more than the "
+            f"{MAX_URL} a result file records (give a shorter path)"
+        ) from None
 
 
 def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:

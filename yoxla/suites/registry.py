@@ -12,6 +12,13 @@ with. They are, in this order, the package's benchmark suites (``yoxla-sample``,
 The repository is never looked up from this package's location: its root is given
 explicitly (``root=``; ``app.py`` and the command line pass it), else ``$YOXLA_ROOT``, else
 the current working directory. ``$YOXLA_SUITES_DIR`` names another suites folder.
+
+A reference (a path or an id) comes from a user: one that cannot be a path here (too long, a
+NUL, a symbolic-link loop) is no file, an id is only :data:`SUITE_ID` (never a path, so
+``../x`` or ``yoxla-sample/../..`` names no suite), and a message quotes it on one line, cut
+short (:func:`shown_ref`). A root or suites folder that is not a folder (``$YOXLA_ROOT``
+naming a file or nothing, a link loop) holds no suites, which the message for an unknown id
+says.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from yoxla.safetext import one_line
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.hashing import hash_file_path
 from yoxla.suites.loader import MANIFEST_SUFFIXES, SuiteManifest, load_manifest
@@ -31,6 +39,36 @@ ROOT_ENV = "YOXLA_ROOT"
 SUITE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 MAX_MANIFESTS = 1_000
 MAX_DEPTH = 6
+SHOWN_REF = 120  # characters of a reference a message quotes
+
+
+def shown_ref(ref: str | os.PathLike[str]) -> str:
+    """A suite reference as a message quotes it: one printable line, cut short."""
+    return one_line(os.fspath(ref) if not isinstance(ref, str) else ref, SHOWN_REF)
+
+
+def is_file(path: Path) -> bool:
+    """Is ``path`` a file? False where it cannot be one (too long, a NUL, a link loop)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    """Is ``path`` a folder? False where it cannot be one (too long, a NUL, a link loop)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def resolved(path: Path) -> Path:
+    """``path`` made absolute with its links followed, as far as they go (a loop stays as is)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()
 
 
 def repo_root(root: str | os.PathLike[str] | None = None) -> Path:
@@ -70,18 +108,18 @@ def repo_path(path: Path, suites_dir: Path | None = None) -> str:
     the package is installed), else relative to the repository (or the folder above the suites
     folder, ``suites_dir`` or :func:`suites_root`) when inside it, else only its file name (no
     local folders are stored)."""
-    resolved = path.resolve()
+    found = resolved(path)
     package = package_suites_dir().parent
-    if resolved.is_relative_to(package):
-        return "yoxla/" + resolved.relative_to(package).as_posix()
-    if suites_dir is not None and resolved.is_relative_to(suites_dir.resolve().parent):
-        return resolved.relative_to(suites_dir.resolve().parent).as_posix()
-    for base in (repo_root().resolve(), suites_root().resolve().parent):
+    if found.is_relative_to(package):
+        return "yoxla/" + found.relative_to(package).as_posix()
+    if suites_dir is not None and found.is_relative_to(resolved(suites_dir).parent):
+        return found.relative_to(resolved(suites_dir).parent).as_posix()
+    for base in (resolved(repo_root()), resolved(suites_root()).parent):
         try:
-            return resolved.relative_to(base).as_posix()
+            return found.relative_to(base).as_posix()
         except ValueError:
             continue
-    return resolved.name
+    return found.name
 
 
 @dataclass(frozen=True)
@@ -98,7 +136,7 @@ def find_committed(root: Path | None = None, *, package: bool = True) -> list[Co
     it, each part sorted."""
     base = root if root is not None else suites_root()
     first = _committed_in(package_suites_dir(), 1) if package else []
-    if base.resolve() == package_suites_dir():
+    if resolved(base) == package_suites_dir() or not is_dir(base):
         return first
     return first + _committed_in(base, MAX_DEPTH)
 
@@ -111,7 +149,7 @@ def _committed_in(base: Path, depth: int) -> list[Committed]:
             entry.is_file(follow_symlinks=False)
             and path.suffix.lower() in MANIFEST_SUFFIXES
             and not entry.name.endswith(".hashes.json")
-            and hash_file_path(path).is_file()
+            and is_file(hash_file_path(path))
         )
 
     found = walk_files(
@@ -128,7 +166,7 @@ def resolve_suite(ref: str, root: str | os.PathLike[str] | None = None) -> Path 
     """The manifest ``ref`` names: a file (as given), else the committed suite whose id it is
     (the package's first, then the repository's); None when it is neither."""
     path = Path(ref)
-    if path.is_file():
+    if is_file(path):
         return path
     if not SUITE_ID.match(ref) or ref in (".", ".."):
         return None
@@ -144,13 +182,33 @@ def resolve_suite(ref: str, root: str | os.PathLike[str] | None = None) -> Path 
     return None
 
 
+def unknown_ref(ref: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> str:
+    """Why ``ref`` names no suite (one line): no file, no committed suite with this id, and,
+    when ``root``, ``$YOXLA_ROOT`` or ``$YOXLA_SUITES_DIR`` named where to look, that there is
+    no suites folder there."""
+    why = f"{shown_ref(ref)}: no such file, and no committed suite has this id"
+    if os.environ.get(SUITES_DIR_ENV):
+        given = f"${SUITES_DIR_ENV}"
+    elif root is not None:
+        given = "root"
+    elif os.environ.get(ROOT_ENV):
+        given = f"${ROOT_ENV}"
+    else:
+        return why  # the working directory: a folder without suites/ is the usual case
+    folder = suites_root(root)
+    if not is_dir(folder):
+        why += f" (no suites folder at {shown_ref(folder)}, from {given})"
+    return why
+
+
 def load_suite_manifest(
     ref: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
 ) -> SuiteManifest:
     """The manifest file ``ref``, or the committed suite whose id it is (e.g. ``yoxla-sample``);
     ManifestError (one line) when it is neither or does not load."""
-    if isinstance(ref, str) and not Path(ref).is_file():
-        found = resolve_suite(ref, root)
-        if found is not None:
-            return load_manifest(found)
-    return load_manifest(Path(ref))
+    if is_file(Path(ref)):
+        return load_manifest(Path(ref))
+    found = resolve_suite(ref, root) if isinstance(ref, str) else None
+    if found is None:
+        raise ManifestError(unknown_ref(ref, root))
+    return load_manifest(found)

@@ -6,10 +6,17 @@ of its built-in graders, each grader name declaring the checks its scoring relie
 
 * **gold in the answer space** (``accuracy``, ``exact_match``, ``macro_f1`` on a task with a
   closed space): the item's target is one of the item's answers (its row-dependent options,
-  else the task's ``choices``/``answer_space`` labels, else the ``label_set`` labels);
+  else the task's ``choices``/``answer_space`` labels, else the ``label_set`` labels), compared
+  as the grader compares an extracted answer with it: extraction gives the label in NFC as the
+  task declares it, ``accuracy`` and ``macro_f1`` compare it with the target exactly (a target in
+  another casing or another Unicode form could never score), ``exact_match`` after trimming and
+  NFC, blind to case only when the grader says ``case_sensitive: false``. A look-alike letter
+  (Cyrillic ``А`` for Latin ``A``, dotless ``ı`` for ``i``) is another letter;
 * **span locatable** (``span``, ``abstention``): the target is found in the row's passage
-  (NFC, collapsed white space, as scoring finds it), and an integer ``answer_start_field``
-  points at it; an abstention item with an empty target (unanswerable) has nothing to locate;
+  (NFC, collapsed white space, as scoring finds it), and a given ``answer_start_field`` is a
+  character offset (an integer from 0 to the passage's length, not a string, bool or float)
+  that points at it; an abstention item with an empty target (unanswerable) has nothing to
+  locate;
 * **number in range** (``numeric_tolerance``, ``spearman``): the target is a number, inside
   the strict extraction's ``range`` when the task declares one.
 
@@ -23,15 +30,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from yoxla.safetext import one_line
-from yoxla.spans import locate_gold
+from yoxla.spans import trim_quote
 from yoxla.suites.errors import DatasetError
 from yoxla.suites.numbers import parse_number
 from yoxla.suites.spec import BuiltinGrader, LabelSet, StrictExtraction, TaskSpec
 from yoxla.suites.templates import lookup
-from yoxla.text import az_lower, nfc
+from yoxla.text import az_lower, flatten, nfc
 
 MAX_SHOWN = 20  # bad rows listed in one report; the count says how many more
 SHOWN_VALUE = 60  # characters of a row's value a message quotes
@@ -73,11 +81,32 @@ def answer_space(spec: TaskSpec, choices: Sequence[str] | None) -> tuple[str, ..
     return tuple(ex.labels) if isinstance(ex, LabelSet) else ()
 
 
-def _case_blind(spec: TaskSpec, grader: BuiltinGrader) -> bool:
-    ex = spec.output_extraction
-    if isinstance(ex, LabelSet):
-        return not ex.case_sensitive
-    return grader.name == "exact_match" and grader.case_sensitive is False
+@dataclass(frozen=True)
+class _Labels:
+    """A closed space's labels in the forms graders compare them in (built once per space)."""
+
+    exact: frozenset[str]  # as extraction gives them: what accuracy and macro_f1 compare
+    trimmed: frozenset[str]  # trimmed, NFC: what a case-sensitive exact_match compares
+    folded: frozenset[str]  # trimmed, NFC, Azerbaijani lower case: a case-blind exact_match
+
+
+@lru_cache(maxsize=256)
+def _labels(space: tuple[str, ...], normalised: bool) -> _Labels:
+    """``normalised``: extraction gives a label in NFC (``label_set``); else as declared."""
+    exact = frozenset(nfc(s) for s in space) if normalised else frozenset(space)
+    trimmed = frozenset(nfc(s).strip() for s in space)
+    return _Labels(exact, trimmed, frozenset(az_lower(s) for s in trimmed))
+
+
+def _scoreable(grader: BuiltinGrader, target: str, labels: _Labels) -> bool:
+    """Can an answer from the space score on ``target``, as ``grader`` compares them? Extraction
+    gives a ``label_set`` label in NFC, a strict choice as declared; ``exact_match`` trims and
+    NFCs both sides (case-blind only with ``case_sensitive: false``); ``accuracy`` and
+    ``macro_f1`` compare exactly."""
+    if grader.name != "exact_match":
+        return target in labels.exact
+    gold = nfc(target.strip())
+    return gold in labels.trimmed or (grader.case_sensitive is False and az_lower(gold) in labels.folded)
 
 
 def gold_in_space(
@@ -85,11 +114,32 @@ def gold_in_space(
 ) -> str | None:
     if not space:
         return None  # an open answer: nothing to be inside
-    gold = nfc(target)
-    if gold in space or (_case_blind(spec, grader) and az_lower(gold) in {az_lower(s) for s in space}):
+    labels = _labels(tuple(space), isinstance(spec.output_extraction, LabelSet))
+    if _scoreable(grader, target, labels):
         return None
     listed = ", ".join(space[:8]) + ("…" if len(space) > 8 else "")
-    return f"gold {_shown(target)} is not in the answer space ({one_line(listed, 200)}) [{grader.name}]"
+    near = az_lower(nfc(target.strip())) in labels.folded
+    why = (
+        " (another casing, spacing or Unicode form of a label, which this grader tells apart)" if near else ""
+    )
+    return f"gold {_shown(target)} is not in the answer space ({one_line(listed, 200)}){why} [{grader.name}]"
+
+
+@lru_cache(maxsize=64)
+def _flat(passage: str) -> tuple[str, str]:
+    """The passage as spans are located in it (NFC, collapsed white space) and lower-cased."""
+    flat = flatten(passage)
+    return flat, az_lower(flat)
+
+
+def _in_passage(passage: str, target: str) -> bool:
+    """Does scoring find the gold in the passage (:func:`yoxla.spans.locate_gold` is not None)?
+    One search each way, not every occurrence: a gold that occurs 10⁵ times costs one find."""
+    gold = trim_quote(target)
+    if not gold:
+        return False
+    flat, lower = _flat(passage)
+    return gold in flat or az_lower(gold) in lower
 
 
 def span_locatable(
@@ -106,9 +156,15 @@ def span_locatable(
     start = None
     if grader.answer_start_field:
         value = lookup(row, grader.answer_start_field.split("."))
-        if isinstance(value, int) and not isinstance(value, bool):
-            start = value
-    if locate_gold(passage, target, start) is None:
+        if value is not None and not (
+            isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= len(passage)
+        ):
+            return (
+                f"{grader.answer_start_field} {_shown(value)} is not a character offset in {field!r} "
+                f"(an integer from 0 to {len(passage)}) [{grader.name}]"
+            )
+        start = value
+    if not _in_passage(passage, target):
         return f"gold span {_shown(target)} is not found in {field!r} [{grader.name}]"
     if start is not None and passage[start : start + len(target)] != target:
         return (
@@ -133,7 +189,7 @@ def number_in_range(
         return f"gold {_shown(target)} is not a number [{grader.name}]"
     bounds = _strict_range(spec)
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
-        return f"gold {value:g} is outside the range {bounds[0]:g}–{bounds[1]:g} [{grader.name}]"
+        return f"gold {value:.12g} is outside the range {bounds[0]:.12g}–{bounds[1]:.12g} [{grader.name}]"
     return None
 
 
