@@ -366,9 +366,13 @@ class ModelInfo(Record):
     metadata: ModelMetadata | None = None
 
 
+# A branch, tag or commit: never a URL (so never credentials), a control character or a space.
+HubRevision = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-/]{1,100}$")]
+
+
 class DatasetInfo(Record):
     source: Annotated[str, Field(max_length=MAX_URL)] | None
-    revision: Annotated[str, Field(max_length=100)] | None
+    revision: HubRevision | None
 
 
 SystemPrompt = Literal["contract", "changed"]
@@ -883,7 +887,6 @@ class SuiteTaskResult(Record):
 HubRepoId = Annotated[
     str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$", max_length=200)
 ]
-HubRevision = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-/]{1,100}$")]
 
 
 class SuiteTaskHashes(Record):

@@ -75,6 +75,8 @@ def read_regular_file(
         if exc.errno == 40:  # ELOOP
             return None, "is a symbolic link loop"
         return None, f"cannot be read: {exc.strerror or type(exc).__name__}"
+    except (ValueError, UnicodeError):  # a NUL byte or a lone surrogate: no file has this name
+        return None, "cannot be read: the path holds a NUL byte or a character no file name can hold"
     try:
         st = os.fstat(fd)  # the file opened may not be the one looked at: check again
         if not stat.S_ISREG(st.st_mode):

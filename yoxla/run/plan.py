@@ -21,6 +21,7 @@ from yoxla.providers.registry import (
 )
 from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.executor import Item
+from yoxla.run.revision import check_revision
 from yoxla.run.settings import RunSettings, generation_for, provider_options
 from yoxla.suite import Suite, load_suite
 
@@ -54,6 +55,8 @@ class Plan:
 
 
 def make_plan(s: RunSettings, log: Log | None = None) -> Plan:
+    if s.revision is not None:  # before the Hub, run.json or the result file ever see it
+        check_revision(s.revision)
     suite = load_suite()
     edition = load_edition(s.edition)
     task_ids = select_tasks(suite, edition, s.tasks)

@@ -26,6 +26,7 @@ from typing import Any
 
 from yoxla.providers.base import Request
 from yoxla.run.errors import Log, RunError, ValidationFailed
+from yoxla.run.revision import check_revision
 from yoxla.run.settings import RunSettings
 from yoxla.suites import registry
 from yoxla.suites.datasets import hub_override, reads_hub
@@ -219,30 +220,6 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     refuse_bad_rows(t.prepared for t in tasks.values())
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
-
-
-def check_revision(revision: str) -> None:
-    """``--revision`` is a revision as a manifest may write one (:class:`~yoxla.suites.spec.
-    HubDataset`: letters, digits, ``_ . - /``, at most 100 characters), and a Git ref's shape: no
-    ``..``, no empty part, no part that starts with ``.``. So a URL, a credential, a control
-    character or a path never reaches the Hub client, run.json or the result file."""
-    from pydantic import TypeAdapter, ValidationError
-
-    from yoxla.providers.registry import redact
-    from yoxla.suites.spec import HubDataset
-
-    rule: TypeAdapter[str | None] = TypeAdapter(HubDataset.model_fields["revision"].annotation)
-    try:
-        rule.validate_python(revision)
-        ok = ".." not in revision and all(p and not p.startswith(".") for p in revision.split("/"))
-    except ValidationError:
-        ok = False
-    if not ok:  # quoted without the credentials a URL may carry; a long one by its length
-        shown = shown_ref(redact(revision)) if len(revision) <= 200 else f"of {len(revision):,} characters"
-        raise RunError(
-            f"--revision {shown}: not a revision (a branch, tag or commit: letters, "
-            "digits, _ . - and / between parts, at most 100 characters)"
-        )
 
 
 def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> None:
