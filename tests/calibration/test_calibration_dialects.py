@@ -16,7 +16,7 @@ import yaml
 
 from yoxla.calibration import distribution_from_logprobs, parse_logprobs
 from yoxla.calibration.distribution import answer_space
-from yoxla.calibration.logprobs import UNKNOWN_ANY, UNKNOWN_PARTIAL, compact_logprobs
+from yoxla.calibration.token_logprobs import UNKNOWN_ANY, UNKNOWN_PARTIAL, compact_logprobs
 from yoxla.editions import load_edition, load_rows
 from yoxla.parsing import answer_text, strip_wrappers
 from yoxla.providers.openai_compat import split_reasoning

@@ -192,7 +192,7 @@ def _t(text: str, p: float, top: list[tuple[str, float]] | None = None) -> dict:
 
 
 def test_compact_logprobs_keeps_what_the_distribution_reads():
-    from yoxla.calibration.logprobs import MAX_ANSWER_TOKENS, compact_logprobs
+    from yoxla.calibration.token_logprobs import MAX_ANSWER_TOKENS, compact_logprobs
 
     space = ("entailment", "neutral", "contradiction")
     reasoning = [_t(f" söz{i}", 0.5, [(f" söz{i}", 0.5), (" x", 0.1)]) for i in range(300)]

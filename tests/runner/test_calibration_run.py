@@ -278,7 +278,7 @@ def test_providers_command_lists_the_probabilities_each_can_give(runner) -> None
 
 
 def test_the_summary_line_on_probabilities() -> None:
-    from yoxla.run.commands import probabilities_line
+    from yoxla.run.printing import probabilities_line
 
     # a summary written before the counts existed keeps the old sentence
     assert probabilities_line(None, False) == (

@@ -330,7 +330,7 @@ def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     ],
 )
 def test_rates_and_times_are_printed_with_the_precision_they_need(value, text) -> None:
-    from yoxla.run.commands import figure
+    from yoxla.run.printing import figure
 
     assert figure(value) == text
 
@@ -338,7 +338,7 @@ def test_rates_and_times_are_printed_with_the_precision_they_need(value, text) -
 def test_footer_of_a_short_slow_run_prints_a_rate_not_zero(capsys) -> None:
     from types import SimpleNamespace
 
-    from yoxla.run.commands import print_footer
+    from yoxla.run.printing import print_footer
 
     summary = {"usage": {"total_tokens": 3}, "wall_s": 40.0}
     report = SimpleNamespace(summary=summary, sent=1, run_dir="runs/x", result_path=None, complete=True)

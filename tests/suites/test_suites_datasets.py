@@ -19,7 +19,7 @@ from yoxla.cli import run as cli_run
 from yoxla.editions import bundled_path, fingerprint, load_edition, load_rows
 from yoxla.suites import datasets as D
 from yoxla.suites.errors import DatasetError
-from yoxla.suites.spec import HubDataset, LocalDataset
+from yoxla.suites.spec_data import HubDataset, LocalDataset
 from yoxla.testing.fakehub import COMMIT, FakeHub
 
 

@@ -274,7 +274,7 @@ def test_a_symbolic_link_inside_the_suite_folder_is_allowed(suite_dir) -> None:
 def test_the_dataset_reader_refuses_an_outside_path_on_its_own(suite_dir) -> None:
     """The loading path checks again, whatever called it."""
     from yoxla.suites.datasets import load_dataset
-    from yoxla.suites.spec import LocalDataset
+    from yoxla.suites.spec_data import LocalDataset
 
     spec = LocalDataset(path="../../outside/secret.jsonl")
     with pytest.raises(ManifestError, match="outside the suite's folder"):

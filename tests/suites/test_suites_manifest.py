@@ -13,7 +13,7 @@ from suites_helpers import ROWS, cases, write_jsonl
 
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.loader import load_manifest
-from yoxla.suites.spec import MAX_TASKS
+from yoxla.suites.spec_base import MAX_TASKS
 
 DATA = cases("manifest_cases.yaml")
 

@@ -1,6 +1,8 @@
 """How sure a model is: distributions over a task's answer space, and the metrics built on them.
 
 * :mod:`~yoxla.calibration.distribution`: :class:`LabelDistribution`, one per example.
+* :mod:`~yoxla.calibration.token_logprobs`: a reply's token logprobs, typed and compacted for storage.
+* :mod:`~yoxla.calibration.label_match`: a token path's text against the labels, as the parser reads it.
 * :mod:`~yoxla.calibration.logprobs`: a distribution from OpenAI-style token logprobs.
 * :mod:`~yoxla.calibration.label_scoring`: the exact distribution of a local Transformers
   model, each label scored as a continuation (imports torch; never imported from here).
@@ -14,9 +16,10 @@ Everything here works on plain data and is pure; see docs/calibration.md for the
 """
 
 from yoxla.calibration.distribution import LabelDistribution, answer_space
-from yoxla.calibration.logprobs import LogprobsError, TokenLogprob, distribution_from_logprobs, parse_logprobs
+from yoxla.calibration.logprobs import distribution_from_logprobs
 from yoxla.calibration.metrics import CalibrationReport, Case, calibration_report, cases_for_task
 from yoxla.calibration.ranking import DEFAULT_ORDER, explain_order, rank
+from yoxla.calibration.token_logprobs import LogprobsError, TokenLogprob, parse_logprobs
 
 __all__ = [
     "DEFAULT_ORDER",

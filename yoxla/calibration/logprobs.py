@@ -47,245 +47,33 @@ unlisted remainder.
 Missing labels carry an upper bound on their raw mass. Ambiguous mass below the tolerance is
 treated like the unlisted remainder (it joins ``unlisted``) instead of making a label
 missing. When no label gets any mass, or there is no answer, nothing is derived: ``None``.
+
+The tokens are read by :mod:`yoxla.calibration.token_logprobs` and a path's text is matched
+against the labels by :mod:`yoxla.calibration.label_match`; this module walks the tree.
 """
 
 from __future__ import annotations
 
 import codecs
-import heapq
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from yoxla.calibration.distribution import LabelDistribution
-from yoxla.text import az_lower, az_upper, collapse_ws, nfc
-
-# Token texts that mean "the answer ends here" when a server lists them (OpenAI never does;
-# vLLM lists its end token with its text and bytes, e.g. ``</s>``). Nothing else ends an
-# answer: an empty token is a token whose bytes the server did not show (see UNKNOWN_*).
-END_MARKERS = frozenset(
-    {
-        "<|im_end|>",
-        "<|eot_id|>",
-        "<|end|>",
-        "<|endoftext|>",
-        "<|end_of_text|>",
-        "<|return|>",
-        "</s>",
-        "<eos>",
-        "<end_of_turn>",
-    }
+from yoxla.calibration.label_match import PathClass, classify_text, label_keys
+from yoxla.calibration.token_logprobs import (
+    MAX_ANSWER_TOKENS,
+    THINK_CLOSE,
+    UNKNOWN_ANY,
+    UNKNOWN_PARTIAL,
+    Alternative,
+    TokenLogprob,
 )
-# Kinds of a token whose bytes are not shown (the empty token):
-# * with ``bytes: []`` (vLLM): an incomplete UTF-8 sequence, at least one byte of a letter
-#   that needs several (a lone byte of İ, ə, Ə); never an end of the answer;
-# * with ``bytes: null`` (llama-cpp-python, which keys alternatives by their text, so that
-#   byte tokens and special tokens merge into one ``""`` entry): anything, the end included.
-UNKNOWN_PARTIAL = "partial"
-UNKNOWN_ANY = "any"
-# The parser's symmetric wrappers, in its order (yoxla.parsing._WRAPPERS).
-WRAPPERS = (("```", "```"), ("**", "**"), ("`", "`"), ('"', '"'), ("'", "'"), ("«", "»"), ("“", "”"))
-THINK_CLOSE = b"</think>"
-POSITIVE_SLACK = 1e-6  # a logprob a hair above 0 is rounding; more than this is refused
+
 DEFAULT_TOLERANCE = 1e-3
 MAX_UNKNOWN_BYTES = 8  # the most bytes one unshown token is taken to stand for when aligning
 MAX_ALIGN_STATES = 256  # positions followed at once while aligning tokens with the answer text
-
-
-class LogprobsError(ValueError):
-    """The logprobs a provider returned are malformed (NaN, positive, wrong shape)."""
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """One entry of ``top_logprobs``."""
-
-    token: str
-    logprob: float
-    token_bytes: bytes | None = None  # the response's "bytes"
-
-    @property
-    def data(self) -> bytes:
-        """The token's bytes: as returned, else its text in UTF-8."""
-        return self.token_bytes if self.token_bytes is not None else self.token.encode("utf-8")
-
-    @property
-    def ends(self) -> bool:
-        """Whether the server marks this token as the end of the answer (never an empty one)."""
-        return self.token in END_MARKERS
-
-    @property
-    def unknown(self) -> str | None:
-        """None when the token's bytes are shown; else what it may stand for (UNKNOWN_*)."""
-        if self.token or self.token_bytes:
-            return None
-        return UNKNOWN_PARTIAL if self.token_bytes is not None else UNKNOWN_ANY
-
-
-@dataclass(frozen=True)
-class TokenLogprob(Alternative):
-    """One generated token with the alternatives the provider listed at its position."""
-
-    top: tuple[Alternative, ...] = ()
-
-
-def _logprob(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise LogprobsError(f"{where}: logprob must be a number, got {type(value).__name__}")
-    lp = float(value)
-    if math.isnan(lp) or lp == math.inf:
-        raise LogprobsError(f"{where}: logprob is {lp}")
-    if lp > POSITIVE_SLACK:
-        raise LogprobsError(f"{where}: logprob {lp} is above 0")
-    return min(lp, 0.0)
-
-
-def _alternative(entry: Any, where: str, cls: type[Alternative] = Alternative, **extra: Any) -> Any:
-    if hasattr(entry, "model_dump"):
-        entry = entry.model_dump()
-    if not isinstance(entry, Mapping):
-        raise LogprobsError(f"{where}: expected an object, got {type(entry).__name__}")
-    token = entry.get("token")
-    if not isinstance(token, str):
-        raise LogprobsError(f"{where}: 'token' must be text")
-    raw = entry.get("bytes")
-    if raw is not None:
-        if not isinstance(raw, list) or not all(
-            isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in raw
-        ):
-            raise LogprobsError(f"{where}: 'bytes' must be a list of byte values")
-        raw = bytes(raw)
-    return cls(token=token, logprob=_logprob(entry.get("logprob"), where), token_bytes=raw, **extra)
-
-
-def parse_logprobs(logprobs: Any) -> list[TokenLogprob]:
-    """Typed tokens from a response's logprobs: ``choice.logprobs`` (with ``content``), its
-    ``content`` list, or an ``openai`` client object of either. None or empty gives ``[]``.
-
-    Raises :class:`LogprobsError` on malformed data; the caller stores no distribution then.
-    """
-    if logprobs is None:
-        return []
-    if hasattr(logprobs, "model_dump"):
-        logprobs = logprobs.model_dump()
-    if isinstance(logprobs, Mapping):
-        logprobs = logprobs.get("content") or []
-    if not isinstance(logprobs, Sequence) or isinstance(logprobs, str | bytes):
-        raise LogprobsError("logprobs content must be a list of tokens")
-    out: list[TokenLogprob] = []
-    for i, entry in enumerate(logprobs):
-        if hasattr(entry, "model_dump"):
-            entry = entry.model_dump()
-        if not isinstance(entry, Mapping):
-            raise LogprobsError(f"token {i}: expected an object, got {type(entry).__name__}")
-        top_raw = entry.get("top_logprobs") or []
-        if not isinstance(top_raw, Sequence) or isinstance(top_raw, str | bytes):
-            raise LogprobsError(f"token {i}: top_logprobs must be a list")
-        top = tuple(_alternative(t, f"token {i}, alternative {j}") for j, t in enumerate(top_raw))
-        out.append(_alternative(entry, f"token {i}", TokenLogprob, top=top))
-    return out
-
-
-# Matching text against labels ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Keys:
-    """The comparison forms of one label, as the strict parser compares it."""
-
-    label: str
-    az: str  # NFC, collapsed white space, Azerbaijani lower case
-    ascii: str | None  # English lower case, for ASCII labels only
-
-
-def _label_keys(space: Sequence[str]) -> list[_Keys]:
-    return [_Keys(lb, az_lower(collapse_ws(nfc(lb))), lb.lower() if lb.isascii() else None) for lb in space]
-
-
-def _split_wrappers(text: str) -> tuple[str, str]:
-    """(body, closers): leading white space and opening wrappers removed, as the parser would.
-
-    A dangling part of an opener (``*`` of ``**``) leaves an empty body: any label may follow.
-    """
-    body, closers = text.lstrip(), ""
-    stripped = True
-    while stripped:
-        stripped = False
-        for left, right in WRAPPERS:
-            if body.startswith(left):
-                body, closers = body[len(left) :].lstrip(), closers + right
-                stripped = True
-                break
-    if body and any(left.startswith(body) for left, _ in WRAPPERS):
-        return "", closers
-    return body, closers
-
-
-def _norm(body: str) -> str:
-    """NFC and collapsed white space, keeping one trailing space (a prefix may end in one)."""
-    text = nfc(body)
-    core = collapse_ws(text)
-    return core + " " if core and text[-1:].isspace() else core
-
-
-# Characters outside ASCII the parser strips around a label: wrappers and white space.
-_MARKS = "«»“”\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-
-
-def _opens_unshown(c: str) -> bool:
-    """Whether unshown bytes (the start of a letter of two or more bytes) may begin ``c`` as
-    the parser compares it: a letter outside ASCII in some case (``i`` is ``İ`` upper case),
-    or white space (``\u00a0`` is white space to the parser)."""
-    return c.isspace() or any(not v.isascii() for v in (c, c.upper(), az_upper(c)))
-
-
-@dataclass(frozen=True)
-class _Class:
-    """How one path's text stands to the labels."""
-
-    complete: str | None  # the label it spells
-    compat: frozenset[str]  # the labels it spells or is on the way to
-    soft: frozenset[str]  # those whose next letter unshown bytes may begin
-    open_start: bool  # no letter of a label yet: unshown bytes may be a wrapper (« “) or white space
-
-
-def _classify(text: str, pending: bytes, keys: list[_Keys]) -> _Class:
-    """How ``text`` (and ``pending``, the bytes of a letter not finished yet) stands to the labels."""
-    body, closers = _split_wrappers(text)
-    norm = _norm(body)
-    done = collapse_ws(nfc(body.rstrip(closers + " \t\r\n\f\v")))  # the answer once closed
-    # Each label in the forms the parser compares: Azerbaijani case, and English case for ASCII.
-    forms = [(k.label, k.az, az_lower(norm), az_lower(done)) for k in keys]
-    forms += [(k.label, k.ascii, norm.lower(), done.lower()) for k in keys if k.ascii is not None]
-    compat: set[str] = set()
-    soft: set[str] = set()
-    complete = None
-    separator = bool(pending) and any(m.encode("utf-8").startswith(pending) for m in _MARKS)
-    for label, key, have, finished in forms:
-        if pending:  # a letter split across tokens: a prefix whose next letter starts so
-            if len(key) > len(have) and key.startswith(have):
-                c = key[len(have)]
-                if any(v.encode("utf-8").startswith(pending) for v in {c, c.upper(), az_upper(c)}):
-                    compat.add(label)
-                    soft.add(label)
-            if separator:  # or a wrapper (« “ ” ») or white space outside ASCII
-                if not have:
-                    compat.add(label)
-                    soft.add(label)
-                elif complete is None and finished == key:
-                    complete = label
-                    compat.add(label)
-            continue
-        if key.startswith(have):
-            compat.add(label)
-            if len(key) > len(have) and _opens_unshown(key[len(have)]):
-                soft.add(label)
-        if complete is None and finished == key:
-            complete = label
-            compat.add(label)
-    return _Class(complete, frozenset(compat), frozenset(soft), not pending and not norm.strip())
 
 
 # The tree of visible paths ---------------------------------------------------------------
@@ -487,112 +275,6 @@ def _aligned(
     return out
 
 
-MAX_ANSWER_TOKENS = 64  # tokens kept after the reasoning block: far longer than any label
-
-
-MAX_TOKEN_CHARS = 1_000  # a token's text, or its list of bytes, longer than this is refused
-
-
-def _get(entry: Any, name: str) -> Any:
-    if isinstance(entry, Mapping):
-        return entry.get(name)
-    return getattr(entry, name, None)
-
-
-def _token_bytes(entry: Any) -> bytes:
-    raw = _get(entry, "bytes")
-    if isinstance(raw, list) and len(raw) <= MAX_TOKEN_CHARS:
-        try:
-            return bytes(raw)
-        except (TypeError, ValueError):
-            pass
-    token = _get(entry, "token")
-    return token.encode("utf-8") if isinstance(token, str) else b""
-
-
-def _kept(entry: Any, i: int, j: int | None = None) -> dict[str, Any]:
-    """One token (``i``) or alternative (``i``, ``j``) as stored: its three fields, bounded, its
-    logprob finite."""
-    if type(entry) is dict or isinstance(entry, Mapping):
-        token, lp = entry.get("token"), entry.get("logprob")
-        out = {"token": token, "logprob": lp} if "logprob" in entry else {"token": token}
-        if "bytes" in entry:
-            out["bytes"] = raw = entry["bytes"]
-        else:
-            raw = None
-    elif hasattr(entry, "model_dump"):  # an openai client object: its fields, not its whole dump
-        token, lp, raw = entry.token, entry.logprob, entry.bytes
-        out = {"token": token, "logprob": lp, "bytes": raw}
-    else:
-        return {"token": entry}  # malformed: kept, so parse_logprobs refuses it later
-    if lp.__class__ is float and not -math.inf < lp < math.inf:
-        raise LogprobsError(f"{_where(i, j)}: logprob is {lp}")
-    if (token.__class__ is str and len(token) > MAX_TOKEN_CHARS) or (
-        raw.__class__ is list and len(raw) > MAX_TOKEN_CHARS
-    ):
-        raise LogprobsError(f"{_where(i, j)}: a token longer than {MAX_TOKEN_CHARS}")
-    return out
-
-
-def _where(i: int, j: int | None) -> str:
-    return f"token {i}" if j is None else f"token {i}, alternative {j}"
-
-
-def _logprob_key(entry: Any, i: int, j: int) -> float:
-    """The entry's logprob to rank it by (a malformed one ranks last); a non-finite one is refused."""
-    lp = _get(entry, "logprob")
-    if isinstance(lp, float) and not math.isfinite(lp):
-        raise LogprobsError(f"{_where(i, j)}: logprob is {lp}")
-    return float(lp) if isinstance(lp, int | float) and not isinstance(lp, bool) else -math.inf
-
-
-def compact_logprobs(
-    content: Sequence[Any], max_answer_tokens: int = MAX_ANSWER_TOKENS, top_k: int | None = None
-) -> list[dict[str, Any]]:
-    """The part of a response's token logprobs that :func:`distribution_from_logprobs` reads.
-
-    Plain dicts (``token``, ``logprob``, ``bytes``, ``top_logprobs``) of: the tokens from the
-    one where a closed ``</think>`` block ends its reasoning (earlier tokens are never read),
-    and at most ``max_answer_tokens`` after it; without a reasoning block, the first
-    ``max_answer_tokens``. The distribution derived from the kept tokens equals the one from
-    all of them for every label shorter than that. At most ``top_k`` alternatives are kept
-    per position (the most probable: what was asked for). Stored in the run folder.
-
-    Raises :class:`LogprobsError` when a kept logprob is not finite (NaN, Infinity and
-    -Infinity cannot be stored) or a token is longer than :data:`MAX_TOKEN_CHARS`.
-    """
-    entries = list(content)
-    data = [_token_bytes(t) for t in entries]
-    joined = b"".join(data)
-    close = joined.find(THINK_CLOSE)
-    lo, hi = 0, max_answer_tokens
-    if close >= 0:
-        end = close + len(THINK_CLOSE)
-        seen, first, last = 0, None, len(entries) - 1
-        for i, d in enumerate(data):
-            if first is None and seen + len(d) > close:
-                first = i
-            seen += len(d)
-            if seen >= end:
-                last = i
-                break
-        lo, hi = first or 0, last + 1 + max_answer_tokens
-    items: list[dict[str, Any]] = []
-    for i, entry in enumerate(entries[lo:hi], start=lo):
-        item = _kept(entry, i)
-        top = _get(entry, "top_logprobs")
-        if isinstance(top, list):
-            if top_k is not None and len(top) > top_k:  # every one is checked, the top ones kept
-                keys = [_logprob_key(alt, i, j) for j, alt in enumerate(top)]
-                keep = sorted(heapq.nlargest(top_k, range(len(top)), key=keys.__getitem__))
-                top = [top[j] for j in keep]
-            item["top_logprobs"] = [_kept(alt, i, j) for j, alt in enumerate(top)]
-        elif top is not None:
-            item["top_logprobs"] = top  # malformed: parse_logprobs refuses it later
-        items.append(item)
-    return items
-
-
 def _generated_path(
     tokens: Sequence[TokenLogprob], root: _Node, after_think: bool, text: str | None
 ) -> list[bytes | None]:
@@ -642,15 +324,15 @@ def distribution_from_logprobs(
     root, after_think = start
     path = _generated_path(tokens, root, after_think, text)
     stopped = finish_reason == "stop" and len(tokens) - (root.next_position or 0) < MAX_ANSWER_TOKENS
-    keys = _label_keys(space)
-    memo: dict[tuple[bytes, bool], _Class] = {}
+    keys = label_keys(space)
+    memo: dict[tuple[bytes, bool], PathClass] = {}
 
-    def classify(node: _Node) -> _Class:
+    def classify(node: _Node) -> PathClass:
         key = (node.data, node.ends)
         if key not in memo:
-            c = _classify(*_decode(node.data), keys)
+            c = classify_text(*_decode(node.data), keys)
             if node.ends:  # the answer stops here: it is a label or nothing
-                c = _Class(c.complete, frozenset([c.complete] if c.complete else []), frozenset(), False)
+                c = PathClass(c.complete, frozenset([c.complete] if c.complete else []), frozenset(), False)
             memo[key] = c
         return memo[key]
 
@@ -664,7 +346,7 @@ def distribution_from_logprobs(
         for label in labels:
             doubt[label] += mass
 
-    def leads_to(kind: str | None, c: _Class) -> tuple[set[str], set[str]]:
+    def leads_to(kind: str | None, c: PathClass) -> tuple[set[str], set[str]]:
         """(labels an unshown token may go on to, those it reaches only by way of an unshown
         wrapper, white space or a special token: counted like the unlisted remainder)."""
         if kind == UNKNOWN_ANY:  # the end, a byte, or a token without text and then anything

@@ -76,7 +76,8 @@ def run_distribution(task: Task, row: Mapping[str, Any], record: Mapping[str, An
 def distribution_in(space: Sequence[str] | None, record: Mapping[str, Any]) -> dict[str, Any] | None:
     """:func:`run_distribution` over a given answer space (a suite item's): the line's label
     scores checked, or its token logprobs read against ``space``; None as there."""
-    from yoxla.calibration.logprobs import LogprobsError, distribution_from_logprobs, parse_logprobs
+    from yoxla.calibration.logprobs import distribution_from_logprobs
+    from yoxla.calibration.token_logprobs import LogprobsError, parse_logprobs
 
     if space is None or record.get("error"):
         return None

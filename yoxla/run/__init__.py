@@ -6,7 +6,9 @@
 - ``executor``: the ordered pool that sends examples and hands records back in example order.
 - ``finalize``: re-scoring, the run folder's scores and summary, the result file (``build_result``).
 - ``artifacts``: the run folder's files; ``lock``: one process per run folder; ``errors``: one-line errors.
-- ``commands``: the command line (``python runner.py …`` = ``yoxla run …``).
+- ``commands``: the command line (``python runner.py …`` = ``yoxla run …``), ``run-all``, ``rescore``;
+  ``options``: the options of ``yoxla run`` and what the commands share; ``tool_commands``:
+  ``yoxla providers``, ``test`` and ``keygen``.
 - ``suite_plan``, ``suite_job``, ``suite_judge``, ``suite_engine``, ``suite_finalize``, ``suite_cli``:
   eval suites (``--suite FILE``) through the same executor, lock and run folder.
 

@@ -94,7 +94,8 @@ def run(suite: str | os.PathLike[str], *, provider: str, model: str, **options: 
     ``seed=…``, ``no_progress=True``… An unknown keyword or a bad value raises ValueError; a run
     that cannot start raises the runner's own error (RunError, ProviderError…), one line each.
     """
-    from yoxla.run.commands import add_run_args, execute_run
+    from yoxla.run.commands import execute_run
+    from yoxla.run.options import add_run_args
 
     parser = _Parser(prog="yoxla.run", add_help=False)
     add_run_args(parser)

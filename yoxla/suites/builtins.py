@@ -43,7 +43,7 @@ from yoxla.spans import ZERO, score_span, token_f1
 from yoxla.stats import macro_f1, mean, pearson, spearman
 from yoxla.suites.extraction import Extracted
 from yoxla.suites.numbers import parse_number
-from yoxla.suites.spec import BuiltinGrader
+from yoxla.suites.spec_grading import BuiltinGrader
 from yoxla.suites.templates import lookup
 from yoxla.text import az_lower, nfc
 

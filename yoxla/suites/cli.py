@@ -38,7 +38,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import aggregation, suite_hash
     from yoxla.suites.prepare import prepare_task
     from yoxla.suites.scoring import SampleOutput, score_suite_task
-    from yoxla.suites.spec import HubDataset
+    from yoxla.suites.spec_data import HubDataset
     from yoxla.suites.templates import lookup
     from yoxla.suites.worker import WorkerPool
 

@@ -44,7 +44,8 @@ from yoxla.editions import fingerprint
 from yoxla.hub import Snapshot, file_url, snapshot
 from yoxla.suites.errors import DatasetError
 from yoxla.suites.paths import suite_file
-from yoxla.suites.spec import MAX_ROWS, HubDataset, LocalDataset
+from yoxla.suites.spec_base import MAX_ROWS
+from yoxla.suites.spec_data import HubDataset, LocalDataset
 
 ID_FIELD = "id"  # the row id a bad line's message names (the field items take their ids from)
 OFFLINE_HINT = (

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from yoxla.parsing import answer_text, parse, strip_wrappers
 from yoxla.suite import AnswerSpace, Label, Task
-from yoxla.suites import spec
+from yoxla.suites import spec_answers
 from yoxla.suites.numbers import find_number
 from yoxla.suites.patterns import compile_pattern
 from yoxla.text import az_lower, nfc
@@ -269,15 +269,15 @@ class StrictExtractor(Extractor):
 def build_extractor(task: TaskSpec) -> Extractor:
     """The extractor a task's ``output_extraction`` describes."""
     ex = task.output_extraction
-    if isinstance(ex, spec.TakeFirst):
+    if isinstance(ex, spec_answers.TakeFirst):
         return TakeFirstExtractor(ex.lines)
-    if isinstance(ex, spec.RegexExtraction):
+    if isinstance(ex, spec_answers.RegexExtraction):
         return RegexExtractor(ex.pattern, ex.flags, ex.group, ex.type == "regex_last")
-    if isinstance(ex, spec.LabelSet):
+    if isinstance(ex, spec_answers.LabelSet):
         return LabelSetExtractor(ex.labels, ex.case_sensitive)
-    if isinstance(ex, spec.NumberExtraction):
+    if isinstance(ex, spec_answers.NumberExtraction):
         return NumberExtractor(ex.position)
-    if isinstance(ex, spec.StrictExtraction):
+    if isinstance(ex, spec_answers.StrictExtraction):
         mode = task.strict_mode or "text"
         return StrictExtractor(mode, task.fixed_choices, ex.range, ex.abstain)
     return NoneExtractor()

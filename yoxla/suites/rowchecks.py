@@ -37,7 +37,9 @@ from yoxla.safetext import one_line
 from yoxla.spans import trim_quote
 from yoxla.suites.errors import DatasetError
 from yoxla.suites.numbers import parse_number
-from yoxla.suites.spec import BuiltinGrader, LabelSet, StrictExtraction, TaskSpec
+from yoxla.suites.spec import TaskSpec
+from yoxla.suites.spec_answers import LabelSet, StrictExtraction
+from yoxla.suites.spec_grading import BuiltinGrader
 from yoxla.suites.templates import lookup
 from yoxla.text import az_lower, flatten, nfc
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from yoxla.suites.spec import MAX_CHOICES, TaskSpec
+from yoxla.suites.spec import TaskSpec
+from yoxla.suites.spec_base import MAX_CHOICES
 from yoxla.suites.templates import lookup
 
 
@@ -49,7 +50,7 @@ def probability_space(spec: TaskSpec, choices: tuple[str, ...] | None) -> tuple[
     parser does), which such an extraction refuses. ``regex``, ``take_first``, ``number`` and
     ``none`` extraction accept answers outside any list, so they have no closed space.
     """
-    from yoxla.suites.spec import LabelSet
+    from yoxla.suites.spec_answers import LabelSet
     from yoxla.text import nfc
 
     ex = spec.output_extraction
