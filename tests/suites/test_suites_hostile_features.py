@@ -522,7 +522,10 @@ class _Reads:
     [
         {"source": f"../../{TRAP}/etc/passwd", "revision": None},
         {"source": f"/tmp/{TRAP}/kopiya", "revision": None},
-        {"source": f"https://user:token@example.org/{TRAP}", "revision": "https://user:token@host"},
+        {
+            "source": f"https://user:token@example.org/{TRAP}",
+            "revision": None,
+        },  # a URL revision: tests/runner/test_hostile_paths_and_revisions.py
         {"source": f"file:///{TRAP}", "revision": "../../x"},
     ],
     ids=["relative", "absolute", "credentials", "file-url"],
