@@ -35,9 +35,7 @@ PARTS = (
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     root = tmp_path_factory.mktemp("results")
-    (root / "sample").mkdir()
-    for p in COMMITTED:
-        shutil.copy(p, root / "sample" / p.name)
+    shutil.copytree(COMMITTED[0].parent, root / "sample")  # the committed files, read from a copy
     board = load_board(
         root, data=DataSource(allow_hub=False), B=50, editions={"sample": load_edition("sample")}
     )
