@@ -344,17 +344,19 @@ def cell(kind: str, value: float | None, iv: tuple[float, float] | None) -> str:
     return f"{text} ({_fmt(kind, iv[0]).rstrip('%')}–{_fmt(kind, iv[1])})"
 
 
+def _part(report: Mapping[str, Any], key: str, count: str) -> tuple[Mapping[str, Any], int]:
+    """A report's ``groups`` or ``controls`` part and its count (an empty part when there is none)."""
+    part = report.get(key) or {}
+    return part, int(part.get(count) or 0)
+
+
 def _groups_text(report: Mapping[str, Any]) -> str:
-    g = report.get("groups") or {}
-    n = int(g.get("n_groups") or 0)
-    if not n:
-        return "no groups"
-    return f"{_fmt('rate', g.get('value'))} of {n} group(s)"
+    g, n = _part(report, "groups", "n_groups")
+    return f"{_fmt('rate', g.get('value'))} of {n} group(s)" if n else "no groups"
 
 
 def _controls_text(report: Mapping[str, Any]) -> str:
-    c = report.get("controls") or {}
-    n = int(c.get("n") or 0)
+    c, n = _part(report, "controls", "n")
     if not n:
         return "no controls"
     text = f"{n}: valid {_fmt('rate', c.get('valid_choice_rate'))}"

@@ -18,6 +18,7 @@ from yoxla.leaderboard import calibration, figures, tables
 from yoxla.leaderboard.prepared import EditionData
 from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, plot_data
+from yoxla.leaderboard.views.common import components
 from yoxla.leaderboard.views.model import board_calibration
 
 INTRO = """Where a result file stores the model's probability of every answer of a task's closed answer
@@ -79,7 +80,7 @@ class CalibrationView(View):
         return [self.diagram]
 
     def page_outputs(self) -> list[Any]:
-        return [self.plot, *self.table.outputs, self.model, *self.diagram_outputs()]
+        return components(self.plot, self.table, self.model, self.diagram_outputs())
 
     def outputs(self) -> list[Any]:
         return [self.rule, self.scope, *self.page_outputs()]

@@ -8,8 +8,14 @@ import gradio as gr
 
 from yoxla.leaderboard import figures, tables
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first
+from yoxla.leaderboard.views.common import components
 
-HIDDEN = ["A − B low", "A − B high"]
+INTRO = (
+    "Two models of the standard board (of an edition or a suite). Both were scored on the same examples, "
+    "so their difference has a paired bootstrap interval; for choice tasks (and suite tasks scored right "
+    "or wrong) McNemar's exact test counts the items one got right and the other wrong."
+)
+HIDDEN = ["A − B low", "A − B high"]  # the interval's ends: in the CSV, not in the shown table
 
 
 class CompareView(View):
@@ -17,11 +23,7 @@ class CompareView(View):
     title = "Compare"
 
     def build(self, ctx: Context) -> None:
-        gr.Markdown(
-            "Two models of the standard board (of an edition or a suite). Both were scored on the same examples, "
-            "so their difference has a paired bootstrap interval; for choice tasks (and suite tasks scored right "
-            "or wrong) McNemar's exact test counts the items one got right and the other wrong."
-        )
+        gr.Markdown(INTRO)
         with gr.Row():
             self.a = gr.Dropdown([], label="Model A", elem_id="compare-a", allow_custom_value=True)
             self.b = gr.Dropdown([], label="Model B", elem_id="compare-b", allow_custom_value=True)
@@ -29,7 +31,7 @@ class CompareView(View):
         self.table = Table("A − B", "compare", elem_id="compare-table")
 
     def result_outputs(self) -> list[Any]:
-        return [self.plot, *self.table.outputs]
+        return components(self.plot, self.table)
 
     def outputs(self) -> list[Any]:
         return [self.a, self.b, *self.result_outputs()]

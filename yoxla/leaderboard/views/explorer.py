@@ -13,6 +13,7 @@ import gradio as gr
 
 from yoxla.leaderboard import explorer, tables
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, set_param_js
+from yoxla.leaderboard.views.common import components
 
 HIGHLIGHT_COLORS = {"gold": "#ffd54f", "model": "#90caf9", "both": "#a5d6a7"}
 NONE = ""
@@ -90,33 +91,16 @@ class ExplorerView(View):
                 self.b_verdict = gr.Textbox(label="B: verdict", interactive=False, visible=False)
 
     def filters(self) -> list[Any]:
-        return [
-            self.task,
-            self.a,
-            self.b,
-            self.verdict,
-            self.pair,
-            self.bval,
-            self.nm,
-            self.search,
-            self.page,
-        ]
+        return components(
+            self.task, self.a, self.b, self.verdict, self.pair, self.bval, self.nm, self.search, self.page
+        )
 
     def example_outputs(self) -> list[Any]:
-        return [
-            self.inputs_box,
-            self.gold,
-            self.answer,
-            self.reasoning,
-            self.parsed,
-            self.verdict_box,
-            self.passage,
-            self.b_answer,
-            self.b_verdict,
-        ]
+        boxes_a = [self.inputs_box, self.gold, self.answer, self.reasoning, self.parsed, self.verdict_box]
+        return [*boxes_a, self.passage, self.b_answer, self.b_verdict]
 
     def result_outputs(self) -> list[Any]:
-        return [*self.table.outputs, self.info, self.example, self.page, *self.example_outputs()]
+        return components(self.table, self.info, self.example, self.page, self.example_outputs())
 
     def outputs(self) -> list[Any]:
         return [*self.filters(), *self.result_outputs()]

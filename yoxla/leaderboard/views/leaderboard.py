@@ -18,6 +18,7 @@ from yoxla.leaderboard import figures, tables
 from yoxla.leaderboard.prepared import GROUP_TITLES, RANK_RULE, SIZE_BANDS, UNKNOWN, EditionData
 from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, set_param_js
+from yoxla.leaderboard.views.common import components
 
 ANY = "any"
 FLOOR_STYLE = "color: #6b6b6b; background-color: #eeeeee; font-style: italic"
@@ -190,23 +191,16 @@ class LeaderboardView(View):
         return [self.group, self.search, self.providers, self.weights, self.size, self.trust, self.columns]
 
     def table_outputs(self) -> list[Any]:
-        return [*self.table.outputs, self.count, self.keys, self.plot]
+        return components(self.table, self.count, self.keys, self.plot)
+
+    def apart_outputs(self) -> list[Any]:
+        """The sections of files listed apart: not re-checked, reported elsewhere (and beside admitted)."""
+        reported = [self.reported_box, self.reported_note, self.reported, self.side]
+        return components(self.unchecked_box, self.unchecked, reported)
 
     def outputs(self) -> list[Any]:
-        return [
-            *self.filter_inputs(),
-            *self.table_outputs(),
-            self.about,
-            self.note,
-            self.how,
-            self.rule,
-            self.unchecked_box,
-            *self.unchecked.outputs,
-            self.reported_box,
-            self.reported_note,
-            *self.reported.outputs,
-            *self.side.outputs,
-        ]
+        texts = [self.about, self.note, self.how, self.rule]
+        return components(self.filter_inputs(), self.table_outputs(), texts, self.apart_outputs())
 
     # Data --------------------------------------------------------------------------------------
     def refresh(

@@ -9,6 +9,7 @@ import gradio as gr
 
 from yoxla.leaderboard import tables, texts
 from yoxla.leaderboard.views.base import Context, Table, Update, View
+from yoxla.leaderboard.views.common import components
 
 
 class MethodologyView(View):
@@ -36,15 +37,8 @@ class MethodologyView(View):
         )
 
     def outputs(self) -> list[Any]:
-        return [
-            self.suite_note,
-            self.line,
-            *self.admitted.outputs,
-            *self.excluded.outputs,
-            self.review_line,
-            *self.review.outputs,
-            self.review_problems,
-        ]
+        review = [self.review_line, self.review, self.review_problems]
+        return components(self.suite_note, self.line, self.admitted, self.excluded, review)
 
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)

@@ -15,7 +15,17 @@ import gradio as gr
 from yoxla.leaderboard import calibration, figures, tables
 from yoxla.leaderboard.admission import MAX_BYTES, Verdict
 from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData, headline
-from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, plot_data, set_param_js
+from yoxla.leaderboard.views.base import (
+    NOTHING,
+    Context,
+    Table,
+    Update,
+    View,
+    keep_or_first,
+    plot_data,
+    set_param_js,
+)
+from yoxla.leaderboard.views.common import components
 from yoxla.strictjson import read_regular_file
 
 PICK = "Pick a model to see its page."
@@ -88,45 +98,28 @@ class ModelView(View):
                 elem_id="model-reliability",
             )
 
+    def tables(self) -> tuple[Table, ...]:
+        return (self.scores, self.facts, self.weakest, self.diagnostics, self.breakdowns, self.near_miss)
+
     def outputs(self) -> list[Any]:
-        return [
-            self.picker,
-            self.download,
-            self.summary,
-            *self.scores.outputs,
-            *self.facts.outputs,
-            self.plot,
-            *self.weakest.outputs,
-            *self.diagnostics.outputs,
-            *self.breakdowns.outputs,
-            *self.near_miss.outputs,
-            self.cal_line,
-            *self.cal_table.outputs,
-            self.cal_plot,
-        ]
+        return [self.picker, *self.page_outputs()]
 
     def page_outputs(self) -> list[Any]:
-        return [c for c in self.outputs() if c is not self.picker]
+        return components(self.download, self.summary, self.plot, self.tables(), self.calibration_outputs())
+
+    def calibration_outputs(self) -> list[Any]:
+        return components(self.cal_line, self.cal_table, self.cal_plot)
 
     # Data --------------------------------------------------------------------------------------
     def page(self, ctx: Context, key: str | None) -> Update:
         """This model's page (everything but the picker); an empty page when the key is unknown."""
         hit = ctx.prepared.locate(key) if key else None
-        tables_ = (
-            self.scores,
-            self.facts,
-            self.weakest,
-            self.diagnostics,
-            self.breakdowns,
-            self.near_miss,
-            self.cal_table,
-        )
         if hit is None:
             out: Update = {self.summary: PICK, self.download: gr.update(value=None, interactive=False)}
             out[self.plot] = plot_data(figures.empty_figure("Task scores", PICK))
             out[self.cal_plot] = plot_data(figures.empty_figure("Reliability diagram", PICK))
             out[self.cal_line] = ""
-            for t in tables_:
+            for t in (*self.tables(), self.cal_table):
                 out.update(t.update(ctx.downloads, tables.pd.DataFrame(), empty=PICK))
             return out
         edition, board, v = hit
@@ -162,29 +155,17 @@ class ModelView(View):
             self.download: gr.update(value=self._file(ctx, v), interactive=True),
             self.plot: ctx.plot("model-fig", v.key, make=lambda: figures.model_figure(v, board, ed)),
         }
-        out.update(
-            self.scores.update(ctx.downloads, tables.model_scores(v, board, ed), stem=f"model-scores-{slug}")
-        )
-        out.update(self.facts.update(ctx.downloads, tables.model_facts(v, ed), stem=f"model-facts-{slug}"))
-        out.update(
-            self.weakest.update(ctx.downloads, tables.weakest_tasks(v, ed), stem=f"model-weakest-{slug}")
-        )
-        out.update(
-            self.diagnostics.update(
-                ctx.downloads, tables.model_diagnostics(v), stem=f"model-diagnostics-{slug}"
-            )
-        )
-        out.update(
-            self.breakdowns.update(ctx.downloads, tables.model_breakdowns(v), stem=f"model-breakdowns-{slug}")
-        )
-        out.update(
-            self.near_miss.update(
-                ctx.downloads,
-                tables.model_near_miss(v),
-                empty="No invalid output: every answer parsed.",
-                stem=f"model-near-miss-{slug}",
-            )
-        )
+        frames = {
+            self.scores: tables.model_scores(v, board, ed),
+            self.facts: tables.model_facts(v, ed),
+            self.weakest: tables.weakest_tasks(v, ed),
+            self.diagnostics: tables.model_diagnostics(v),
+            self.breakdowns: tables.model_breakdowns(v),
+            self.near_miss: tables.model_near_miss(v),
+        }
+        for table, frame in frames.items():
+            empty = "No invalid output: every answer parsed." if table is self.near_miss else NOTHING
+            out.update(table.update(ctx.downloads, frame, empty=empty, stem=f"{table.stem}-{slug}"))
         out.update(self.calibration(ctx, ed, v, board is not None and board.group == "standard", slug))
         return out
 

@@ -17,8 +17,13 @@ from yoxla.leaderboard.prepared import EditionData, block_title
 from yoxla.leaderboard.task_notes import note
 from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
+from yoxla.leaderboard.views.common import components
 from yoxla.suite import load_suite
 
+INTRO = (
+    "Each task's spread across models, with its best cue-only floor and its chance level. A task whose "
+    "range is within the noise (the median width of its models' intervals) no longer separates models."
+)
 NO_SUITE_FLOORS = (
     "Suites have no cue-only floors here: the suite-baseline files on the board (if any) are the floors."
 )
@@ -146,10 +151,7 @@ class TasksView(TaskPickerView):
     url_param = "task"
 
     def build(self, ctx: Context) -> None:
-        gr.Markdown(
-            "Each task's spread across models, with its best cue-only floor and its chance level. A task whose "
-            "range is within the noise (the median width of its models' intervals) no longer separates models."
-        )
+        gr.Markdown(INTRO)
         self.spreads_plot = gr.Plot(label="Task spreads", elem_classes=["yoxla-plot"], elem_id="spreads-plot")
         self.spreads = Table("Spread of task scores across models", "task-spreads", elem_id="spreads-table")
         gr.Markdown("## A task in detail")
@@ -183,20 +185,11 @@ class TasksView(TaskPickerView):
         self.breakdown = gr.Plot(label="Breakdown", elem_classes=["yoxla-plot"], elem_id="task-breakdown")
 
     def page_outputs(self) -> list[Any]:
-        return [
-            self.about,
-            self.space,
-            self.gold,
-            self.system,
-            self.user,
-            self.plot,
-            *self.floors.outputs,
-            *self.models.outputs,
-            self.breakdown,
-        ]
+        prompt = [self.space, self.gold, self.system, self.user]
+        return components(self.about, prompt, self.plot, self.floors, self.models, self.breakdown)
 
     def outputs(self) -> list[Any]:
-        return [self.spreads_plot, *self.spreads.outputs, self.picker, *self.page_outputs()]
+        return components(self.spreads_plot, self.spreads, self.picker, self.page_outputs())
 
     def page(self, ctx: Context, edition: str, task_id: str | None) -> Update:
         ed = ctx.prepared.edition(edition)

@@ -1,0 +1,22 @@
+"""Helpers the views share for naming what an event updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yoxla.leaderboard.views.base import Table
+
+
+def components(*parts: Any) -> list[Any]:
+    """The components of ``parts``, in order, as an event's inputs or outputs: a :class:`Table`
+    stands for its Dataframe and its CSV button, a list or tuple for its items (each expanded
+    the same way), anything else for itself."""
+    out: list[Any] = []
+    for part in parts:
+        if isinstance(part, Table):
+            out.extend(part.outputs)
+        elif isinstance(part, list | tuple):
+            out.extend(components(*part))
+        else:
+            out.append(part)
+    return out
