@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import Any
 
 from yoxla.parsing import answer_text
@@ -377,7 +377,7 @@ class TaskScorer:
         # The judge calls a sample made (live) or replayed: a stored record nothing asked for is dropped.
         used = [tuple(sess.records) for sess in sessions] if judged else [() for _ in items]
         return [
-            self._result(i, o, e, s, err, rec)
+            self._result(i, o.finish_reason, o.error, e, s, err, rec)
             for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, used, strict=True)
         ]
 
@@ -416,19 +416,20 @@ class TaskScorer:
     def _result(
         self,
         item: Item,
-        out: SampleOutput,
+        finish_reason: str | None,
+        generation_error: str | None,
         ex: Extracted,
         scores: dict[str, float],
         error: str | None,
         judgements: tuple[JudgeRecord, ...],
     ) -> SampleResult:
         score = None if error else self._sample_score(scores)
-        if out.error:
+        if generation_error:
             outcome = "generation_error"
         elif error:
             outcome = "grader_error"
         elif not ex.valid:
-            outcome = "truncated" if out.finish_reason == "length" else "invalid"
+            outcome = "truncated" if finish_reason == "length" else "invalid"
         elif ex.abstained:
             outcome = "abstained"
         elif score is None:
@@ -470,6 +471,28 @@ class TaskScorer:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         if len(items) != len(outputs):
             raise ValueError(f"{self.task.id}: {len(items)} items but {len(outputs)} outputs")
+        return self.score_columns(
+            items,
+            [o.output_text for o in outputs],
+            [o.finish_reason for o in outputs],
+            [o.error for o in outputs],
+        )
+
+    def score_columns(
+        self,
+        items: Sequence[Item],
+        texts: Sequence[str | None],
+        finish_reasons: Sequence[str | None],
+        errors: Sequence[str | None],
+    ) -> tuple[list[SampleResult], tuple[bool, ...], _Tally]:
+        """:meth:`score_builtin` of outputs given as columns aligned with ``items``: the answer
+        texts (reasoning removed), finish reasons and generation errors (no judgements: built-in
+        graders never read them). Re-scoring stored answers calls it without making a
+        :class:`SampleOutput` per sample."""
+        if self.python:
+            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
+        if not (len(items) == len(texts) == len(finish_reasons) == len(errors)):
+            raise ValueError(f"{self.task.id}: {len(items)} items but {len(texts)} outputs")
         plan = self.plan
         tally = _Tally(plan)
         name, values = plan.control_field, plan.control_values
@@ -481,13 +504,15 @@ class TaskScorer:
         results: list[SampleResult] = []
         seen: dict[tuple[str | None, tuple[str, ...] | None], Extracted] = {}  # at most one per item
         extract, grade, result, add = self._extract_text, self._grade, self._result, tally.add
-        for item, out, marked in zip(items, outputs, control, strict=True):
-            key = (None if out.error else out.output_text, item.choices)
+        for item, text, finish, error, marked in zip(
+            items, texts, finish_reasons, errors, control, strict=True
+        ):
+            key = (None if error else text, item.choices)
             ex = seen.get(key)
             if ex is None:
                 ex = seen[key] = extract(*key)
-            scores, error = grade(item, ex)
-            res = result(item, out, ex, scores, error, ())
+            scores, problem = grade(item, ex)
+            res = result(item, finish, error, ex, scores, problem, ())
             results.append(res)
             if marked:
                 tally.add_control(res)
@@ -561,6 +586,7 @@ def _as_extracted(r: SampleResult) -> Extracted:
     return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
 
 
+_count = itemgetter(1)
 _NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
 
 
@@ -598,9 +624,10 @@ class _Tally:
 
     def __init__(self, plan: ScoringPlan) -> None:
         self.n = self.n_valid = self.grader_errors = self.extraction_errors = 0
-        self.outcomes: Counter[str] = Counter()
-        self.near: Counter[str] = Counter()
-        self.answers: Counter[str] = Counter()
+        # plain dicts, counted with get (three Counters cost more to make than a small task to count)
+        self.outcomes: dict[str, int] = {}
+        self.near: dict[str, int] = {}
+        self.answers: dict[str, int] = {}
         self.targets: list[str] = []
         self.extracted: list[Extracted] = []
         self.scores: list[dict[str, float]] = []
@@ -654,8 +681,8 @@ class _Tally:
             "n": n,
             "n_valid": n_valid,
             "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
-            "generation_errors": self.outcomes["generation_error"],
-            "truncated": self.outcomes["truncated"],
+            "generation_errors": self.outcomes.get("generation_error", 0),
+            "truncated": self.outcomes.get("truncated", 0),
             "grader_errors": self.grader_errors,
             "extraction_errors": self.extraction_errors,
             "near_miss": dict(sorted(self.near.items())),
@@ -663,9 +690,10 @@ class _Tally:
         }
         if closed:
             answers = self.answers
-            total = answers.total()
+            total = sum(answers.values())
             m["modal_answer_share"] = max(answers.values()) / total if total else 0.0
-            m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
+            # Counter.most_common(1): the first answer counted of those counted most often
+            m["modal_answer"] = max(answers.items(), key=_count)[0] if answers else None
         return m
 
     def breakdowns(self, suffix: str) -> dict[str, Any]:
