@@ -423,7 +423,12 @@ class TaskScorer:
         error: str | None,
         judgements: tuple[JudgeRecord, ...],
     ) -> SampleResult:
-        score = None if error else self._sample_score(scores)
+        if error:
+            score = None
+        elif self.decider is None and (primary := self.primary) is not None and primary in scores:
+            score = scores[primary]  # _sample_score's usual case, without its call
+        else:
+            score = self._sample_score(scores)
         if generation_error:
             outcome = "generation_error"
         elif error:
@@ -504,6 +509,8 @@ class TaskScorer:
         results: list[SampleResult] = []
         seen: dict[tuple[str | None, tuple[str, ...] | None], Extracted] = {}  # at most one per item
         extract, grade, result, add = self._extract_text, self._grade, self._result, tally.add
+        graders = plan.sample_graders
+        only = graders[0].score if len(graders) == 1 else None  # the usual case: _grade without its call
         for item, text, finish, error, marked in zip(
             items, texts, finish_reasons, errors, control, strict=True
         ):
@@ -511,7 +518,13 @@ class TaskScorer:
             ex = seen.get(key)
             if ex is None:
                 ex = seen[key] = extract(*key)
-            scores, problem = grade(item, ex)
+            if only is not None:
+                try:
+                    scores, problem = only(item.row, item.target, ex), None
+                except B.GraderFailure as exc:
+                    scores, problem = {}, f"{graders[0].spec.name}: {exc}"  # as _grade words it
+            else:
+                scores, problem = grade(item, ex)
             res = result(item, finish, error, ex, scores, problem, ())
             results.append(res)
             if marked:
@@ -658,14 +671,16 @@ class _Tally:
             self.grader_errors += 1
         if r.reason == ERROR:
             self.extraction_errors += 1
+        row = item.row
+        plain = type(row) is dict  # a top-level field of a plain row is its get (what lookup gives)
         if r.score is not None and self._cells:
             for _, path, keys, values in self._cells:
-                key = lookup(item.row, path)
+                key = row.get(path[0]) if plain and len(path) == 1 else lookup(row, path)
                 if key is not None:  # rows without the field are left out
                     keys.append(key)
                     values.append(r.score)
         if self._group is not None:
-            value = lookup(item.row, self._group)
+            value = row.get(self._group[0]) if plain else lookup(row, self._group)
             if value is not None and value != "":
                 self._groups.setdefault(str(value), []).append(r.outcome == "correct")
 
