@@ -152,7 +152,8 @@ def rescore_task(
     prepared = _prepare(task, rows, rows_token)
     items = prepared.items
     scorer = TaskScorer(prepared, WorkerPool())  # built-in graders only: no worker is started
-    use_cache = cache is not None and rows_token is not None
+    # an empty memo that cannot take more has nothing to give or keep: no key is built
+    use_cache = cache is not None and rows_token is not None and (len(cache) > 0 or cache.max_entries > 0)
     contract = task.contract_hash
     results: list[SampleResult | None] = [None] * n
     todo: list[int] = []
@@ -181,10 +182,13 @@ def rescore_task(
         if len(todo) == n and controls is None:
             tally = counted  # every sample scored here and none is a control: the counts are the task's
         remember = use_cache and len(cache) < cache.max_entries  # type: ignore[arg-type,union-attr]
-        for i, res in zip(todo, fresh, strict=True):
-            results[i] = res
-            if remember:
-                cache.put(keys[i], res)  # type: ignore[union-attr]
+        if remember or len(todo) < n:
+            for i, res in zip(todo, fresh, strict=True):
+                results[i] = res
+                if remember:
+                    cache.put(keys[i], res)  # type: ignore[union-attr]
+        else:
+            results = fresh  # type: ignore[assignment]  # every sample, in order, none to keep
     done = [r for r in results if r is not None]
     if tally is None:
         tally = _Tally(scorer.plan)
