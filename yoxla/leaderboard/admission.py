@@ -464,6 +464,9 @@ def _check_contract(rec: ResultFile, edition: Edition, suite: Suite, v: Verdict)
 
 def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: Verdict) -> bool:
     ids = [p.id for p in t.predictions]
+    if expected is not None and ids == expected and len(set(ids)) == len(ids):
+        # the usual file: the dataset's ids, each once, in order (none repeated, missing or extra)
+        return _rows_match(tid, t, len(ids), v)
     counts = Counter(ids)
     dup = [i for i, c in counts.items() if c > 1]
     if dup:
@@ -482,8 +485,12 @@ def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: 
         if ids != list(expected):
             v.reasons.append(f"task {tid}: predictions are not in dataset order")
             return False
-    if t.rows != len(ids):
-        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {len(ids)} predictions")
+    return _rows_match(tid, t, len(ids), v)
+
+
+def _rows_match(tid: str, t: TaskResult, n: int, v: Verdict) -> bool:
+    if t.rows != n:
+        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {n} predictions")
         return False
     return True
 
