@@ -640,7 +640,8 @@ class _Tally:
         # plain dicts, counted with get (three Counters cost more to make than a small task to count)
         self.outcomes: dict[str, int] = {}
         self.near: dict[str, int] = {}
-        self.answers: dict[str, int] = {}
+        self.answers: dict[str, int] = {}  # counted for a closed answer space only (its modal answer)
+        self._closed = plan.closed
         self.targets: list[str] = []
         self.extracted: list[Extracted] = []
         self.scores: list[dict[str, float]] = []
@@ -658,7 +659,7 @@ class _Tally:
         outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         if r.valid:
             self.n_valid += 1
-            if r.extracted is not None:
+            if r.extracted is not None and self._closed:
                 answers = self.answers
                 answers[r.extracted] = answers.get(r.extracted, 0) + 1
         if r.near_miss:
