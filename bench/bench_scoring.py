@@ -37,8 +37,9 @@ from yoxla.editions import load_edition, load_rows
 from yoxla.evaluators import evaluate_task
 from yoxla.suite import load_suite
 from yoxla.suites.bridge import PARITY_TASKS
-from yoxla.suites.loader import load_document, load_manifest
+from yoxla.suites.loader import load_document
 from yoxla.suites.prepare import prepare_task
+from yoxla.suites.registry import load_suite_manifest
 from yoxla.suites.scoring import SampleOutput, score_suite_task
 from yoxla.suites.worker import WorkerPool
 
@@ -110,7 +111,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     suite, sample = load_suite(), load_edition("sample")
-    manifest = load_manifest("yoxla-sample")
+    manifest = load_suite_manifest("yoxla-sample", ROOT)
     pool = WorkerPool()
     figures: dict[str, dict[str, float]] = {}
     total_builtin = total_suite = 0.0

@@ -351,7 +351,7 @@ def _near_miss(text: str, values: tuple[str, ...], extra_words: bool) -> str:
     among extra words (the last test, and the only one that costs the whole text)."""
     if not text.strip():
         return "empty"
-    keys = {az_key(v) for v in values}
+    keys, folded_values, turkish_values = _space_forms(values)
     stripped = strip_wrappers(text.rstrip(_TRAILING + " "))
     if stripped != text and az_key(stripped) in keys:
         return "trailing_punctuation"
@@ -361,10 +361,9 @@ def _near_miss(text: str, values: tuple[str, ...], extra_words: bool) -> str:
     # fold_letters keeps the length: only a text as long as a label can fold onto it.
     if any(len(v) == len(stripped) for v in values):
         folded = fold_letters(stripped)
-        if any(fold_letters(v) == folded for v in values):
+        if folded in folded_values:
             return "letter_folded"
     # turkish_spelling keeps the length but for the spaces it drops (no letter lower-cases to one).
-    turkish_values = [turkish_spelling(v) for v in values]
     spaceless = len(stripped) - stripped.count(" ")
     if any(len(t) == spaceless for t in turkish_values):
         turkish = turkish_spelling(stripped)
@@ -377,6 +376,17 @@ def _near_miss(text: str, values: tuple[str, ...], extra_words: bool) -> str:
     if any(words_pattern(tuple(words)).search(lowered) for v in values if (words := tokens(v))):
         return "label_in_extra_words"
     return "other"
+
+
+@lru_cache(maxsize=512)
+def _space_forms(values: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """An answer space's label keys, letter-folded labels and Turkish spellings (worked out once
+    per space: every near miss of a task compares against the same labels)."""
+    return (
+        frozenset(az_key(v) for v in values),
+        tuple(fold_letters(v) for v in values),
+        tuple(turkish_spelling(v) for v in values),
+    )
 
 
 def _parse_number(text: str, lo: float, hi: float) -> Parsed:
@@ -396,11 +406,16 @@ def _parse_number(text: str, lo: float, hi: float) -> Parsed:
     return Parsed(valid=True, value=value, text=text)
 
 
+@lru_cache(maxsize=64)
+def _abstain_key(abstain: str) -> str:
+    return az_key(abstain)
+
+
 def _parse_text(text: str, abstain: str | None) -> Parsed:
     if not text:
         return _invalid(text, EMPTY, "empty")
     if abstain is not None:
-        if az_key(text) == az_key(abstain):
+        if az_key(text) == _abstain_key(abstain):
             return Parsed(valid=True, value=abstain, abstained=True, text=text)
         # "Cavab yoxdur." is neither the abstain value nor a quote: an invalid near miss.
         kind = _near_miss(text, (abstain,), extra_words=False)

@@ -28,7 +28,7 @@ from yoxla.parsing import answer_text
 from yoxla.suite import Task
 from yoxla.suites.builtins import SPAN_METRICS
 from yoxla.suites.prepare import PreparedTask
-from yoxla.suites.scoring import SampleOutput, SampleResult, TaskScorer, _Tally
+from yoxla.suites.scoring import SampleResult, TaskScorer, _Tally
 from yoxla.suites.worker import WorkerPool
 
 COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
@@ -152,13 +152,17 @@ def rescore_task(
     prepared = _prepare(task, rows, rows_token)
     items = prepared.items
     scorer = TaskScorer(prepared, WorkerPool())  # built-in graders only: no worker is started
-    use_cache = cache is not None and rows_token is not None
+    # an empty memo that cannot take more has nothing to give or keep: no key is built
+    use_cache = cache is not None and rows_token is not None and (len(cache) > 0 or cache.max_entries > 0)
     contract = task.contract_hash
     results: list[SampleResult | None] = [None] * n
     todo: list[int] = []
+    keys: list[tuple[Any, ...]] = []
     if use_cache:
-        for i in range(n):
-            hit = cache.get((contract, rows_token, i, raws[i], frs[i], errs[i]))  # type: ignore[union-attr]
+        keys = [(contract, rows_token, i, raws[i], frs[i], errs[i]) for i in range(n)]
+        get = cache.get  # type: ignore[union-attr]
+        for i, key in enumerate(keys):
+            hit = get(key)
             if hit is None:
                 todo.append(i)
             else:
@@ -168,17 +172,23 @@ def rescore_task(
     tally: _Tally | None = None
     if todo:
         # the answer without its reasoning (built-in graders never read the reasoning itself)
-        outputs = [
-            SampleOutput(None if (raw := raws[i]) is None else answer_text(raw), None, frs[i], errs[i])
-            for i in todo
-        ]
-        fresh, _, counted = scorer.score_builtin([items[i] for i in todo], outputs)
+        texts = [None if (raw := raws[i]) is None else answer_text(raw) for i in todo]
+        if len(todo) == n:
+            fresh, _, counted = scorer.score_columns(items, texts, frs, errs)
+        else:
+            fresh, _, counted = scorer.score_columns(
+                [items[i] for i in todo], texts, [frs[i] for i in todo], [errs[i] for i in todo]
+            )
         if len(todo) == n and controls is None:
             tally = counted  # every sample scored here and none is a control: the counts are the task's
-        for i, res in zip(todo, fresh, strict=True):
-            results[i] = res
-            if use_cache:
-                cache.put((contract, rows_token, i, raws[i], frs[i], errs[i]), res)  # type: ignore[union-attr]
+        remember = use_cache and len(cache) < cache.max_entries  # type: ignore[arg-type,union-attr]
+        if remember or len(todo) < n:
+            for i, res in zip(todo, fresh, strict=True):
+                results[i] = res
+                if remember:
+                    cache.put(keys[i], res)  # type: ignore[union-attr]
+        else:
+            results = fresh  # type: ignore[assignment]  # every sample, in order, none to keep
     done = [r for r in results if r is not None]
     if tally is None:
         tally = _Tally(scorer.plan)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
-from yoxla.text import az_lower, flatten, nfc, token_count, tokens, words_pattern
+from yoxla.text import _TOKEN, az_lower, flatten, nfc, token_count, tokens, words_pattern
 
 # A sentence ends at a run of these, followed by white space and a capital or a digit.
 _END_RUN = re.compile(r"[.!?…]+[\"'»”)]*")
@@ -29,10 +29,13 @@ _WORD_BACKWARDS = re.compile(r"[\w.]*")
 _QUOTE_CHARS = "\"'«»“”„`"
 _CLOSING = ".,;:!?…"
 _WS = re.compile(r"\s+")
+_LISTED = 4096  # a quote up to this long has its tokens listed; a longer one is counted by pattern
 
 
-@dataclass(frozen=True)
-class SpanScore:
+class SpanScore(NamedTuple):
+    """The span metrics of one answer (a named tuple: immutable, and built once per span answer
+    several times faster than a frozen dataclass)."""
+
     span_recall: float
     span_precision: float
     exact_span: float
@@ -158,10 +161,25 @@ def token_f1(pred: str, gold: str) -> float:
     return _token_f1(tokens(pred), tokens(gold))
 
 
-def _token_f1(p: list[str], g: list[str]) -> float:
+def _token_f1(p: Sequence[str], g: Sequence[str]) -> float:
     if not p or not g:
-        return float(p == g)
-    return _f1(sum((Counter(p) & Counter(g)).values()), len(p), len(g))
+        return float(len(p) == len(g))
+    return _f1(_common(p, g), len(p), len(g))
+
+
+def _common(p: Sequence[str], g: Sequence[str]) -> int:
+    """How many tokens the two lists share, each as often as both have it (``sum((Counter(p) & Counter(g)).values())``,
+    without building two counters: this runs once per span answer)."""
+    left: dict[str, int] = {}
+    for t in g:
+        left[t] = left.get(t, 0) + 1
+    common = 0
+    for t in p:
+        n = left.get(t, 0)
+        if n:
+            left[t] = n - 1
+            common += 1
+    return common
 
 
 def _f1(common: int, n_pred: int, n_gold: int) -> float:
@@ -171,18 +189,33 @@ def _f1(common: int, n_pred: int, n_gold: int) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def _token_scores(quote: str, gold_tokens: list[str]) -> tuple[float, float]:
+def _token_scores(quote: str, gold_tokens: Sequence[str], lowered: str | None = None) -> tuple[float, float]:
     """(token_f1, normalized_em) of a quote against the gold's tokens.
 
     A quote with more tokens than the gold cannot equal it, and its F1 needs only how often
     each gold token occurs in it: counted by pattern, without listing the quote's tokens
-    (an answer can hold millions of them).
+    (an answer can hold millions of them). ``lowered``: ``az_lower(nfc(quote))`` when the
+    caller has it.
     """
-    lowered = az_lower(nfc(quote))
+    if lowered is None:
+        lowered = az_lower(nfc(quote))
+    if len(lowered) <= _LISTED:
+        q = _TOKEN.findall(lowered)  # tokens(quote), from the lowered text already made
+        if len(q) <= len(gold_tokens):
+            return _token_f1(q, gold_tokens), float(
+                bool(q) and len(q) == len(gold_tokens) and q == list(gold_tokens)
+            )
+        if not gold_tokens:
+            return 0.0, 0.0
+        # a token of the quote is a maximal run of word characters, so it equals a gold token
+        # exactly where that token's whole-word pattern below would match
+        return _f1(_common(q, gold_tokens), len(q), len(gold_tokens)), 0.0
     n_quote = token_count(lowered)
     if n_quote <= len(gold_tokens):
-        q = tokens(quote)
-        return _token_f1(q, gold_tokens), float(bool(q) and q == gold_tokens)
+        q = _TOKEN.findall(lowered)
+        return _token_f1(q, gold_tokens), float(
+            bool(q) and len(q) == len(gold_tokens) and q == list(gold_tokens)
+        )
     if not gold_tokens:
         return 0.0, 0.0
     common = sum(
@@ -191,18 +224,39 @@ def _token_scores(quote: str, gold_tokens: list[str]) -> tuple[float, float]:
     return _f1(common, n_quote, len(gold_tokens)), 0.0
 
 
-def score_span(passage: str, gold: str, quote: str, answer_start: int | None = None) -> SpanScore:
-    _, lower, bounds = _passage(passage)
-    q = trim_quote(quote)
+@lru_cache(maxsize=8192)
+def _gold(gold: str) -> tuple[str, tuple[str, ...], str]:
+    """The trimmed gold, its tokens and its NFC form without outer white space (cached: a row's
+    gold is the same for every answer to it)."""
     g = trim_quote(gold)
-    tf1, nem = _token_scores(q, tokens(g))
-    sem = float(nfc(quote).strip() == nfc(gold).strip())
+    return g, tuple(tokens(g)), nfc(gold).strip()
+
+
+@lru_cache(maxsize=8192)
+def _gold_region(passage: str, gold: str, answer_start: int | None) -> tuple[int, int, int, int] | None:
+    """The gold's offsets in the flattened passage and the sentences it occupies (cached: the
+    same for every answer to a row), or None when the gold is not in the passage."""
     gold_span = locate_gold(passage, gold, answer_start)
-    hits = occurrences(lower, az_lower(q)) if q else []
-    if gold_span is None or not hits:
-        return SpanScore(0.0, 0.0, 0.0, float(not hits), 0.0, tf1, nem, sem)
+    if gold_span is None:
+        return None
     gs, ge = gold_span
-    rs, re_ = _region(bounds, gs, ge)
+    return (gs, ge, *_region(_passage(passage)[2], gs, ge))
+
+
+def score_span(passage: str, gold: str, quote: str, answer_start: int | None = None) -> SpanScore:
+    lower = _passage(passage)[1]
+    q = trim_quote(quote)
+    _, gold_tokens, gold_nfc = _gold(gold)
+    nq = nfc(q)
+    lowered = az_lower(nq)
+    tf1, nem = _token_scores(q, gold_tokens, lowered)
+    sem = float(nfc(quote).strip() == gold_nfc)
+    located = _gold_region(passage, gold, answer_start)
+    # the quote lower-cased as located: az_lower(q) (the same text as ``lowered`` when q is NFC)
+    hits = occurrences(lower, lowered if nq == q else az_lower(q)) if q else []
+    if located is None or not hits:
+        return SpanScore(0.0, 0.0, 0.0, float(not hits), 0.0, tf1, nem, sem)
+    gs, ge, rs, re_ = located
 
     def rank(qs: int) -> tuple[bool, int]:
         qe = qs + len(q)

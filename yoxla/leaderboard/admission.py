@@ -464,6 +464,9 @@ def _check_contract(rec: ResultFile, edition: Edition, suite: Suite, v: Verdict)
 
 def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: Verdict) -> bool:
     ids = [p.id for p in t.predictions]
+    if expected is not None and ids == expected and len(set(ids)) == len(ids):
+        # the usual file: the dataset's ids, each once, in order (none repeated, missing or extra)
+        return _rows_match(tid, t, len(ids), v)
     counts = Counter(ids)
     dup = [i for i, c in counts.items() if c > 1]
     if dup:
@@ -482,8 +485,12 @@ def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: 
         if ids != list(expected):
             v.reasons.append(f"task {tid}: predictions are not in dataset order")
             return False
-    if t.rows != len(ids):
-        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {len(ids)} predictions")
+    return _rows_match(tid, t, len(ids), v)
+
+
+def _rows_match(tid: str, t: TaskResult, n: int, v: Verdict) -> bool:
+    if t.rows != n:
+        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {n} predictions")
         return False
     return True
 
@@ -677,7 +684,11 @@ def _check_document(
 
 
 def check_bytes(data_bytes: bytes, *, path: str = "<memory>", **kw: Any) -> Verdict:
-    sha = "sha256:" + hashlib.sha256(data_bytes).hexdigest()
+    return _check_raw(data_bytes, "sha256:" + hashlib.sha256(data_bytes).hexdigest(), path=path, **kw)
+
+
+def _check_raw(data_bytes: bytes, sha: str, *, path: str, **kw: Any) -> Verdict:
+    """:func:`check_bytes` of bytes whose digest ``sha`` the caller has just computed."""
     if len(data_bytes) > MAX_BYTES:
         v = Verdict(path=path, status=EXCLUDED, sha256=sha)
         v.reasons.append(
@@ -709,6 +720,9 @@ class _Job:
     sha: str
     key: tuple[Any, ...]
     ed_token: str
+    # the bytes ``sha`` is the digest of, when the job is checked at once in this process
+    # (check_file); a job sent to a worker process carries none and is read there
+    raw: bytes | None = field(default=None, repr=False, compare=False)
 
 
 def _lookup(
@@ -718,14 +732,16 @@ def _lookup(
     editions: Mapping[str, Edition] | None,
     use_cache: bool,
     root: str | os.PathLike[str] | None,
+    keep_bytes: bool = False,
 ) -> Verdict | _Job:
-    """The file's verdict if it is known (unreadable, or in the memory or disk cache), else its job."""
+    """The file's verdict if it is known (unreadable, or in the memory or disk cache), else its job
+    (holding the bytes read with ``keep_bytes``)."""
     raw, problem = read_regular_file(p, MAX_BYTES, root)
     if raw is None:
         return Verdict(path=str(p), status=EXCLUDED, reasons=[one_line(problem or "cannot be read")])
     sha = "sha256:" + hashlib.sha256(raw).hexdigest()
     ed_token = "" if editions is None else editions_token(editions)
-    job = _Job(p, sha, (sha, tuple(sorted(trusted.items())), ed_token), ed_token)
+    job = _Job(p, sha, (sha, tuple(sorted(trusted.items())), ed_token), ed_token, raw if keep_bytes else None)
     if not use_cache:
         return job
     cached = data.verdicts.get(job.key)
@@ -745,7 +761,10 @@ def _check_job(
     editions: Mapping[str, Edition] | None,
     root: str | os.PathLike[str] | None,
 ) -> Verdict:
-    """Check the file afresh (its bytes are read again: a file changed meanwhile is judged as it is now)."""
+    """Check the file afresh: the bytes the job holds (read and hashed for its key just before, in
+    this process), else read again (a file changed meanwhile is judged as it is now)."""
+    if job.raw is not None:
+        return _check_raw(job.raw, job.sha, path=str(job.path), trusted=trusted, data=data, editions=editions)
     raw, problem = read_regular_file(job.path, MAX_BYTES, root)
     if raw is None:
         return Verdict(path=str(job.path), status=EXCLUDED, reasons=[one_line(problem or "cannot be read")])
@@ -785,7 +804,7 @@ def check_file(
     """
     trusted = trusted or {}
     data = data or DataSource()
-    found = _lookup(Path(path), trusted, data, editions, use_cache, root)
+    found = _lookup(Path(path), trusted, data, editions, use_cache, root, keep_bytes=True)
     if isinstance(found, Verdict):
         return found
     return _remember(

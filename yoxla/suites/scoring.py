@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import Any
 
 from yoxla.parsing import answer_text
@@ -377,7 +377,7 @@ class TaskScorer:
         # The judge calls a sample made (live) or replayed: a stored record nothing asked for is dropped.
         used = [tuple(sess.records) for sess in sessions] if judged else [() for _ in items]
         return [
-            self._result(i, o, e, s, err, rec)
+            self._result(i, o.finish_reason, o.error, e, s, err, rec)
             for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, used, strict=True)
         ]
 
@@ -416,19 +416,25 @@ class TaskScorer:
     def _result(
         self,
         item: Item,
-        out: SampleOutput,
+        finish_reason: str | None,
+        generation_error: str | None,
         ex: Extracted,
         scores: dict[str, float],
         error: str | None,
         judgements: tuple[JudgeRecord, ...],
     ) -> SampleResult:
-        score = None if error else self._sample_score(scores)
-        if out.error:
+        if error:
+            score = None
+        elif self.decider is None and (primary := self.primary) is not None and primary in scores:
+            score = scores[primary]  # _sample_score's usual case, without its call
+        else:
+            score = self._sample_score(scores)
+        if generation_error:
             outcome = "generation_error"
         elif error:
             outcome = "grader_error"
         elif not ex.valid:
-            outcome = "truncated" if out.finish_reason == "length" else "invalid"
+            outcome = "truncated" if finish_reason == "length" else "invalid"
         elif ex.abstained:
             outcome = "abstained"
         elif score is None:
@@ -470,6 +476,28 @@ class TaskScorer:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         if len(items) != len(outputs):
             raise ValueError(f"{self.task.id}: {len(items)} items but {len(outputs)} outputs")
+        return self.score_columns(
+            items,
+            [o.output_text for o in outputs],
+            [o.finish_reason for o in outputs],
+            [o.error for o in outputs],
+        )
+
+    def score_columns(
+        self,
+        items: Sequence[Item],
+        texts: Sequence[str | None],
+        finish_reasons: Sequence[str | None],
+        errors: Sequence[str | None],
+    ) -> tuple[list[SampleResult], tuple[bool, ...], _Tally]:
+        """:meth:`score_builtin` of outputs given as columns aligned with ``items``: the answer
+        texts (reasoning removed), finish reasons and generation errors (no judgements: built-in
+        graders never read them). Re-scoring stored answers calls it without making a
+        :class:`SampleOutput` per sample."""
+        if self.python:
+            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
+        if not (len(items) == len(texts) == len(finish_reasons) == len(errors)):
+            raise ValueError(f"{self.task.id}: {len(items)} items but {len(texts)} outputs")
         plan = self.plan
         tally = _Tally(plan)
         name, values = plan.control_field, plan.control_values
@@ -481,13 +509,23 @@ class TaskScorer:
         results: list[SampleResult] = []
         seen: dict[tuple[str | None, tuple[str, ...] | None], Extracted] = {}  # at most one per item
         extract, grade, result, add = self._extract_text, self._grade, self._result, tally.add
-        for item, out, marked in zip(items, outputs, control, strict=True):
-            key = (None if out.error else out.output_text, item.choices)
+        graders = plan.sample_graders
+        only = graders[0].score if len(graders) == 1 else None  # the usual case: _grade without its call
+        for item, text, finish, error, marked in zip(
+            items, texts, finish_reasons, errors, control, strict=True
+        ):
+            key = (None if error else text, item.choices)
             ex = seen.get(key)
             if ex is None:
                 ex = seen[key] = extract(*key)
-            scores, error = grade(item, ex)
-            res = result(item, out, ex, scores, error, ())
+            if only is not None:
+                try:
+                    scores, problem = only(item.row, item.target, ex), None
+                except B.GraderFailure as exc:
+                    scores, problem = {}, f"{graders[0].spec.name}: {exc}"  # as _grade words it
+            else:
+                scores, problem = grade(item, ex)
+            res = result(item, finish, error, ex, scores, problem, ())
             results.append(res)
             if marked:
                 tally.add_control(res)
@@ -561,6 +599,7 @@ def _as_extracted(r: SampleResult) -> Extracted:
     return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
 
 
+_count = itemgetter(1)
 _NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
 
 
@@ -598,9 +637,11 @@ class _Tally:
 
     def __init__(self, plan: ScoringPlan) -> None:
         self.n = self.n_valid = self.grader_errors = self.extraction_errors = 0
-        self.outcomes: Counter[str] = Counter()
-        self.near: Counter[str] = Counter()
-        self.answers: Counter[str] = Counter()
+        # plain dicts, counted with get (three Counters cost more to make than a small task to count)
+        self.outcomes: dict[str, int] = {}
+        self.near: dict[str, int] = {}
+        self.answers: dict[str, int] = {}  # counted for a closed answer space only (its modal answer)
+        self._closed = plan.closed
         self.targets: list[str] = []
         self.extracted: list[Extracted] = []
         self.scores: list[dict[str, float]] = []
@@ -618,7 +659,7 @@ class _Tally:
         outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         if r.valid:
             self.n_valid += 1
-            if r.extracted is not None:
+            if r.extracted is not None and self._closed:
                 answers = self.answers
                 answers[r.extracted] = answers.get(r.extracted, 0) + 1
         if r.near_miss:
@@ -631,14 +672,16 @@ class _Tally:
             self.grader_errors += 1
         if r.reason == ERROR:
             self.extraction_errors += 1
+        row = item.row
+        plain = type(row) is dict  # a top-level field of a plain row is its get (what lookup gives)
         if r.score is not None and self._cells:
             for _, path, keys, values in self._cells:
-                key = lookup(item.row, path)
+                key = row.get(path[0]) if plain and len(path) == 1 else lookup(row, path)
                 if key is not None:  # rows without the field are left out
                     keys.append(key)
                     values.append(r.score)
         if self._group is not None:
-            value = lookup(item.row, self._group)
+            value = row.get(self._group[0]) if plain else lookup(row, self._group)
             if value is not None and value != "":
                 self._groups.setdefault(str(value), []).append(r.outcome == "correct")
 
@@ -654,8 +697,8 @@ class _Tally:
             "n": n,
             "n_valid": n_valid,
             "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
-            "generation_errors": self.outcomes["generation_error"],
-            "truncated": self.outcomes["truncated"],
+            "generation_errors": self.outcomes.get("generation_error", 0),
+            "truncated": self.outcomes.get("truncated", 0),
             "grader_errors": self.grader_errors,
             "extraction_errors": self.extraction_errors,
             "near_miss": dict(sorted(self.near.items())),
@@ -663,9 +706,10 @@ class _Tally:
         }
         if closed:
             answers = self.answers
-            total = answers.total()
+            total = sum(answers.values())
             m["modal_answer_share"] = max(answers.values()) / total if total else 0.0
-            m["modal_answer"] = answers.most_common(1)[0][0] if answers else None
+            # Counter.most_common(1): the first answer counted of those counted most often
+            m["modal_answer"] = max(answers.items(), key=_count)[0] if answers else None
         return m
 
     def breakdowns(self, suffix: str) -> dict[str, Any]:

@@ -1,0 +1,139 @@
+"""The fast paths of re-scoring give what the general ones give.
+
+Span tokens listed for a short quote against counted by pattern for a long one; the shared-token
+count against ``Counter`` intersection; the replay with an empty, a full or a partly filled memo;
+answer columns against :class:`SampleOutput` objects; the modal answer on a tie; and admission
+of a file reading its bytes once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yoxla import spans
+from yoxla.editions import fingerprint, load_edition, load_rows
+from yoxla.suite import load_suite
+from yoxla.text import tokens
+
+SUITE = load_suite()
+WORDS = ["Bakı", "BAKI", "şəhər", "İçərişəhər", "ı", "i", "İ", "I", "və", "2000-ci", "e\u0301", "_", "ilə"]
+GLUE = [" ", ", ", ".", "-", "«", "»", "\n", ""]
+texts = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(GLUE)), max_size=12).map(
+    lambda parts: "".join(w + g for w, g in parts)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(quote=texts, gold=texts)
+def test_listed_quote_tokens_score_as_the_pattern_count(quote, gold):
+    """A quote up to ``_LISTED`` characters has its tokens listed; counting them by pattern (the
+    path of a longer quote) gives the same token F1 and normalised EM."""
+    gold_tokens = tokens(spans.trim_quote(gold))
+    q = spans.trim_quote(quote)
+    listed = spans._token_scores(q, gold_tokens)
+    with mock.patch.object(spans, "_LISTED", -1):
+        counted = spans._token_scores(q, gold_tokens)
+    assert listed == counted
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=st.lists(st.sampled_from("abcdə"), max_size=8), g=st.lists(st.sampled_from("abcdə"), max_size=8))
+def test_shared_token_count_is_the_counter_intersection(p, g):
+    assert spans._common(p, g) == sum((Counter(p) & Counter(g)).values())
+
+
+def _answers(task, rows, shift: int) -> list[str]:
+    gold = [task.answer.abstain.value if r[task.gold] is None else str(r[task.gold]) for r in rows]
+    forms = ("{}", "Cavab: {}", "**{}**", "bilmirəm", "")
+    return [forms[(i + shift) % len(forms)].format(g) for i, g in enumerate(gold)]
+
+
+def _verdicts(res) -> list[tuple]:
+    return [
+        (r.id, r.extracted, r.valid, r.reason, r.near_miss, r.outcome, r.score, r.scores) for r in res.results
+    ]
+
+
+def test_replay_gives_the_same_with_an_empty_a_full_or_a_partly_filled_memo():
+    from yoxla.rescoring import ScoreCache, rescore_task
+
+    for tid in ("extractive_qa_v1", "knowledge_choice_v1", "sts_v1"):
+        task = SUITE.task(tid)
+        rows = load_rows(load_edition("sample"), tid)
+        token = fingerprint(rows)
+        errors = ["HTTP 503" if i % 4 == 2 else None for i in range(len(rows))]
+        answers = _answers(task, rows, 0)
+        plain = rescore_task(task, rows, answers, None, errors)
+        closed = ScoreCache(max_entries=0)
+        none_kept = rescore_task(task, rows, answers, None, errors, cache=closed, rows_token=token)
+        assert len(closed) == 0 and closed.hits == 0
+        partly = ScoreCache()
+        other = [a if i % 2 else "başqa cavab" for i, a in enumerate(answers)]  # half the answers differ
+        rescore_task(task, rows, other, None, errors, cache=partly, rows_token=token)
+        mixed = rescore_task(task, rows, answers, None, errors, cache=partly, rows_token=token)
+        assert 0 < partly.hits < len(rows)
+        for got in (none_kept, mixed):
+            assert _verdicts(got) == _verdicts(plain), tid
+            assert got.metrics == plain.metrics and got.score == plain.score
+
+
+def test_answer_columns_score_as_sample_outputs():
+    from yoxla.rescoring import _prepare
+    from yoxla.suites.scoring import SampleOutput, TaskScorer
+    from yoxla.suites.worker import WorkerPool
+
+    for tid in ("qa_abstention_v1", "intent_v1"):
+        task = SUITE.task(tid)
+        rows = load_rows(load_edition("sample"), tid)
+        prepared = _prepare(task, rows, None)
+        scorer = TaskScorer(prepared, WorkerPool())
+        answers = _answers(task, rows, 1)
+        finish = ["length" if i % 3 == 0 else "stop" for i in range(len(rows))]
+        errors = ["HTTP 500" if i % 5 == 4 else None for i in range(len(rows))]
+        outputs = [SampleOutput.from_raw(a, f, e) for a, f, e in zip(answers, finish, errors, strict=True)]
+        a, ca, ta = scorer.score_builtin(prepared.items, outputs)
+        b, cb, tb = scorer.score_columns(prepared.items, [o.output_text for o in outputs], finish, errors)
+        assert [r.__dict__ for r in a] == [r.__dict__ for r in b] and ca == cb
+        assert scorer.metrics_of(ta)[0] == scorer.metrics_of(tb)[0]
+        assert {r.outcome for r in b} >= {"generation_error", "truncated"}
+
+
+def test_modal_answer_on_a_tie_is_the_one_counted_first():
+    """The tally counts answers in a plain dict: on a tie the modal answer is still the one
+    ``Counter.most_common`` gives (the first counted)."""
+    from yoxla.rescoring import rescore_task
+
+    task = SUITE.task("nli_v1")
+    rows = load_rows(load_edition("sample"), task.id)
+    labels = list(task.answer.label_values)
+    for first in (labels[2], labels[0], labels[1]):
+        order = [first, *[x for x in labels if x != first]]
+        answers = [order[i % len(order)] for i in range(len(rows))]
+        tied = Counter(answers)
+        assert len(set(list(tied.values())[:2])) == 1  # the first two labels tie
+        got = rescore_task(task, rows, answers).metrics
+        assert got["modal_answer"] == Counter(answers).most_common(1)[0][0] == first
+
+
+def test_check_file_reads_and_hashes_the_file_once(tmp_path):
+    from yoxla.leaderboard import admission
+
+    path = tmp_path / "r.json"
+    path.write_bytes(b'{"schema_version": 1}')
+    reads: list[str] = []
+    real = admission.read_regular_file
+
+    def counted(p, *a, **k):
+        reads.append(str(p))
+        return real(p, *a, **k)
+
+    with mock.patch.object(admission, "read_regular_file", counted):
+        v = admission.check_file(path, use_cache=False)
+    assert reads == [str(path)]
+    assert v.sha256 == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert v.status == admission.EXCLUDED and v.reasons
