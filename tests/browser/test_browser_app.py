@@ -35,6 +35,7 @@ if not browser_available():
     pytest.skip("Chromium is absent: apt-get install chromium chromium-driver", allow_module_level=True)
 selenium = pytest.importorskip("selenium", reason="pip install selenium")
 
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -258,10 +259,11 @@ def test_deep_link_opens_the_model_page_and_reported_results_sit_beside(
     d = driver
     open_page(d, synthetic_url, model=REPORTED_KEY)
     assert _selected_tab(d) == "Model"
-    picker = d.find_element(By.CSS_SELECTOR, "#model-picker input").get_attribute("value")
-    assert picker.startswith("openai/gpt-4o-mini")
-    assert "Rank" in d.find_element(By.CSS_SELECTOR, "#model-summary").text
-    assert REPORTED_KEY in d.find_element(By.CSS_SELECTOR, "#model-facts").text
+    # The page's texts are filled by the same event as its tables, but a busy browser may paint
+    # a table before a Markdown: wait for each text, not for a quiet spell.
+    _wait_text(d, "#model-picker input", "openai/gpt-4o-mini", value=True)
+    _wait_text(d, "#model-summary", "Rank")
+    _wait_text(d, "#model-facts", REPORTED_KEY)
     _check_view(d, "deep link")
     # The reported results on v1, and this admitted file next to its reported numbers.
     click_tab(d, "Leaderboard")
@@ -313,10 +315,29 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
     page = d.find_element(By.CSS_SELECTOR, "#explorer-page input")
     page.send_keys(Keys.CONTROL, "a")
     page.send_keys("0", Keys.ENTER)
+    _wait_text(d, "#explorer-page input", "1", value=True, exact=True)  # page 0 is read as page 1
+    _wait_text(d, "#explorer-info textarea", "page 1 of", value=True)
     wait_rendered(d)
     assert errors(d) == []
-    assert page.get_attribute("value") == "1"
-    assert "page 1 of" in d.find_element(By.CSS_SELECTOR, "#explorer-info textarea").get_attribute("value")
+
+
+def _wait_text(d: Any, css: str, needle: str, *, value: bool = False, exact: bool = False) -> None:
+    """Until the element's text (``value``: its value) holds ``needle`` (``exact``: is it); the
+    last text seen is in the failure."""
+    seen: list[str] = [""]
+
+    def ready(d: Any) -> bool:
+        found = d.find_elements(By.CSS_SELECTOR, css)
+        got = (found[0].get_attribute("value") if value else found[0].text) if found else None
+        seen[0] = str(got or "")
+        return seen[0].strip() == needle if exact else needle in seen[0]
+
+    try:
+        WebDriverWait(d, 60, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,)).until(
+            ready
+        )
+    except Exception as exc:
+        raise AssertionError(f"{css}: {needle!r} never showed; last seen {seen[0][:300]!r}") from exc
 
 
 def _answer(d: Any) -> str:
