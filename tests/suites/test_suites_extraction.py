@@ -66,7 +66,9 @@ def test_catastrophic_regex_is_stopped_by_the_time_cap(pattern, text, kind):
     start = time.monotonic()
     got = ex.extract(text)
     elapsed = time.monotonic() - start
-    assert elapsed < 5 * E.REGEX_TIMEOUT_S + 1.0, elapsed
+    # Unstopped, each of these runs for hours; stopped, it ends a little after the cap. The bound is
+    # wide so a busy machine (3.1 s seen on two shared cores) cannot fail it, and still far below hours.
+    assert elapsed < 40 * E.REGEX_TIMEOUT_S, elapsed
     if got.error is not None:  # the usual outcome: stopped, an extraction error for this sample
         assert got.value is None and got.reason == E.ERROR and "time limit" in got.error
 
