@@ -70,6 +70,7 @@ def test_unreachable_the_file_is_admitted_not_re_checked(made, tmp_path, monkeyp
     (note,) = [n for n in v.notes if n.startswith(NOT_RECHECKED)]
     assert "Hub dataset acme/toplama" in note and "offline" in note
     assert v.scores["suite"] == doc["scores"]["suite"] and set(v.tasks) == {"toplama_v1"}
+    assert not any(n.startswith("coverage not checked") for n in v.notes), v.notes
 
 
 @pytest.mark.parametrize(
@@ -108,3 +109,69 @@ def test_the_suite_board_lists_the_file_apart_with_its_reason(made, tmp_path, mo
     (why,) = table["Why not re-checked"]
     assert "sinaq.yaml: task 'toplama_v1', dataset: could not load Hub dataset acme/toplama" in why
     assert "admitted (0 re-checked, 1 not re-checked)" in board.admission_line(suite="sinaq")
+
+
+def _forged_partial(doc: dict[str, Any], keep: int) -> dict[str, Any]:
+    """The file cut to its first ``keep`` predictions, every count and score made to agree with
+    them (a task score of 100), and resealed: consistent by itself, but not the whole task."""
+    from yoxla.record import parse_record, suite_scores_of
+
+    bad = copy.deepcopy(doc)
+    t = bad["tasks"]["toplama_v1"]
+    t["predictions"] = t["predictions"][:keep]
+    t["rows"] = t["items"] = keep
+    t["score"] = 100.0
+    bad["generation_errors"] = 0
+    rec, problems = parse_record(json.loads(json.dumps(bad)))
+    assert rec is not None and not problems, problems
+    bad["scores"] = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
+    return _resealed(bad)
+
+
+def test_unreachable_a_file_covering_part_of_a_task_is_excluded(made, tmp_path, monkeypatch) -> None:
+    """The frozen hash file records each task's item count: a resealed file that keeps 5 of the
+    task's predictions and claims 5 items is excluded, offline too (issue 13)."""
+    doc, remote = made
+    assert len(doc["tasks"]["toplama_v1"]["predictions"]) == len(ROWS) > 5
+    _offline(tmp_path, remote, monkeypatch)
+    v = check_document(_forged_partial(doc, 5), data=_data(tmp_path))
+    assert v.status == "excluded" and v.scores == {}
+    assert v.reasons == [
+        f"task toplama_v1: 5 predictions but the frozen suite has {len(ROWS)} items "
+        "(a complete run covers every item)"
+    ]
+
+
+def test_unreachable_an_older_hash_file_without_counts_says_coverage_was_not_checked(
+    made, tmp_path, monkeypatch
+) -> None:
+    """A hash file frozen before item counts were recorded: today's checks, and a note."""
+    doc, remote = made
+    hashes = tmp_path / "suites" / "sinaq" / "sinaq.hashes.json"
+    frozen = json.loads(hashes.read_text(encoding="utf-8"))
+    assert frozen["tasks"]["toplama_v1"].pop("items") == len(ROWS)
+    hashes.write_text(json.dumps(frozen), encoding="utf-8")
+    _offline(tmp_path, remote, monkeypatch)
+    v = check_document(doc, data=_data(tmp_path))
+    assert v.status == "admitted" and not v.rechecked, v.reasons
+    (note,) = [n for n in v.notes if n.startswith("coverage not checked against the freeze")]
+    assert "toplama_v1" in note and "--write" in note
+
+
+def test_reachable_the_forged_partial_file_is_excluded_too(made, tmp_path) -> None:
+    v = check_document(_forged_partial(made[0], 5), data=_data(tmp_path))
+    assert v.status == "excluded" and any("item ids missing from the predictions" in r for r in v.reasons)
+
+
+def test_reachable_a_frozen_count_that_is_not_the_tasks_makes_the_suite_unusable(made, tmp_path) -> None:
+    """Re-checked, the prepared items are compared with the frozen count too."""
+    hashes = tmp_path / "suites" / "sinaq" / "sinaq.hashes.json"
+    frozen = json.loads(hashes.read_text(encoding="utf-8"))
+    frozen["tasks"]["toplama_v1"]["items"] = 5
+    hashes.write_text(json.dumps(frozen), encoding="utf-8")
+    v = check_document(made[0], data=_data(tmp_path))
+    assert v.status == "excluded"
+    assert v.reasons == [
+        "task toplama_v1 of the committed suite 'sinaq' changed since it was frozen "
+        "(`yoxla suite check suites/sinaq/sinaq.yaml` fails)"
+    ]

@@ -182,3 +182,47 @@ def test_check_names_changed_data(tmp_path, capsys):
     write_jsonl(tmp_path / "train.jsonl", ROWS[1:3])
     code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path))
     assert code == 1 and "the rows of its fewshot" in out
+
+
+def test_check_records_each_tasks_item_count_without_changing_a_hash(tmp_path, capsys):
+    """Freezing records each task's item count next to its hashes; an older hash file without
+    counts still checks (with a note), and --write adds the counts, every hash kept."""
+    path = _setup(tmp_path, copy.deepcopy(BASE))
+    write_jsonl(tmp_path / "data.jsonl", ROWS[:3])
+    assert _cli(capsys, "suite", "check", "--run-code", str(path), "--write")[0] == 0
+    frozen = json.loads(hash_file_path(path).read_text(encoding="utf-8"))
+    assert {tid: t["items"] for tid, t in frozen["tasks"].items()} == {"t1": 3, "t2": 3}
+    for entry in frozen["tasks"].values():
+        del entry["items"]
+    hash_file_path(path).write_text(json.dumps(frozen), encoding="utf-8")
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path))
+    assert code == 0 and "2 frozen task(s) have no recorded item count (t1, t2)" in out
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path), "--write")
+    assert code == 0 and "recorded the item count of 2 frozen task(s)" in out
+    again = json.loads(hash_file_path(path).read_text(encoding="utf-8"))
+    assert again["suite_hash"] == frozen["suite_hash"]
+    for tid, entry in again["tasks"].items():
+        assert entry.pop("items") == 3 and entry == frozen["tasks"][tid]
+
+
+def test_check_refuses_a_frozen_item_count_that_is_not_the_tasks(tmp_path, capsys):
+    path = _setup(tmp_path, copy.deepcopy(BASE))
+    assert _cli(capsys, "suite", "check", "--run-code", str(path), "--write")[0] == 0
+    frozen = json.loads(hash_file_path(path).read_text(encoding="utf-8"))
+    frozen["tasks"]["t2"]["items"] = 99
+    hash_file_path(path).write_text(json.dumps(frozen), encoding="utf-8")
+    code, out, _ = _cli(capsys, "suite", "check", "--run-code", str(path), "--write")
+    assert code == 1 and f"t2: changed (its item count: frozen 99, now {len(ROWS)})" in out
+    assert "t1: unchanged" in out
+
+
+@pytest.mark.parametrize("value", [True, -1, "4", 2.0, 10**10])
+def test_a_frozen_item_count_that_is_not_a_count_is_one_line(tmp_path, capsys, value):
+    path = _setup(tmp_path, copy.deepcopy(BASE))
+    assert _cli(capsys, "suite", "check", "--run-code", str(path), "--write")[0] == 0
+    frozen = json.loads(hash_file_path(path).read_text(encoding="utf-8"))
+    frozen["tasks"]["t1"]["items"] = value
+    hash_file_path(path).write_text(json.dumps(frozen), encoding="utf-8")
+    code, out, err = _cli(capsys, "suite", "check", "--run-code", str(path))
+    assert code != 0 and "cannot read the frozen hashes (items must be a count" in err + out
+    assert "Traceback" not in err

@@ -31,7 +31,7 @@ from yoxla.suites.bridge import (
     write_benchmarks,
 )
 from yoxla.suites.errors import ManifestError
-from yoxla.suites.hashing import analysis_hash, hash_file_path, read_hash_file, task_hash
+from yoxla.suites.hashing import analysis_hash, current_hashes, hash_file_path, read_hash_file, task_hash
 from yoxla.suites.loader import load_document, load_manifest
 from yoxla.suites.registry import find_committed, load_suite_manifest, repo_path, resolve_suite
 
@@ -90,6 +90,19 @@ def test_v1_hashes_rest_on_the_published_fingerprints() -> None:
         data = {"dataset": ed.tasks[tid].fingerprint}
         assert frozen[tid].data == data and frozen[tid].definition == task.definition_hash
         assert frozen[tid].hash == task_hash(task, data)
+
+
+@pytest.mark.parametrize("edition", BENCHMARKS)
+def test_each_frozen_item_count_is_the_published_row_count(edition) -> None:
+    """The hash files record each task's item count: yoxla-v1's from v1.json's row counts (its
+    rows are not fetched), which is right because an item is a row, as the bundled sample shows."""
+    frozen = read_hash_file(hash_file_path(manifest_path(edition)))
+    ed = load_edition(edition)
+    assert {tid: h.items for tid, h in frozen.items()} == {tid: e.rows for tid, e in ed.tasks.items()}
+    if edition == "sample":
+        manifest = load_manifest(manifest_path(edition))
+        counted = {tid: h.items for tid, h in current_hashes(manifest).items()}
+        assert counted == {tid: e.rows for tid, e in ed.tasks.items()}
 
 
 def test_breakdown_fields_are_row_columns_every_sample_row_has() -> None:

@@ -56,6 +56,7 @@ class _FrozenTask:
     task_hash: str
     fingerprints: dict[str, str]
     commits: dict[str, dict[str, str]]
+    items: int | None  # the frozen item count; None: an older hash file records none
 
 
 def _frozen_tasks(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> dict[str, _FrozenTask]:
@@ -79,7 +80,7 @@ def _frozen_tasks(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> di
             continue
         stored = rec.suite.tasks.get(tid)
         commits = {str(role): dict(c) for role, c in stored.commits.items()} if stored else {}
-        out[tid] = _FrozenTask(task, h.hash, dict(h.data), commits)
+        out[tid] = _FrozenTask(task, h.hash, dict(h.data), commits, h.items)
     return out
 
 
@@ -310,7 +311,8 @@ def _unanswered(tid: str, t: SuiteTaskResult, v: Verdict) -> bool:
 
 def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
     """A suite whose Hugging Face data cannot be read here: every check that needs no rows (the
-    hashes and fingerprints against the frozen ones, conditions, coverage by count, totals); an
+    hashes and fingerprints against the frozen ones, conditions, coverage by count against the
+    frozen item counts, totals); an
     admitted file is listed as not re-checked, never ranked (as the benchmark's files are)."""
     from yoxla.leaderboard.admission import NOT_RECHECKED, TaskRecord
 
@@ -323,8 +325,14 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
     records: dict[str, TaskRecord] = {}
     for tid, t in rec.tasks.items():
         ids = [p.id for p in t.predictions]
+        frozen_items = committed[tid].items
         if len(set(ids)) != len(ids):
             v.reasons.append(f"task {tid}: item ids predicted more than once")
+        elif frozen_items is not None and len(ids) != frozen_items:
+            v.reasons.append(
+                f"task {tid}: {len(ids)} predictions but the frozen suite has {frozen_items} items "
+                "(a complete run covers every item)"
+            )
         elif t.rows != len(ids) or t.items != len(ids):
             v.reasons.append(
                 f"task {tid}: rows/items say {t.rows}/{t.items} but there are {len(ids)} predictions"
@@ -337,6 +345,12 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
     if v.reasons:
         return
     v.notes.append(f"{NOT_RECHECKED}: {suite.unreachable}")
+    uncounted = [tid for tid in rec.tasks if committed[tid].items is None]
+    if uncounted:
+        v.notes.append(
+            f"coverage not checked against the freeze: the frozen hashes record no item count for "
+            f"{one_line(', '.join(uncounted), 200)} (`yoxla suite check {suite.repo_path} --write` records them)"
+        )
     _admit(rec, suite, records, scores, v)
 
 

@@ -113,7 +113,7 @@ class SuiteSource:
             return suite.problem
         from yoxla.suites.datasets import HubUnavailable
         from yoxla.suites.errors import ManifestError
-        from yoxla.suites.hashing import TaskHashes, compare, read_hash_file
+        from yoxla.suites.hashing import compare, prepared_hashes, read_hash_file
         from yoxla.suites.prepare import prepare_task
 
         if suite.unreachable is not None:
@@ -128,10 +128,7 @@ class SuiteSource:
             why = str(exc) if isinstance(exc, ManifestError) else f"{type(exc).__name__}: {exc}"
             suite.problem = one_line(f"the committed suite {suite.id!r} cannot be prepared here: {why}", 400)
             return suite.problem
-        current = {
-            tid: TaskHashes(p.task_hash, p.task.definition_hash, p.fingerprints)
-            for tid, p in prepared.items()
-        }
+        current = {tid: prepared_hashes(p) for tid, p in prepared.items()}
         for line in compare(current, frozen):
             if line.status in ("changed", "new"):
                 what = "changed since it was frozen" if line.status == "changed" else "is not frozen"

@@ -232,8 +232,9 @@ def manifest_text(edition: str) -> str:
 
 
 def frozen_hashes(manifest: Any, edition: str, pool: Any = None) -> dict[str, Any]:
-    """Each task's hashes: over the rows read (bundled), or over the fingerprints ``v1.json``
-    publishes for the Hub rows (the same fingerprint function; the rows are not fetched)."""
+    """Each task's hashes and item count: over the rows read (bundled), or over the fingerprints
+    and row counts ``v1.json`` publishes for the Hub rows (the same fingerprint function; the rows
+    are not fetched; the benchmark's tasks have no preprocessor, so an item is a row)."""
     from yoxla.editions import load_edition
     from yoxla.suites.hashing import TaskHashes, current_hashes, task_hash
 
@@ -243,7 +244,7 @@ def frozen_hashes(manifest: Any, edition: str, pool: Any = None) -> dict[str, An
     out = {}
     for tid, task in manifest.tasks.items():
         data = {"dataset": ed.tasks[tid].fingerprint}
-        out[tid] = TaskHashes(task_hash(task, data), task.definition_hash, data)
+        out[tid] = TaskHashes(task_hash(task, data), task.definition_hash, data, ed.tasks[tid].rows)
     return out
 
 

@@ -178,11 +178,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import (
-        TaskHashes,
         aggregation,
         analysis_hash,
         compare,
         hash_file_path,
+        prepared_hashes,
         read_analysis_hash,
         read_hash_file,
         write_hash_file,
@@ -196,9 +196,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with WorkerPool() as pool:  # every item rendered, so a prompt over the size limit fails here
         prepared = {tid: prepare_task(t, pool) for tid, t in manifest.tasks.items() if tid not in skipped}
     _refuse_bad_rows(prepared.values())
-    current = {
-        tid: TaskHashes(p.task_hash, p.task.definition_hash, p.fingerprints) for tid, p in prepared.items()
-    }
+    current = {tid: prepared_hashes(p) for tid, p in prepared.items()}
     path = hash_file_path(manifest.path)
     frozen = read_hash_file(path) if path.is_file() else {}
     if not path.is_file() and not args.write:
@@ -218,6 +216,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     if changed:
         return 1
     new = [line.task for line in lines if line.status == "new"]
+    # An older hash file records no item counts: --write adds them (the hashes stay as frozen).
+    uncounted = [
+        line.task for line in lines if line.status == "unchanged" and frozen[line.task].items is None
+    ]
+    if uncounted and not args.write:
+        print(
+            f"note: {len(uncounted)} frozen task(s) have no recorded item count ({', '.join(uncounted)}); "
+            "run with --write to record them (admission then checks coverage against them)"
+        )
     analysis = analysis_hash(manifest)
     analysis_changed = path.is_file() and analysis != read_analysis_hash(path)
     if analysis_changed:
@@ -225,14 +232,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             "analysis: changed (breakdowns, controls, gate or ranking; no task hash changes, "
             "results made before need `yoxla rescore`)"
         )
-    if (new or analysis_changed) and args.write:
+    if (new or analysis_changed or uncounted) and args.write:
         keep = dict(frozen)
-        keep.update({tid: current[tid] for tid in new})
+        keep.update({tid: current[tid] for tid in new + uncounted})
         write_hash_file(path, manifest.name, keep, aggregation(manifest), analysis)
-        print(
-            f"froze {len(new)} new task(s) in {path}"
-            + (" and the analysis section" if analysis_changed else "")
-        )
+        done = [f"froze {len(new)} new task(s)"] if new or not uncounted else []
+        if uncounted:
+            done.append(f"recorded the item count of {len(uncounted)} frozen task(s)")
+        print(" and ".join(done) + f" in {path}" + (" and the analysis section" if analysis_changed else ""))
     elif new or analysis_changed:
         what = f"{len(new)} task(s) are not frozen yet" if new else "the analysis section is not recorded"
         print(f"error: {what}; run with --write to freeze them")

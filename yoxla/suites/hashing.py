@@ -24,6 +24,11 @@ Not hashed: names, type labels, descriptions, other metadata (``ranking`` includ
 A suite's frozen hashes live next to its manifest, in ``<manifest stem>.hashes.json``. A
 task id, once frozen, keeps its hash: ``yoxla suite check`` refuses a changed task (give it a
 new id, e.g. ``…_v2``) and ``--write`` adds new tasks, never rewrites a frozen one.
+
+Next to each task's hashes the file records its item count (``items``: items after
+preprocessing, controls included), which admission compares with a file's predictions even
+when the rows cannot be read. The count is not hashed (the hashes already cover the rows it
+follows from); ``--write`` records it for a frozen task of an older file that lacks it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yoxla.safetext import one_line
 from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites import spec as S
 from yoxla.suites.errors import ManifestError
@@ -153,9 +159,28 @@ class TaskHashes:
     hash: str
     definition: str
     data: dict[str, str]
+    items: int | None = None  # the task's item count; None: not recorded (an older hash file)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"hash": self.hash, "definition": self.definition, "data": dict(sorted(self.data.items()))}
+        out: dict[str, Any] = {
+            "hash": self.hash,
+            "definition": self.definition,
+            "data": dict(sorted(self.data.items())),
+        }
+        if self.items is not None:
+            out["items"] = self.items
+        return out
+
+    def same_hashes(self, other: TaskHashes) -> bool:
+        return (self.hash, self.definition, self.data) == (other.hash, other.definition, other.data)
+
+
+def _item_count(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**9:
+        raise ValueError(f"items must be a count, not {one_line(repr(value), 40)}")
+    return value
 
 
 def read_analysis_hash(path: Path) -> str | None:
@@ -178,7 +203,9 @@ def read_hash_file(path: Path) -> dict[str, TaskHashes]:
         if doc.get("format") != HASH_FORMAT or doc.get("version") != HASH_VERSION:
             raise ValueError(f"not a {HASH_FORMAT} file, version {HASH_VERSION}")
         return {
-            tid: TaskHashes(entry["hash"], entry["definition"], dict(entry["data"]))
+            tid: TaskHashes(
+                entry["hash"], entry["definition"], dict(entry["data"]), _item_count(entry.get("items"))
+            )
             for tid, entry in doc["tasks"].items()
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -218,8 +245,12 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
         before = frozen.get(tid)
         if before is None:
             out.append(CheckLine(tid, "new"))
-        elif before == now:  # the task hash and every part of it (a hash file kept consistent)
-            out.append(CheckLine(tid, "unchanged"))
+        elif before.same_hashes(now):  # the task hash and every part of it (a hash file kept consistent)
+            if None not in (before.items, now.items) and before.items != now.items:
+                detail = f"its item count: frozen {before.items}, now {now.items}"
+                out.append(CheckLine(tid, "changed", detail))
+            else:
+                out.append(CheckLine(tid, "unchanged"))
         else:
             parts = []
             if before.definition != now.definition:
@@ -246,5 +277,12 @@ def current_hashes(
         if tid in skip:
             continue
         prepared = prepare_task(task, pool)
-        out[tid] = TaskHashes(prepared.task_hash, task.definition_hash, prepared.fingerprints)
+        out[tid] = prepared_hashes(prepared)
     return out
+
+
+def prepared_hashes(prepared: Any) -> TaskHashes:
+    """The hashes and item count of a prepared task (:class:`yoxla.suites.prepare.PreparedTask`)."""
+    return TaskHashes(
+        prepared.task_hash, prepared.task.definition_hash, prepared.fingerprints, len(prepared.items)
+    )
