@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from leaderboard_helpers import REPO, value, view_context, write
 
 from yoxla.editions import load_edition, load_rows
@@ -22,6 +23,7 @@ from yoxla.leaderboard.prepared import Prepared, prepare, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows
 from yoxla.suite import load_suite
+from yoxla.suites import bridge
 
 # Per task: the field values of its four rows, and the rows answered right.
 FIELDS: dict[str, dict[str, list[Any]]] = {
@@ -53,8 +55,7 @@ def _answers(tid: str, rows: list[dict[str, Any]]) -> list[str | None]:
     return out
 
 
-@pytest.fixture(scope="module")
-def board(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
+def _prepare(tmp: Path) -> Prepared:
     sample = load_edition("sample")
     rows = {tid: load_rows(sample, tid) for tid in sample.tasks}
     for tid, fields in FIELDS.items():
@@ -63,14 +64,19 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
             for r, x in zip(rows[tid], values, strict=True):
                 r[name] = x
     ed = edition_for_rows("sample", rows)
-    folder = tmp_path_factory.mktemp("bd") / "results"
+    folder = tmp / "results"
     write(
         folder / "sample" / "m.json",
         build_result(_answers, edition=ed, rows=rows, model="m", display_name="M"),
     )
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path_factory.mktemp("nosuites")))
+    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp / "nosuites"))
     data._cache["sample"] = EditionRows(rows, "synthetic")
     return prepare(load_board(folder, data=data, editions={"sample": ed}, B=50))
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
+    return _prepare(tmp_path_factory.mktemp("bd"))
 
 
 def _cells(prepared: Prepared, tid: str, name: str) -> dict[str, tuple[float, int]]:
@@ -124,16 +130,40 @@ def test_the_view_picks_the_field_through_a_control(board: Prepared) -> None:
     assert bd.page(ctx, "sample", "intent_v1", "no_such")[bd.by]["value"] == "category"
 
 
-def test_numeric_fields_go_in_their_declared_buckets() -> None:
-    f = breakdown.Field("az_count", (10_000, 100_000))
-    assert [f.value(x) for x in (5, 10_000, 99_999, 250_000, "çox", True)] == [
-        "under 10,000",
-        "10,000–100,000",
-        "10,000–100,000",
-        "100,000 or more",
-        None,
-        None,
-    ]
+def _analysis(edition: str) -> dict[str, Any]:
+    doc = yaml.safe_load(bridge.manifest_path(edition).read_text(encoding="utf-8"))
+    return {tid: a["breakdowns"] for tid, a in doc["analysis"]["tasks"].items()}
+
+
+def test_benchmark_fields_are_the_ones_the_package_suite_declares(board: Prepared) -> None:
+    ed = board.edition("sample")
+    declared = _analysis("sample")
+    assert declared  # the manifest declares breakdowns (else the comparison below proves nothing)
+    for tid in ed.standard.task_ids:
+        assert [f.name for f in ed.breakdown_fields(tid)] == declared.get(tid, [])
+    assert board.edition("v1").breakdowns == _analysis("v1")
+
+
+def test_a_changed_analysis_section_changes_the_breakdowns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editions = tmp_path / "editions"
+    editions.mkdir()
+    doc = yaml.safe_load(bridge.manifest_path("sample").read_text(encoding="utf-8"))
+    doc["analysis"]["tasks"]["intent_v1"]["breakdowns"] = ["length_bucket"]
+    del doc["analysis"]["tasks"]["minimal_pairs_v1"]
+    (editions / "yoxla-sample.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    (editions / "sample").symlink_to(bridge.EDITIONS_DIR / "sample", target_is_directory=True)
+    (editions / "yoxla-v1.yaml").write_text("tasks: [\n", encoding="utf-8")  # does not load
+    monkeypatch.setattr(bridge, "EDITIONS_DIR", editions)
+    prepared = _prepare(tmp_path)
+    ed = prepared.edition("sample")
+    assert [f.name for f in ed.breakdown_fields("intent_v1")] == ["length_bucket"]
+    assert {k for vals in ed.row_values["intent_v1"].values() for k in vals} == {"length_bucket"}
+    assert ed.breakdown_fields("minimal_pairs_v1") == [] and "minimal_pairs_v1" not in ed.row_values
+    ctx = view_context(prepared)
+    assert "minimal_pairs_v1" not in ctx.views["breakdowns"].task_ids(ctx, "sample")
+    assert prepared.edition("v1").breakdowns == {}  # a broken package suite: no breakdowns, no crash
 
 
 def test_benchmark_blocks_come_from_the_suite(board: Prepared) -> None:

@@ -1,8 +1,9 @@
 """Breakdowns: a task's score per value of each field its rows carry, on any board.
 
-:func:`fields` is the one place that says by which fields a task is broken down: a suite's
-declared ``breakdowns`` (``metadata.breakdowns`` and the analysis section's), else, for the
-benchmark editions, :data:`BENCHMARK_FIELDS`. A value's cell (mean per-example score and
+A task is broken down by the fields its suite declares (``metadata.breakdowns`` and the
+analysis section's): a committed suite's manifest, or, for a benchmark edition, its package
+suite ``yoxla/editions/yoxla-<edition>.yaml`` (:func:`edition_breakdowns`), which declares
+every categorical field of the edition's rows. A value's cell (mean per-example score and
 item count) is the one the file stores when it stores that breakdown (re-derived at
 admission), else it is computed here from the file's per-example scores joined with the
 edition's rows by id, controls left out as in the task score. Rows never reach the views:
@@ -11,7 +12,6 @@ edition's rows by id, controls left out as in the task score. Rows never reach t
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,53 +32,28 @@ Cells = dict[str, dict[str, float]]  # value -> {"accuracy": mean score, "n": it
 
 @dataclass(frozen=True)
 class Field:
-    """A row field to break a task down by; a numeric one goes in its declared ``edges``."""
+    """A row field to break a task down by (categorical: one cell per value)."""
 
     name: str
-    edges: tuple[float, ...] = ()  # bucket boundaries, ascending (none: a categorical field)
 
-    def buckets(self) -> list[str]:
-        """The bucket labels in order (a numeric field), else []."""
-        if not self.edges:
-            return []
-        e = [_number(x) for x in self.edges]
-        return [f"under {e[0]}", *(f"{a}–{b}" for a, b in itertools.pairwise(e)), f"{e[-1]} or more"]
-
-    def value(self, raw: Any) -> str | None:
-        """A row's value as breakdown text; None when a numeric field holds no number."""
-        if not self.edges:
-            return " ".join(str(raw).split())[:MAX_VALUE]
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-            return None
-        return self.buckets()[sum(raw >= e for e in self.edges)]
+    def value(self, raw: Any) -> str:
+        """A row's value as breakdown text (whitespace collapsed, at most MAX_VALUE characters)."""
+        return " ".join(str(raw).split())[:MAX_VALUE]
 
 
-# The benchmark editions' breakdown fields, until the package manifests' analysis sections
-# declare them (then :func:`fields` reads those through the suite board). Every categorical
-# field of the rows (yoxla/editions/sample/*/test.jsonl; v1 has the same columns), leaving
-# out ids, texts, gold and answers, values that name one row (title, subject, probe, words,
-# source ids) and derived copies of the gold (sts scaled_score); counts in declared buckets.
-BENCHMARK_FIELDS: dict[str, tuple[Field, ...]] = {
-    "extractive_qa_v1": (Field("answer_type"), Field("context_bucket")),
-    "qa_abstention_v1": (Field("is_answerable"), Field("expected_answer_type"), Field("context_bucket")),
-    "nli_v1": (Field("length_bucket"),),
-    "sts_v1": (Field("score_band"), Field("length_bucket")),
-    "sentiment_v1": (Field("length_bucket"),),
-    "intent_v1": (Field("category"), Field("length_bucket")),
-    "minimal_pairs_v1": (Field("phenomenon"), Field("domain"), Field("difficulty")),
-    "az_tr_interference_v1": (Field("interference_type"), Field("az_count", (10_000, 100_000))),
-    "knowledge_choice_v1": (Field("category"), Field("value_kind")),
-    "rag_verification_v1": (Field("claim_type"),),
-    "rag_selection_v1": (Field("item_type"), Field("category")),
-}
+def edition_breakdowns(edition: str) -> dict[str, list[str]]:
+    """Task id -> the fields the package suite of a benchmark edition declares
+    (``yoxla/editions/yoxla-<edition>.yaml``); ManifestError when it does not load."""
+    from yoxla.suites.bridge import manifest_path
+    from yoxla.suites.loader import load_manifest
+
+    manifest = load_manifest(manifest_path(edition))
+    return {tid: list(t.spec.breakdowns) for tid, t in manifest.tasks.items() if t.spec.breakdowns}
 
 
-def fields(declared: Mapping[str, Sequence[str]] | None, task_id: str) -> list[Field]:
-    """The fields a task is broken down by: a suite's declared ones (``declared``: task id ->
-    field names), else the benchmark's (``declared`` None)."""
-    if declared is not None:
-        return [Field(name) for name in declared.get(task_id, ())]
-    return list(BENCHMARK_FIELDS.get(task_id, ()))
+def fields(declared: Mapping[str, Sequence[str]], task_id: str) -> list[Field]:
+    """The fields a task is broken down by (``declared``: task id -> field names, in order)."""
+    return [Field(name) for name in declared.get(task_id, ())]
 
 
 def row_values(
@@ -95,7 +70,7 @@ def row_values(
         for row in task_rows:
             rid = row.get("id")
             if isinstance(rid, str):
-                got[rid] = {f.name: v for f in fs if (v := f.value(row.get(f.name))) is not None}
+                got[rid] = {f.name: f.value(row.get(f.name)) for f in fs}
         out[tid] = got
     return out
 
@@ -127,11 +102,8 @@ def computed(rec: TaskRecord, field: Field, values: RowValues) -> Cells:
         value = values.get(rid, {}).get(field.name)
         if value is not None:
             groups.setdefault(value, []).append(float(score))
-    order = field.buckets() or sorted(groups)
     return {
-        k: {"accuracy": math.fsum(groups[k]) / len(groups[k]), "n": len(groups[k])}
-        for k in order
-        if k in groups
+        k: {"accuracy": math.fsum(groups[k]) / len(groups[k]), "n": len(groups[k])} for k in sorted(groups)
     }
 
 
@@ -188,7 +160,3 @@ def display(
 
 def few(counts: pd.DataFrame, min_n: int = MIN_N) -> np.ndarray:
     return counts.fillna(0).to_numpy() < min_n
-
-
-def _number(x: float) -> str:
-    return f"{int(x):,}" if float(x).is_integer() else f"{x:,}"

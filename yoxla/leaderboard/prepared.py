@@ -27,10 +27,11 @@ from yoxla.editions import EDITIONS
 from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.board import Board, SuiteMeta
 from yoxla.leaderboard.bootstrap import Boot
-from yoxla.leaderboard.breakdown import Field, RowValues, fields, row_values
+from yoxla.leaderboard.breakdown import Field, RowValues, edition_breakdowns, fields, row_values
 from yoxla.leaderboard.floors import Reference, reference
 from yoxla.leaderboard.published import Publication, for_edition
 from yoxla.suite import load_suite
+from yoxla.suites.errors import ManifestError
 
 GROUPS = ("standard", "thinking", "non-standard")
 GROUP_TITLES = {
@@ -322,6 +323,8 @@ class EditionData:
     order_text: str = ""  # the ranking rule in one sentence
     # Per task, each row's breakdown values by row id (the benchmark's rows, when here).
     row_values: dict[str, RowValues] = field(default_factory=dict)
+    # Per task, the fields an edition's package suite declares (a suite board: its SuiteMeta's).
+    breakdowns: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def is_suite(self) -> bool:
@@ -385,7 +388,7 @@ class EditionData:
 
     def breakdown_fields(self, task_id: str) -> list[Field]:
         """The fields this board breaks a task down by (:func:`yoxla.leaderboard.breakdown.fields`)."""
-        return fields(self.suite.breakdowns if self.suite is not None else None, task_id)
+        return fields(self.suite.breakdowns if self.suite is not None else self.breakdowns, task_id)
 
 
 @dataclass
@@ -451,7 +454,12 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
         rows = got.rows if got is not None and floors else None
         ref = reference(name, rows, token=token, problem=problem if floors else "floors left out")
         tids = board.task_ids(name)
-        values = row_values({t: fields(None, t) for t in tids}, got.rows if got is not None else None)
+        try:
+            declared = edition_breakdowns(name)
+        except ManifestError as exc:  # a broken package suite leaves the breakdowns out, never the app
+            declared = {}
+            say(f"edition {name}: no breakdowns ({exc})")
+        values = row_values({t: fields(declared, t) for t in tids}, got.rows if got is not None else None)
         editions[name] = EditionData(
             name=name,
             boards=boards,
@@ -462,6 +470,7 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             order=board.ranking(name),
             order_text=board.explain_order(name),
             row_values=values,
+            breakdowns=declared,
         )
         n = sum(len(b.models) for b in boards.values())
         say(f"edition {name}: {n} ranked model(s), {len(editions[name].unchecked)} not re-checked")
