@@ -273,10 +273,13 @@ def _two_lines(text: str) -> str:
 
 def _panel_title(text: str, x: float, size: int) -> dict[str, Any]:
     """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``, on at
-    most two lines so that narrow panels (a phone's width) keep their titles apart."""
+    most two lines so that narrow panels (a phone's width) keep their titles apart. Centred
+    explicitly: Plotly's default anchor (``auto``) pins a title left of x under a third of the
+    width and right of it over two thirds, so two panels' titles grow towards each other."""
     return {
         "text": _two_lines(text),
         "x": x,
+        "xanchor": "center",
         "y": 1.0,
         "xref": "paper",
         "yref": "paper",
@@ -347,9 +350,9 @@ def block_figure(ed: EditionData, block: str) -> Figure:
     """Small multiples: the block score and each of its tasks in its own panel, models on rows;
     at most :data:`BLOCK_COLUMNS` panels a row, so no panel is too narrow for its title."""
     r = ed.standard
-    title = f"{plain(ed.group_name(block))}: group and task scores with 95% intervals"
+    title = f"{plain(ed.group_name(block))}: group and task scores"
     if r.empty:
-        return empty_figure(title, no_models_message(ed.label))
+        return empty_figure(title + " with 95% intervals", no_models_message(ed.label))
     keep, cut = _top(r)
     tids = ed.groups_of_tasks().get(block, [])
     panels = [None, *tids]
@@ -406,17 +409,21 @@ def block_figure(ed: EditionData, block: str) -> Figure:
         annotations.append(heading)
         floor = ed.reference.best(panel) if panel else None
         shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
-    note = " · dashed: the task's best cue-only floor" if ed.reference.available else ""
+    # One short line each (a phone's width holds about 40 characters of it).
+    lines = [title, "with 95% intervals" + cut]
+    if ed.reference.available:
+        lines.append("dashed: the task's best cue-only floor")
     fig = figure(
         data,
-        title + cut + note,
+        "<br>".join(lines),
         "score",
         "model",
-        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 90),
+        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 110),
         annotations=annotations,
         shapes=shapes,
-        margin={"t": 110},
+        margin={"t": 40 + 18 * len(lines) + 40},
     )
+    fig["layout"]["title"]["font"] = {"size": 14}
     fig["layout"].update(layout)
     return fig
 
