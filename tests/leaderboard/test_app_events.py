@@ -23,10 +23,8 @@ from yoxla.leaderboard.data import DataSource
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    root = tmp_path_factory.mktemp("results")
-    (root / "sample").mkdir()
-    for p in COMMITTED:
-        shutil.copy(p, root / "sample" / p.name)
+    root = tmp_path_factory.mktemp("board") / "results"
+    shutil.copytree(COMMITTED[0].parent, root / "sample")  # the committed sample files
     sys.path.insert(0, str(REPO))
     import app
 
