@@ -114,8 +114,9 @@ def build_app(
                     show_progress="hidden",
                 )
                 if view.outputs():  # the render itself: only this view's outputs
-                    trigger.change(  # a trigger reset to None (a reloaded session) renders nothing
-                        lambda req, v=view: v.render(ctx, **req["args"]) if req else {},
+                    trigger.change(  # a trigger reset to None (a reloaded session) renders nothing:
+                        # gr.skip() leaves every output as it is ({} would read as one output's value)
+                        lambda req, v=view: v.render(ctx, **req["args"]) if req else gr.skip(),
                         trigger,
                         view.outputs(),
                     )

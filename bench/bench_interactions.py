@@ -63,6 +63,7 @@ def main() -> None:
     print(f"admitted in {t1 - t0:.1f} s; built and prepared the app in {t2 - t1:.1f} s", flush=True)
 
     from yoxla.leaderboard.views.base import Context
+    from yoxla.leaderboard.views.breakdowns import by_fields
 
     ctx: Context = demo.yoxla_context
     views = ctx.views
@@ -122,6 +123,11 @@ def main() -> None:
 
         each(f"open the {tab_id} tab", opened)
     each("open a model page", lambda i: (model.picker, "input", [keys[(7 * i + 3) % len(keys)]]))
+    bd = views["breakdowns"]
+    bd_tasks = bd.task_ids(ctx, "v1")
+    each("breakdowns: pick a task", lambda i: (bd.picker, "input", ["v1", bd_tasks[i % len(bd_tasks)]]))
+    fields = [(t, f.name) for t in bd_tasks for f in by_fields(v1, t)]  # every field of every task
+    each("breakdowns: pick a field", lambda i: (bd.by, "input", ["v1", *fields[(5 * i + 1) % len(fields)]]))
     filters = lb.filter_inputs()
     each(
         "leaderboard: search",

@@ -49,7 +49,7 @@ def first_tables(board: Any) -> None:
     tables.leaderboard_frame(ed)
     tables.spreads_table(ed)
     for b in ed.standard.blocks:
-        tables.block_table(ed.standard, b)
+        tables.block_table(ed, b)
 
 
 def _files(folder: Path) -> list[Path]:

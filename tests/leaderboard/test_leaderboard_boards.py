@@ -331,7 +331,7 @@ def test_suite_board_leaderboard_spreads_breakdowns_and_explorer(committed_prepa
     ctx = view_context(prepared)
     bd = ctx.views["breakdowns"]
     out = bd.render(ctx, bid)
-    assert out[bd.picker]["value"] == "oxu_v1|topic"
+    assert out[bd.picker]["value"] == "oxu_v1" and out[bd.by]["value"] == "topic"
     table = value(out[bd.table.df])
     items = board.suite_items("oxu", "oxu_v1")
     topics = {str(i.row["topic"]) for i in items.values()}
@@ -415,7 +415,7 @@ def test_a_judge_scored_task_is_marked_with_its_judge_model(judged) -> None:
     # Breakdowns of the judged task by its metadata.breakdowns field.
     bd = ctx.views["breakdowns"]
     out = bd.render(ctx, ed.name)
-    assert out[bd.picker]["value"] == "toplama_v1|movzu"
+    assert out[bd.picker]["value"] == "toplama_v1" and out[bd.by]["value"] == "movzu"
     assert set(value(out[bd.table.df]).columns) == {"Model", "cüt", "tək"}
 
 

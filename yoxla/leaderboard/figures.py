@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard import tables
+from yoxla.leaderboard import breakdown, tables
 from yoxla.leaderboard.admission import Verdict
-from yoxla.leaderboard.prepared import EditionData, Ranked, block_title, headline
+from yoxla.leaderboard.prepared import EditionData, Ranked, group_score, headline
 from yoxla.suite import load_suite
 
 Figure = dict[str, Any]
@@ -273,10 +273,13 @@ def _two_lines(text: str) -> str:
 
 def _panel_title(text: str, x: float, size: int) -> dict[str, Any]:
     """A small-multiple panel's title above it (``text`` already escaped), centred at ``x``, on at
-    most two lines so that narrow panels (a phone's width) keep their titles apart."""
+    most two lines so that narrow panels (a phone's width) keep their titles apart. Centred
+    explicitly: Plotly's default anchor (``auto``) pins a title left of x under a third of the
+    width and right of it over two thirds, so two panels' titles grow towards each other."""
     return {
         "text": _two_lines(text),
         "x": x,
+        "xanchor": "center",
         "y": 1.0,
         "xref": "paper",
         "yref": "paper",
@@ -347,12 +350,11 @@ def block_figure(ed: EditionData, block: str) -> Figure:
     """Small multiples: the block score and each of its tasks in its own panel, models on rows;
     at most :data:`BLOCK_COLUMNS` panels a row, so no panel is too narrow for its title."""
     r = ed.standard
-    title = f"{block_title(block)}: block and task scores with 95% intervals"
+    title = f"{plain(ed.group_name(block))}: group and task scores"
     if r.empty:
-        return empty_figure(title, no_models_message(ed.name))
+        return empty_figure(title + " with 95% intervals", no_models_message(ed.label))
     keep, cut = _top(r)
-    suite = load_suite()
-    tids = [t for t in r.task_ids if suite.task(t).block == block]
+    tids = ed.groups_of_tasks().get(block, [])
     panels = [None, *tids]
     names = [plain(r.models[i].name) for i in keep]
     cols = min(BLOCK_COLUMNS, len(panels))
@@ -365,12 +367,12 @@ def block_figure(ed: EditionData, block: str) -> Figure:
     layout: dict[str, Any] = {}
     for c, panel in enumerate(panels):
         row, col = divmod(c, cols)
-        label = "Block" if panel is None else tables.task_short(panel)
+        label = "Group" if panel is None else tables.task_label(ed, panel)
         if panel is None:
-            xs = [float(r.models[i].scores["blocks"][block]) for i in keep]
+            xs = [group_score(r.models[i], block) for i in keep]
             ivs = [r.block_interval(i, block) for i in keep]
         else:
-            xs = [float(r.models[i].tasks[panel].score) for i in keep]
+            xs = [_task_score(r.models[i], panel) for i in keep]
             ivs = [r.task_interval(i, panel) for i in keep]
         ax = "x" if c == 0 else f"x{c + 1}"
         ay = "y" if row == 0 else f"y{row + 1}"
@@ -407,17 +409,21 @@ def block_figure(ed: EditionData, block: str) -> Figure:
         annotations.append(heading)
         floor = ed.reference.best(panel) if panel else None
         shapes += _vline(floor, FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
-    note = " · dashed: the task's best cue-only floor" if ed.reference.available else ""
+    # One short line each (a phone's width holds about 40 characters of it).
+    lines = [title, "with 95% intervals" + cut]
+    if ed.reference.available:
+        lines.append("dashed: the task's best cue-only floor")
     fig = figure(
         data,
-        title + cut + note,
+        "<br>".join(lines),
         "score",
         "model",
-        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 90),
+        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 110),
         annotations=annotations,
         shapes=shapes,
-        margin={"t": 110},
+        margin={"t": 40 + 18 * len(lines) + 40},
     )
+    fig["layout"]["title"]["font"] = {"size": 14}
     fig["layout"].update(layout)
     return fig
 
@@ -545,21 +551,35 @@ def task_figure(ed: EditionData, task_id: str) -> Figure:
 # Breakdowns -------------------------------------------------------------------------------------
 
 
-def breakdown_heatmap(models: list[Verdict], task_id: str, edition: str, key: str | None = None) -> Figure:
-    """Models x breakdown values, coloured by score; few-item cells keep their colour and get a *."""
-    if key is None:
+def _task_score(v: Verdict, task_id: str) -> float:
+    t = v.tasks.get(task_id)
+    return float(t.score) if t is not None else float("nan")
+
+
+def breakdown_heatmap(
+    models: list[Verdict],
+    task_id: str,
+    edition: str,
+    by: breakdown.Field | str | None = None,
+    values: breakdown.RowValues | None = None,
+) -> Figure:
+    """Models x the values of one field (``by``: a field, or a stored metric's key; default the
+    benchmark task's stored field, else its classes), coloured by score; few-item cells keep
+    their colour and get a *. ``values``: the rows' values by id, for fields no file stores."""
+    if by is None:
         task = load_suite().task(task_id)
-        key = tables.breakdown_key(task_id) if task.breakdown else "per_class_accuracy"
-    what = key.removeprefix("per_").removesuffix("_accuracy").removesuffix("_score").replace("_", " ")
+        by = breakdown.Field(task.breakdown or breakdown.CLASS)
+    field = by if isinstance(by, breakdown.Field) else breakdown.Field(breakdown.metric_field(by) or by)
+    what = field.name.replace("_", " ")
     title = f"{plain(task_id)}: score by {plain(what)}"
     if not models:
         return empty_figure(title, no_models_message(edition))
-    acc, cnt = tables.breakdown_table(models[:MAX_PLOT_MODELS], task_id, key)
+    acc, cnt = breakdown.frames(models[:MAX_PLOT_MODELS], task_id, field, values)
     if acc.empty or acc.shape[1] == 0:
         return empty_figure(title, f"{task_id} records no breakdown by {what}.")
     z = acc.to_numpy(dtype=float)
-    n = cnt.reindex(index=acc.index, columns=acc.columns).fillna(0).to_numpy()
-    few = n < tables.BREAKDOWN_MIN_N
+    n = cnt.fillna(0).to_numpy()
+    few = breakdown.few(cnt)
     text = [
         [("—" if np.isnan(a) else f"{a:.0f}") + ("*" if f else "") for a, f in zip(ra, rf, strict=True)]
         for ra, rf in zip(z, few, strict=True)

@@ -27,9 +27,11 @@ from yoxla.editions import EDITIONS
 from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.board import Board, SuiteMeta
 from yoxla.leaderboard.bootstrap import Boot
+from yoxla.leaderboard.breakdown import Field, RowValues, edition_breakdowns, fields, row_values
 from yoxla.leaderboard.floors import Reference, reference
 from yoxla.leaderboard.published import Publication, for_edition
 from yoxla.suite import load_suite
+from yoxla.suites.errors import ManifestError
 
 GROUPS = ("standard", "thinking", "non-standard")
 GROUP_TITLES = {
@@ -82,6 +84,13 @@ def default_annotations_root(root: str | os.PathLike[str] | None = None) -> Path
 def headline(v: Verdict) -> float:
     """The board's headline score of a file: YOXLA, or a suite file's suite score (NaN when absent)."""
     value = v.scores.get("suite") if v.suite is not None else v.scores.get("yoxla")
+    return float(value) if isinstance(value, int | float) else float("nan")
+
+
+def group_score(v: Verdict, group: str) -> float:
+    """A file's score of a group: a benchmark file's block, a suite file's group (NaN when absent)."""
+    found = v.scores.get("blocks") or v.scores.get("groups") or {}
+    value = found.get(group)
     return float(value) if isinstance(value, int | float) else float("nan")
 
 
@@ -181,8 +190,11 @@ class Ranked:
         return rank_text(int(self.task_rank_best[i, ti]), int(self.task_rank_worst[i, ti]))
 
     def block_interval(self, i: int, block: str) -> tuple[float, float]:
-        assert self.boot is not None
-        bi = self.boot.blocks.index(block)
+        """A block's (or a suite group's) 95% interval; NaN where it was not resampled."""
+        blocks = self.boot.blocks if self.boot is not None else []
+        if block not in blocks or self.block_lo.shape[1] != len(blocks):
+            return float("nan"), float("nan")
+        bi = blocks.index(block)
         return float(self.block_lo[i, bi]), float(self.block_hi[i, bi])
 
     def task_interval(self, i: int, task_id: str) -> tuple[float, float]:
@@ -259,7 +271,10 @@ def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
         r.yoxla_lo, r.yoxla_hi = np.full(m, np.nan), np.full(m, np.nan)
         points = _rankable(np.array([headline(v) for v in models], dtype=float))
         r.rank_best, r.rank_worst = rank_ranges(points, points)
-    r.block_lo, r.block_hi = np.zeros((m, 0)), np.zeros((m, 0))
+    if every and boot.blocks and set(boot.blocks) <= set(board.suite_meta(suite_id).groups):
+        r.block_lo, r.block_hi = Boot.interval(boot.block_reps)  # the groups, resampled
+    else:
+        r.block_lo, r.block_hi = np.zeros((m, 0)), np.zeros((m, 0))
     r.task_lo, r.task_hi = np.full((m, t), np.nan), np.full((m, t), np.nan)
     for bi, tid in enumerate(boot.task_ids):
         if tid in resampled:
@@ -306,6 +321,10 @@ class EditionData:
     suite: SuiteMeta | None = None
     order: tuple[str, ...] = ()  # the ranking order (yoxla.calibration.ranking keys)
     order_text: str = ""  # the ranking rule in one sentence
+    # Per task, each row's breakdown values by row id (the benchmark's rows, when here).
+    row_values: dict[str, RowValues] = field(default_factory=dict)
+    # Per task, the fields an edition's package suite declares (a suite board: its SuiteMeta's).
+    breakdowns: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def is_suite(self) -> bool:
@@ -347,11 +366,29 @@ class EditionData:
         return (None, v) if v is not None else None
 
     def block_tasks(self) -> dict[str, list[str]]:
-        if self.is_suite:
-            return {}
-        suite = load_suite()
+        """The benchmark's blocks with their tasks on this board (a suite board: {})."""
+        return {} if self.suite is not None else dict(self.groups_of_tasks())
+
+    def groups_of_tasks(self) -> dict[str, list[str]]:
+        """The suite definition's groups with their tasks on this board, in its order: the
+        benchmark's blocks (yoxla/suite/yoxla.yaml), a suite's declared ``groups`` (none: {})."""
         tids = self.standard.task_ids
-        return {b: [t for t in tids if suite.task(t).block == b] for b in self.standard.blocks}
+        if self.suite is not None:
+            declared = self.suite.groups
+        else:
+            suite = load_suite()
+            declared = {b: [t for t in suite.tasks if suite.task(t).block == b] for b in suite.blocks}
+        found = {g: [t for t in tasks if t in tids] for g, tasks in declared.items()}
+        return {g: tasks for g, tasks in found.items() if tasks}
+
+    def group_name(self, group: str) -> str:
+        """A group's name as the suite definition gives it (else its id)."""
+        names = self.suite.group_names if self.suite is not None else load_suite().block_names
+        return names.get(group, group)
+
+    def breakdown_fields(self, task_id: str) -> list[Field]:
+        """The fields this board breaks a task down by (:func:`yoxla.leaderboard.breakdown.fields`)."""
+        return fields(self.suite.breakdowns if self.suite is not None else self.breakdowns, task_id)
 
 
 @dataclass
@@ -416,6 +453,13 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             problem = f"{type(exc).__name__}: {exc}"
         rows = got.rows if got is not None and floors else None
         ref = reference(name, rows, token=token, problem=problem if floors else "floors left out")
+        tids = board.task_ids(name)
+        try:
+            declared = edition_breakdowns(name)
+        except ManifestError as exc:  # a broken package suite leaves the breakdowns out, never the app
+            declared = {}
+            say(f"edition {name}: no breakdowns ({exc})")
+        values = row_values({t: fields(declared, t) for t in tids}, got.rows if got is not None else None)
         editions[name] = EditionData(
             name=name,
             boards=boards,
@@ -425,6 +469,8 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             rows_problem=problem,
             order=board.ranking(name),
             order_text=board.explain_order(name),
+            row_values=values,
+            breakdowns=declared,
         )
         n = sum(len(b.models) for b in boards.values())
         say(f"edition {name}: {n} ranked model(s), {len(editions[name].unchecked)} not re-checked")

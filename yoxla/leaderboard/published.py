@@ -14,7 +14,9 @@ from typing import Any
 
 import yaml
 
-BLOCKS = ("understanding", "language", "knowledge", "rag")
+from yoxla.suite import load_suite
+
+BLOCKS = load_suite().blocks  # the suite definition's blocks, in its order
 
 
 @dataclass(frozen=True)

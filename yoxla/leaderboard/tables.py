@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from yoxla.leaderboard import breakdown
 from yoxla.leaderboard.admission import NOT_RECHECKED, TaskRecord, Verdict
 from yoxla.leaderboard.board import Board, model_key
 from yoxla.leaderboard.bootstrap import mcnemar, paired_interval
@@ -26,6 +27,7 @@ from yoxla.leaderboard.prepared import (
     EditionData,
     Ranked,
     block_title,
+    group_score,
     headline,
     licence,
     rank_board,
@@ -39,7 +41,7 @@ from yoxla.record import RunConditions, SuiteRunConditions
 from yoxla.safetext import plain_https, repo_id
 from yoxla.suite import Task, load_suite
 
-BREAKDOWN_MIN_N = 10
+BREAKDOWN_MIN_N = breakdown.MIN_N
 NO_SEPARATION_RATIO = 1.0  # a task whose range is below this many median CI widths no longer separates
 NA = "n/a"
 FLOOR_NAME = "Best cue-only floor (reference, not a model)"
@@ -625,48 +627,33 @@ def reported_vs_admitted(ed: EditionData) -> pd.DataFrame:
 # Blocks -----------------------------------------------------------------------------------------
 
 
-def block_table(r: Ranked, block: str) -> pd.DataFrame:
-    """Per block: each model's block score and task scores with intervals, and primary metrics."""
-    suite = load_suite()
-    tids = [t for t in r.task_ids if suite.task(t).block == block]
+def block_table(ed: EditionData, block: str) -> pd.DataFrame:
+    """Per group (a benchmark block, a suite group): each model's group score and its tasks'
+    scores with intervals, and their primary metrics."""
+    r = ed.standard
+    tids = ed.groups_of_tasks().get(block, [])
     out = []
     for i, v in enumerate(r.models):
-        lo, hi = r.block_interval(i, block)
         rec: dict[str, Any] = {
             "Rank": r.rank(i),
             "Model": v.name,
-            block_title(block): pm(v.scores["blocks"][block], lo, hi),
+            ed.group_name(block): pm(group_score(v, block), *r.block_interval(i, block)),
         }
         for tid in tids:
-            tlo, thi = r.task_interval(i, tid)
-            rec[task_short(tid)] = pm(v.tasks[tid].score, tlo, thi)
-            rec[f"{task_short(tid)}: {suite.task(tid).primary}"] = round(v.tasks[tid].primary_raw, 4)
+            t = v.tasks.get(tid)
+            if t is None:
+                continue
+            rec[task_label(ed, tid)] = pm(t.score, *r.task_interval(i, tid))
+            rec[f"{task_label(ed, tid)}: {primary_name(ed, tid)}"] = round(t.primary_raw, 4)
         out.append(rec)
     return pd.DataFrame(out)
 
 
-def block_long(r: Ranked, block: str) -> pd.DataFrame:
-    """Long form for the block figure: model, task, score, interval (plus the block itself)."""
-    suite = load_suite()
-    out = []
-    for i, v in enumerate(r.models):
-        lo, hi = r.block_interval(i, block)
-        out.append(
-            {
-                "Model": v.name,
-                "Task": block_title(block),
-                "Score": v.scores["blocks"][block],
-                "Low": lo,
-                "High": hi,
-            }
-        )
-        for tid in r.task_ids:
-            if suite.task(tid).block == block:
-                tlo, thi = r.task_interval(i, tid)
-                out.append(
-                    {"Model": v.name, "Task": tid, "Score": v.tasks[tid].score, "Low": tlo, "High": thi}
-                )
-    return pd.DataFrame(out, columns=["Model", "Task", "Score", "Low", "High"])
+def primary_name(ed: EditionData, task_id: str) -> str:
+    """A task's primary metric's name, as its suite definition gives it."""
+    if ed.suite is not None:
+        return ed.suite.primary.get(task_id, "score")
+    return load_suite().task(task_id).primary
 
 
 # Tasks ------------------------------------------------------------------------------------------
@@ -784,23 +771,21 @@ def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
 # Breakdowns -------------------------------------------------------------------------------------
 
 
-def breakdown_tasks(task_ids: Iterable[str], ed: EditionData | None = None) -> list[str]:
-    """Tasks with a breakdown field: the benchmark's, or a suite's ``metadata.breakdowns``."""
-    if ed is not None and ed.suite is not None:
-        return [t for t in task_ids if ed.suite.breakdowns.get(t)]
-    suite = load_suite()
-    return [t for t in task_ids if t in suite.tasks and suite.task(t).breakdown]
+def breakdown_tasks(ed: EditionData) -> list[str]:
+    """The board's tasks with a breakdown field (:meth:`EditionData.breakdown_fields`)."""
+    return [t for t in ed.standard.task_ids if ed.breakdown_fields(t)]
 
 
 def breakdown_key(task_id: str, ed: EditionData | None = None, field_name: str | None = None) -> str:
-    """The metric holding a task's breakdown (``per_<field>_accuracy`` or ``…_score``)."""
+    """The metric a file stores a task's breakdown under (``per_<field>_accuracy`` or ``…_score``):
+    the first stored one of a suite task's fields (or ``field_name``), the benchmark task's own."""
     if ed is not None and ed.suite is not None:
         fields = ed.suite.breakdowns.get(task_id) or ["class"]
         wanted = field_name if field_name in fields else fields[0]
         for v in (v for g in ed.boards.values() for v in g.models):
             rec = v.tasks.get(task_id)
             for key in rec.metrics if rec is not None else ():
-                if suite_breakdown_field(key) == wanted:
+                if breakdown.metric_field(key) == wanted:
                     return key
         return f"per_{wanted}_accuracy"
     task = load_suite().task(task_id)
@@ -808,41 +793,11 @@ def breakdown_key(task_id: str, ed: EditionData | None = None, field_name: str |
     return f"per_{task.breakdown}_{suffix}"
 
 
-def suite_breakdown_field(key: str) -> str | None:
-    """The row field of a suite breakdown metric (``per_topic_accuracy`` → ``topic``), else None."""
-    for suffix in ("_accuracy", "_score"):
-        if key.startswith("per_") and key.endswith(suffix) and len(key) > len("per_") + len(suffix):
-            return key[len("per_") : -len(suffix)]
-    return None
-
-
-def breakdown_table(
-    models: list[Verdict], task_id: str, key: str | None = None
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(scores %, counts): models x breakdown values. ``key`` defaults to the task's breakdown."""
-    key = key or breakdown_key(task_id)
-    acc: dict[str, dict[str, float]] = {}
-    cnt: dict[str, dict[str, float]] = {}
-    for v in models:
-        per = v.tasks[task_id].metrics.get(key) or {}
-        acc[v.name] = {k: 100 * c["accuracy"] for k, c in per.items()}
-        cnt[v.name] = {k: c["n"] for k, c in per.items()}
-    return pd.DataFrame(acc).T, pd.DataFrame(cnt).T
-
-
 def breakdown_display(
-    models: list[Verdict], task_id: str, min_n: int = BREAKDOWN_MIN_N, key: str | None = None
+    ed: EditionData, models: list[Verdict], task_id: str, by: breakdown.Field
 ) -> pd.DataFrame:
-    """Text cells ``"72.5 (n=40)"``; cells below the minimum n end with ``"*"``."""
-    key = key or breakdown_key(task_id)
-    out = []
-    for v in models:
-        per = v.tasks[task_id].metrics.get(key) or {}
-        rec: dict[str, Any] = {"Model": v.name}
-        for k, c in per.items():
-            rec[str(k)] = f"{100 * c['accuracy']:.1f} (n={c['n']}){'*' if c['n'] < min_n else ''}"
-        out.append(rec)
-    return pd.DataFrame(out)
+    """Text cells ``"72.5 (n=40)"`` per model and value of ``by`` (``*``: fewer than the minimum n)."""
+    return breakdown.display(models, task_id, by, ed.row_values.get(task_id))
 
 
 def modal_share_table(r: Ranked) -> pd.DataFrame:
@@ -1167,20 +1122,13 @@ def model_diagnostics(v: Verdict) -> pd.DataFrame:
 
 
 def model_breakdowns(v: Verdict, min_n: int = BREAKDOWN_MIN_N) -> pd.DataFrame:
-    """Per-class accuracy and every breakdown field, per task: value, score %, n."""
+    """Every breakdown the file stores (per class, per breakdown field), per task: value, score %, n."""
     out = []
     for tid, t in v.tasks.items():
-        m = t.metrics
-        groups = {"class": m.get("per_class_accuracy") or {}}
-        task = benchmark_task(tid)
-        if task is not None and task.breakdown:
-            groups[task.breakdown] = m.get(breakdown_key(tid)) or {}
-        elif task is None:  # a suite task: every per-value breakdown it stores
-            for key, cells in m.items():
-                field_name = suite_breakdown_field(key)
-                if field_name and field_name != "class" and isinstance(cells, dict):
-                    groups[field_name] = cells
-        for field_name, cells in groups.items():
+        for key, cells in t.metrics.items():
+            field_name = breakdown.metric_field(key)
+            if not field_name or not isinstance(cells, dict):
+                continue
             for value, c in cells.items():
                 out.append(
                     {

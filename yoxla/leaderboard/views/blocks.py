@@ -1,4 +1,11 @@
-"""Blocks: each block's score and its tasks, per model, one panel per task so nothing overlaps."""
+"""Blocks: each group of tasks (a benchmark block, a suite's declared group), its score and its
+tasks, per model, one panel per task so nothing overlaps.
+
+The groups, their names and their tasks come from the board's suite definition
+(:meth:`EditionData.groups_of_tasks`); the tab is hidden on a board whose suite declares none.
+The view has one slot per group of the board with the most groups; a board fills the first
+ones and hides the rest.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,8 @@ from typing import Any
 import gradio as gr
 
 from yoxla.leaderboard import figures, tables
-from yoxla.leaderboard.prepared import block_title
-from yoxla.leaderboard.views.base import Context, Table, Update, View, plot_data
-from yoxla.suite import load_suite
+from yoxla.leaderboard.texts import md
+from yoxla.leaderboard.views.base import Context, Table, Update, View
 
 
 class BlocksView(View):
@@ -17,47 +23,54 @@ class BlocksView(View):
     title = "Blocks"
 
     def shown_on(self, ed: Any) -> bool:
-        return not ed.is_suite  # a suite has no blocks
+        return bool(ed.groups_of_tasks())
 
     def build(self, ctx: Context) -> None:
-        suite = load_suite()
-        self.parts: dict[str, tuple[Table, Any]] = {}
-        for b in suite.blocks:
-            gr.Markdown(f"### {block_title(b)} ({suite.block_names.get(b, b)})")
-            plot = gr.Plot(
-                label=f"{block_title(b)} block", elem_classes=["yoxla-plot"], elem_id=f"block-plot-{b}"
-            )
-            table = Table(
-                f"{block_title(b)}: scores ± half the 95% interval", f"block-{b}", elem_id=f"block-{b}"
-            )
-            self.parts[b] = (table, plot)
+        n = max((len(ed.groups_of_tasks()) for ed in ctx.prepared.editions.values()), default=0)
+        self.slots: list[tuple[Any, Table, Any]] = []
+        for k in range(n):
+            heading = gr.Markdown(elem_id=f"block-heading-{k}")
+            plot = gr.Plot(label="Group", elem_classes=["yoxla-plot"], elem_id=f"block-plot-{k}")
+            table = Table("Scores ± half the 95% interval", f"block-{k}", elem_id=f"block-{k}")
+            self.slots.append((heading, table, plot))
 
     def outputs(self) -> list[Any]:
-        return [c for table, plot in self.parts.values() for c in (*table.outputs, plot)]
+        return [c for heading, table, plot in self.slots for c in (heading, *table.outputs, plot)]
 
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)
+        groups = list(ed.groups_of_tasks())
+        stem = ed.name.replace(":", "-")
         out: Update = {}
-        for b, (table, plot) in self.parts.items():
-            if ed.is_suite:
-                msg = f"A suite has no blocks: {ed.label}'s score is the mean of its tasks (see Leaderboard and Tasks)."
-                out[plot] = plot_data(figures.empty_figure(f"{block_title(b)} block", msg))
-                out.update(table.update(ctx.downloads, tables.pd.DataFrame(), empty=msg))
-                continue
-            if b not in ed.standard.blocks:
-                out[plot] = plot_data(
-                    figures.empty_figure(f"{block_title(b)} block", f"Edition {ed.name} has no {b} task.")
-                )
+        for k, (heading, table, plot) in enumerate(self.slots):
+            if k >= len(groups):
+                out[heading] = gr.update(value="", visible=False)
+                out[plot] = gr.update(value=None, visible=False)
                 out.update(table.update(ctx.downloads, tables.pd.DataFrame()))
+                out[table.df] = gr.update(visible=False)
+                out[table.csv] = gr.update(value=None, visible=False)
                 continue
-            out[plot] = ctx.plot("block-fig", ed.name, b, make=lambda b=b: figures.block_figure(ed, b))
-            frame = ctx.memo("block-table", ed.name, b, make=lambda b=b: tables.block_table(ed.standard, b))
-            out.update(
-                table.update(
-                    ctx.downloads,
-                    frame,
-                    empty=f"No re-checked result file on {ed.name} yet.",
-                    stem=f"block-{ed.name}-{b}",
-                )
+            g = groups[k]
+            name = ed.group_name(g)
+            out[heading] = gr.update(value=f"### {md(name)} (`{g}`)", visible=True)
+            out[plot] = gr.update(
+                value=ctx.plot("block-fig", ed.name, g, make=lambda g=g: figures.block_figure(ed, g)),
+                label=f"{name}: group and task scores",
+                visible=True,
             )
+            frame = ctx.memo("block-table", ed.name, g, make=lambda g=g: tables.block_table(ed, g))
+            shown = table.update(
+                ctx.downloads,
+                frame,
+                empty=f"No re-checked result file on {ed.label} yet.",
+                stem=f"block-{stem}-{g}",
+            )
+            shown[table.df] = {
+                **shown[table.df],
+                "visible": True,
+                "label": f"{name}: scores ± half the 95% interval",
+            }
+            csv = shown[table.csv]
+            shown[table.csv] = gr.update(value=csv, visible=True)
+            out.update(shown)
         return out

@@ -293,7 +293,7 @@ class ExplorerView(View):
         def pick_row(edition: str, t: str, a: str, b: str, evt: gr.SelectData) -> Update:
             row = evt.row_value if isinstance(evt.row_value, list) else None
             if not row:
-                return {}
+                return gr.skip()  # nothing to open: every output as it is
             return {self.example: row[0], **self.show_example(ctx, edition, t, a, b, str(row[0]))}
 
         pick_row.__annotations__["evt"] = gr.SelectData

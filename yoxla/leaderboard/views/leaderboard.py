@@ -364,7 +364,7 @@ class LeaderboardView(View):
             elif isinstance(evt.index, list | tuple) and evt.index and 0 <= int(evt.index[0]) < len(keys):
                 key = keys[int(evt.index[0])]
             if not key:
-                return {}
+                return gr.skip()  # nothing to open: every output as it is
             return ctx.goto("model", ed.name, rendered, model_view.show(ctx, ed.name, key))
 
         open_row.__annotations__["evt"] = gr.SelectData  # resolved here: gradio injects the event

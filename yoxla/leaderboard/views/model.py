@@ -236,7 +236,7 @@ class ModelView(View):
             hit = ctx.prepared.locate(key) if key else None
             row = evt.row_value if isinstance(evt.row_value, list) else None
             if hit is None or not row or row[0] not in hit[2].tasks:
-                return {}
+                return gr.skip()  # nothing to open: every output as it is
             return ctx.goto("explorer", hit[0], rendered, explorer.open(ctx, hit[0], row[0], key, "wrong"))
 
         open_task.__annotations__["evt"] = gr.SelectData
