@@ -322,13 +322,15 @@ def test_v1_without_files_row_click_and_page_zero(committed_url: str, driver: An
 
 
 def _wait_text(d: Any, css: str, needle: str, *, value: bool = False, exact: bool = False) -> None:
-    """Until the element's text (``value``: its value) holds ``needle`` (``exact``: is it); the
-    last text seen is in the failure."""
+    """Until the element's text content (``value``: its value) holds ``needle`` (``exact``: is
+    it); the last text seen is in the failure."""
     seen: list[str] = [""]
 
     def ready(d: Any) -> bool:
         found = d.find_elements(By.CSS_SELECTOR, css)
-        got = (found[0].get_attribute("value") if value else found[0].text) if found else None
+        # textContent, not .text: a table past its max height clips its last rows, and .text
+        # leaves out what is clipped (the file row of a model's facts, where a long row wraps).
+        got = found[0].get_attribute("value" if value else "textContent") if found else None
         seen[0] = str(got or "")
         return seen[0].strip() == needle if exact else needle in seen[0]
 
