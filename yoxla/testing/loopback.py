@@ -7,17 +7,19 @@ server) and :class:`yoxla.testing.recorder.RecordingProxy` (a recording forwarde
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 
-class LoopbackServer:
-    """An HTTP server on 127.0.0.1; :meth:`start` makes it and hands it to :meth:`serve`."""
+class LoopbackServer(ABC):
+    """An HTTP server on 127.0.0.1; a subclass's :meth:`start` makes it and hands it to :meth:`serve`."""
 
     _httpd: ThreadingHTTPServer | None = None
 
+    @abstractmethod
     def start(self) -> Self:
-        raise NotImplementedError
+        """Bind a server on a free loopback port, :meth:`serve` it, and return ``self``."""
 
     def serve(self, httpd: ThreadingHTTPServer) -> threading.Thread:
         """Answer with ``httpd`` (bound, listening) on a daemon thread, until :meth:`stop`."""
