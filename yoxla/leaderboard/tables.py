@@ -971,6 +971,9 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
         ]
     rows: list[tuple[str, Any]] = [
         ("Name on the board", v.name),
+        # The file comes second: it names the row exactly, and a long facts table is scrolled
+        # (the browser draws only the rows in view).
+        ("File", v.key),
         ("Provider", v.provider),
         ("Model id (as asked)", v.model),
         ("Model id (as the provider reported it)", info.reported_model if info else None),
@@ -1006,7 +1009,6 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
         ("Completion tokens", _tokens(v.tokens[1]) or None),
         ("Reasoning tokens", _tokens(v.usage.reasoning_tokens) if v.usage is not None else None),
         ("Notes", " | ".join(v.notes)),
-        ("File", v.key),
     ]
     return pd.DataFrame(
         [{"Field": k, "Value": "not stated" if val is None or val == "" else str(val)} for k, val in rows],
