@@ -248,19 +248,20 @@ def highlight_spans(
     """The flattened passage cut into (text, label) segments: "gold", "model", "both" or None."""
     flat = flatten(passage)
     labels: list[str | None] = [None] * len(flat)
-    if gold:
-        g = locate_gold(passage, gold, answer_start)
-        if g:
-            for i in range(*g):
-                labels[i] = "gold"
+    g = locate_gold(passage, gold, answer_start) if gold else None
+    if g:
+        for i in range(*g):
+            labels[i] = "gold"
     q = trim_quote(quote or "")
     if q:
         hits = occurrences(az_lower(flat), az_lower(q))
         if hits:
-            gold_pos = [i for i, lab in enumerate(labels) if lab == "gold"]
             start = hits[0]
-            if gold_pos:  # prefer the occurrence that overlaps the gold, as the scorer does
-                start = max(hits, key=lambda h: len(set(range(h, h + len(q))) & set(gold_pos)))
+            if g:  # prefer the occurrence that overlaps the gold most, as the scorer does
+                gs, ge = g
+                # overlap of [h, h+len(q)) with the gold's [gs, ge), counted, not listed: linear
+                # in the hits however long the quote
+                start = max(hits, key=lambda h: max(0, min(h + len(q), ge) - max(h, gs)))
             for i in range(start, start + len(q)):
                 labels[i] = "both" if labels[i] == "gold" else "model"
     out: list[tuple[str, str | None]] = []
