@@ -105,12 +105,21 @@ def print_suite_summary(report: Any) -> None:
                 f"incomplete: {tid}: {t['judge_unanswered']} grader call(s) lack a judge's answer; "
                 "resume the run with its judge to ask again"
             )
+    if s.get("groups"):  # the benchmark's blocks: the groups a suite declares
+        names = s.get("group_names") or {}
+        print()
+        print(table(["group", "score"], [[f"{g} ({names.get(g, g)})", v] for g, v in s["groups"].items()]))
     counts = s.get("probabilities") or {}
     if counts.get("asked") or any(t.get("calibration") for t in s["tasks"].values()):
         print_probabilities(s)  # only a run that asked: an open suite's summary stays as it was
     print()
     score = s["suite_score"]
-    print(f"suite {s['suite']}: {score:.2f}" if score is not None else f"suite {s['suite']}: -")
+    shown = f"{score:.2f}" if score is not None else "-"
+    if s.get("headline"):  # a named headline (YOXLA): printed as the benchmark prints it
+        print(f"suite: {s['suite']}")
+        print(f"{s['headline']}: {shown}")
+    else:
+        print(f"suite {s['suite']}: {shown}")
     if s.get("judge"):
         print(f"judge: {s['judge']['provider']}/{s['judge']['model']}")
     n_err = s["generation_errors"]
