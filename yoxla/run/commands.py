@@ -55,7 +55,7 @@ def execute_run(args: argparse.Namespace) -> Any:
     given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
     from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
-    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path
+    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path, suite_selection
     from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
@@ -65,7 +65,7 @@ def execute_run(args: argparse.Namespace) -> Any:
         check_suite_args(args)
         if args.suite:
             given["suite"] = suite_path(args.suite)
-        selection = list(dict.fromkeys(args.task)) if args.task else None
+        selection = suite_selection(args, given.get("suite"))
     else:
         selection = task_selection(args)
     explicit = set(given) | ({"tasks"} if selection is not None else set())

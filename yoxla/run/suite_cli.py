@@ -2,7 +2,7 @@
 
 ``python runner.py --suite FILE --provider P --model M`` runs an eval suite with every runner
 feature (workers, resume, ``--retry-errors``, ``rescore``, signing); ``--task ID`` picks tasks
-of the suite. A resumed or retried run, and ``yoxla rescore``, find out from run.json whether
+of the suite, ``--block G`` the tasks of its group G. A resumed or retried run, and ``yoxla rescore``, find out from run.json whether
 it is a suite run, so they need no ``--suite``.
 """
 
@@ -16,7 +16,7 @@ from yoxla.cli_common import UsageError, table
 from yoxla.run.printing import print_footer, print_probabilities
 
 SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
-NOT_FOR_SUITES = ("block", "edition")  # --data-dir/--revision override a suite's Hub datasets
+NOT_FOR_SUITES = ("edition",)  # --data-dir/--revision override a suite's Hub datasets
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
@@ -36,6 +36,42 @@ def check_suite_args(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own tasks")
     if args.judge_provider and not args.judge_model:
         raise UsageError("--judge-provider needs --judge-model")
+
+
+def suite_selection(args: argparse.Namespace, path: str | None) -> list[str] | None:
+    """The tasks a suite run asks: ``--task ID`` (repeatable), or ``--block G``, the tasks of
+    the suite's group G (the benchmark's blocks are the groups of ``yoxla-sample``/``yoxla-v1``);
+    None: every task (``--block all`` too)."""
+    if args.block and args.task:
+        raise UsageError("give --block or --task, not both")
+    if args.task:
+        return list(dict.fromkeys(args.task))
+    if not args.block:
+        return None
+    if path is None:
+        raise UsageError("--block picks a group of the suite given with --suite")
+    from yoxla.run.errors import RunError
+    from yoxla.run.suite_plan import load_suite_manifest
+    from yoxla.suites.registry import shown_ref
+
+    try:
+        manifest = load_suite_manifest(path)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    groups = {g.id: list(g.tasks) for g in manifest.groups}
+    name = shown_ref(args.suite)
+    if args.block == "all":
+        return None
+    if not groups:
+        raise UsageError(
+            f"--block {shown_ref(args.block)}: suite {name} declares no groups; pick tasks with --task"
+        )
+    if args.block not in groups:
+        raise UsageError(
+            f"--block {shown_ref(args.block)}: not a group of suite {name} "
+            f"(groups: {', '.join([*groups, 'all'])})"
+        )
+    return [tid for tid in manifest.tasks if tid in groups[args.block]]
 
 
 def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:

@@ -218,8 +218,35 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
         if own:
             workers.close()
     refuse_bad_rows(t.prepared for t in tasks.values())
+    if log is not None:
+        warn_unfrozen(manifest, sid, tasks, log)
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
+
+
+def warn_unfrozen(manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], log: Log) -> None:
+    """A task of a frozen suite (one with a hash file, as ``yoxla-v1``) whose rows or definition
+    differ from the frozen hashes, e.g. read with ``--data-dir`` from another copy: a warning per
+    task before any model is asked (as the benchmark warns of a fingerprint that differs), since
+    admission will exclude the result file. A suite without a hash file warns of nothing."""
+    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes, read_hash_file
+
+    path = hash_file_path(manifest.path)
+    if not path.is_file():
+        return
+    try:
+        frozen = read_hash_file(path)
+    except ManifestError as exc:
+        log(f"warning: {exc}")
+        return
+    now = {tid: prepared_hashes(t.prepared) for tid, t in tasks.items()}
+    for line in compare(now, {tid: h for tid, h in frozen.items() if tid in now}):
+        if line.status != "unchanged":
+            what = line.detail or "the task is not in its hash file"
+            log(
+                f"warning: {line.task}: not as the suite {sid} was frozen ({repo_path(path)}): "
+                f"{what}; results are not comparable with published runs and will not be admitted"
+            )
 
 
 def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> None:
