@@ -32,6 +32,7 @@ from parity_helpers import (
     assert_same_runs,
     assert_same_summaries,
     result_file,
+    same,
     score_lines,
 )
 
@@ -70,6 +71,24 @@ def test_every_strategy_scores_the_same_on_both_engines(runner, strategy) -> Non
     for tid in edition["tasks"]:
         want = [(p["id"], p["raw"]) for p in e_preds if p["task"] == tid]
         assert [(p["id"], p["raw"]) for p in s_preds if p["task"] == tid] == want, tid
+
+
+def test_rescore_of_both_run_folders_prints_and_keeps_the_same_scores(runner) -> None:
+    _both(
+        runner,
+        ["--provider", "baseline", "--model", "longest"],
+        ["--provider", "suite-baseline", "--model", "longest"],
+    )
+    before = {rid: runner.json(rid, "task_scores.json") for rid in ("e", "s")}
+    printed = {}
+    for rid in ("e", "s"):
+        rc, out, err = runner("rescore", str(runner.runs / rid))
+        assert rc == 0, err
+        printed[rid] = score_lines(out)
+        assert runner.json(rid, "task_scores.json") == before[rid]
+    assert printed["e"] == printed["s"] and len(printed["s"]) == 5
+    assert same(before["s"]["groups"], before["e"]["blocks"])
+    assert same(before["s"]["suite_score"], before["e"]["yoxla"])
 
 
 def test_the_comparison_sees_a_changed_verdict_metric_and_score(runner) -> None:
@@ -144,11 +163,8 @@ def test_a_model_behind_the_server_gets_the_same_answers_distributions_and_calib
         flags += ["--backoff-base", "0.01", "--timeout", "5", "--workers", "3"]
         edition, suite, e_sum, s_sum = _both(runner, flags, flags)
         bodies = list(srv.bodies)
-    half = len(bodies) // 2
-    assert half * 2 == len(bodies)
-    # The same requests, asked for logprobs on the same closed tasks.
-    key = lambda b: (json.dumps(b["messages"], ensure_ascii=False), b.get("logprobs"), b.get("top_logprobs"))  # noqa: E731
-    assert sorted(map(key, bodies[:half])) == sorted(map(key, bodies[half:]))
+    _same_requests(bodies)  # the same requests, asked for logprobs on the same closed tasks
+    assert any(b.get("logprobs") for b in bodies) and not all(b.get("logprobs") for b in bodies)
     assert_same_runs(edition, suite)
     assert_same_summaries(e_sum, s_sum)
     # The numbers compared are there: distributions, partial ones and calibration blocks.
@@ -162,3 +178,64 @@ def test_a_model_behind_the_server_gets_the_same_answers_distributions_and_calib
         math.isclose(math.fsum(d["probs"].values()), 1.0) for d in dists if not d.get("missing")
     )
     assert s_sum["probabilities"]["asked"] > s_sum["probabilities"]["received"] > 0
+
+
+def _same_requests(bodies: list[dict[str, Any]]) -> None:
+    """The first half of the requests (the edition run) and the second (the suite run) are the
+    same request bodies, in whatever order the workers sent them."""
+    half = len(bodies) // 2
+    assert bodies and half * 2 == len(bodies)
+    dump = lambda b: json.dumps(b, sort_keys=True, ensure_ascii=False)  # noqa: E731
+    assert sorted(map(dump, bodies[:half])) == sorted(map(dump, bodies[half:]))
+
+
+@pytest.mark.parametrize(
+    "extra", [["--no-probabilities"], ["--thinking", "--thinking-budget", "64", "--seed", "5"]]
+)
+def test_the_run_options_send_the_same_requests_on_both_engines(runner, env_key, scripted, extra) -> None:
+    with FakeServer(responder=scripted) as srv:
+        flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
+        flags += ["--backoff-base", "0.01", "--timeout", "5", *extra]
+        edition, suite, e_sum, s_sum = _both(runner, flags, flags)
+        bodies = list(srv.bodies)
+    _same_requests(bodies)
+    assert_same_runs(edition, suite)
+    assert_same_summaries(e_sum, s_sum)
+    if "--no-probabilities" in extra:
+        assert not any(b.get("logprobs") for b in bodies)
+        assert not any(t.get("calibration") for t in suite["tasks"].values())
+        assert s_sum["probabilities"]["asked"] == 0
+    else:
+        assert all(b.get("seed") == 5 for b in bodies)
+        assert suite["run"]["conditions"]["thinking"] is edition["run"]["conditions"]["thinking"] is True
+        assert (
+            suite["run"]["conditions"]["thinking_budget"]
+            == edition["run"]["conditions"]["thinking_budget"]
+            == 64
+        )
+
+
+def test_failed_requests_are_stored_scored_and_printed_alike(runner, env_key, examples, answers) -> None:
+    dead = {k for t, _, k in examples if t.id in ("nli_v1", "rag_selection_v1")}
+
+    def responder(key: str, attempt: int, body: dict[str, Any]) -> Reply:
+        return Reply(status=503, message="upstream down") if key in dead else Reply(content=answers[key])
+
+    with FakeServer(responder=responder) as srv:
+        flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
+        flags += ["--backoff-base", "0.01", "--timeout", "5", "--max-retries", "0"]
+        rc, e_out, err = runner("run", *flags, "--edition", "sample", "--run-id", "e")
+        assert rc == 0, err
+        rc, s_out, err = runner("run", *flags, "--suite", "yoxla-sample", "--run-id", "s")
+        assert rc == 0, err
+    edition, suite = result_file(runner.results, EDITION_RESULT), result_file(runner.results, SUITE_RESULT)
+    assert_same_runs(edition, suite)
+    assert suite["generation_errors"] == edition["generation_errors"] == 12 + 14
+
+    def errors(out: str, run_id: str) -> list[str]:
+        start = next(i for i, line in enumerate(out.splitlines()) if line.startswith("generation errors"))
+        return [line.replace(f" {run_id})", " RUN)") for line in out.splitlines()[start : start + 12]]
+
+    shown = errors(s_out, "s")
+    assert errors(e_out, "e") == shown
+    assert "re-ask them with --retry-errors RUN" in shown[0] and "… and 16 more" in shown[-1]

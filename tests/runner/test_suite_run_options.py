@@ -147,9 +147,15 @@ def test_the_sign_key_signs_the_suite_result_file(runner, tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "flags",
-    [("--difficulty", "hard"), ("--filter", "domain=daily_life"), ("--filter", "length_bucket=short")],
+    [
+        ("--difficulty", "hard"),
+        ("--filter", "domain=daily_life"),
+        ("--filter", "length_bucket=short"),
+        ("--limit", "3"),
+        ("--scored-only",),
+    ],
 )
-def test_row_filters_pick_the_same_rows_on_both_engines(runner, flags) -> None:
+def test_row_selections_pick_the_same_rows_on_both_engines(runner, flags) -> None:
     want = _edition(runner, *flags)
     got, _, _ = _suite(runner, *flags)
     assert got["complete"] is want["complete"] is False
@@ -159,6 +165,22 @@ def test_row_filters_pick_the_same_rows_on_both_engines(runner, flags) -> None:
         ids = [p["id"] for p in task["predictions"]]
         assert [p["id"] for p in suite["tasks"][tid]["predictions"]] == ids, tid
         assert same(task["score"], suite["tasks"][tid]["score"]), tid
+
+
+def test_the_seed_draws_the_same_random_answers_on_both_engines(runner) -> None:
+    runs = {}
+    for seed in ("7", "8"):
+        rc, _, err = runner("run", "--provider", "baseline", "--model", "random", "--edition", "sample",
+                            "--seed", seed, "--run-id", f"e{seed}")  # fmt: skip
+        assert rc == 0, err
+        edition = result_file(runner.results, EDITION_RESULT)
+        rc, _, err = runner("run", "--provider", "suite-baseline", "--model", "random", "--suite", "yoxla-sample",
+                            "--seed", seed, "--run-id", f"s{seed}")  # fmt: skip
+        assert rc == 0, err
+        suite = result_file(runner.results, SUITE_RESULT)
+        assert_same_runs(edition, suite)
+        runs[seed] = [p["raw"] for t in suite["tasks"].values() for p in t["predictions"]]
+    assert runs["7"] != runs["8"]  # the seed is what changed the answers
 
 
 # --retry-errors on a package-suite run ------------------------------------------------------

@@ -175,21 +175,27 @@ def print_summary(report: Any) -> None:
     print()
     yoxla = s["yoxla"]
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
-    n_err = s["generation_errors"]
-    if n_err:
-        print(
-            color(
-                f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
-                "1;31",
-            )
-        )
-        for e in s["generation_error_examples"][:10]:
-            print(color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
-        if n_err > 10:
-            print(color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
-    else:
-        print("generation errors: 0")
+    print_generation_errors(s)
     print_footer(report)
+
+
+def print_generation_errors(s: dict[str, Any]) -> None:
+    """The summary's generation-error lines (a benchmark or a suite run): the count, how to re-ask
+    them, and the first ten."""
+    n_err = s["generation_errors"]
+    if not n_err:
+        print("generation errors: 0")
+        return
+    print(
+        color(
+            f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
+            "1;31",
+        )
+    )
+    for e in s["generation_error_examples"][:10]:
+        print(color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
+    if n_err > 10:
+        print(color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
 
 
 # yoxla run-all --------------------------------------------------------------------------

@@ -158,10 +158,7 @@ def print_suite_summary(report: Any) -> None:
         print(f"suite {s['suite']}: {shown}")
     if s.get("judge"):
         print(f"judge: {s['judge']['provider']}/{s['judge']['model']}")
-    n_err = s["generation_errors"]
-    print(
-        f"generation errors: {n_err}" + (f" (re-ask them with --retry-errors {s['run_id']})" if n_err else "")
-    )
-    for e in s["generation_error_examples"][:10]:
-        print(f"  {e['task']} {e['id']}: {e['error']}")
+    from yoxla.run.commands import print_generation_errors
+
+    print_generation_errors(s)
     print_footer(report)
