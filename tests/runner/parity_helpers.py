@@ -107,3 +107,13 @@ def score_lines(out: str) -> dict[str, str]:
         if m:
             lines["YOXLA"] = m.group(1)
     return lines
+
+
+def task_lines(out: str) -> dict[str, tuple[str, str]]:
+    """The printed summary's task rows: task id -> (block or group, score as printed)."""
+    rows = {}
+    for line in out.splitlines():
+        cells = line.split()
+        if len(cells) >= 3 and cells[0] in SUITE.tasks:
+            rows[cells[0]] = (cells[1], cells[2])
+    return rows

@@ -34,11 +34,14 @@ from parity_helpers import (
     result_file,
     same,
     score_lines,
+    task_lines,
 )
 
-from yoxla.suite import Task
+from yoxla.suite import Task, load_suite
 from yoxla.suites.baselines import STRATEGIES
 from yoxla.testing.fakeserver import FakeServer, Reply
+
+SUITE = load_suite()
 
 
 def _both(runner, edition_argv: list[str], suite_argv: list[str]) -> tuple[dict[str, Any], ...]:
@@ -47,6 +50,7 @@ def _both(runner, edition_argv: list[str], suite_argv: list[str]) -> tuple[dict[
     rc, s_out, err = runner("run", *suite_argv, "--suite", "yoxla-sample", "--run-id", "s")
     assert rc == 0, err
     assert score_lines(e_out) == score_lines(s_out) and len(score_lines(e_out)) == 5, (e_out, s_out)
+    assert task_lines(e_out) == task_lines(s_out) and len(task_lines(s_out)) == len(SUITE.tasks)
     return (
         result_file(runner.results, EDITION_RESULT),
         result_file(runner.results, SUITE_RESULT),

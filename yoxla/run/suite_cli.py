@@ -111,6 +111,7 @@ def suite_path(value: str) -> str:
 
 def print_suite_summary(report: Any) -> None:
     s = report.summary
+    grouped = any("group" in t for t in s["tasks"].values())  # a column only where groups are declared
     rows = []
     for tid, t in s["tasks"].items():
         inv = t["invalid_output_rate"]
@@ -118,6 +119,7 @@ def print_suite_summary(report: Any) -> None:
         rows.append(
             [
                 tid,
+                *([t.get("group") or "-"] if grouped else []),
                 f"{t['score']:.2f}" if t["score"] is not None else "-",
                 f"{t['primary']}={value:.4g}" if isinstance(value, int | float) else (t["primary"] or "-"),
                 f"{100 * inv:.1f}%" if inv is not None else "-",
@@ -130,7 +132,12 @@ def print_suite_summary(report: Any) -> None:
     print()
     print(
         table(
-            ["task", "score", "primary", "invalid", "items", "gen. errors", "grader errors", "judged"], rows
+            [
+                "task",
+                *(["group"] if grouped else []),
+                *("score", "primary", "invalid", "items", "gen. errors", "grader errors", "judged"),
+            ],
+            rows,
         )
     )
     for tid, t in s["tasks"].items():

@@ -211,10 +211,12 @@ def build_suite_summary(
 ) -> dict[str, Any]:
     tasks = {}
     missing = unanswered(results)
+    group_of = {tid: g["id"] for g in info["suite"].get("groups") or [] for tid in g["tasks"]}
     for tid, t in task_scores["tasks"].items():
         res = results.get(tid)
         m = res.metrics if res is not None else {}
         tasks[tid] = {
+            **({"group": group_of[tid]} if tid in group_of else {}),
             "score": t["score"],
             "primary": t["primary"],
             "primary_value": m.get(t["primary"]) if t["primary"] else None,
