@@ -259,3 +259,13 @@ def test_other_rows_through_data_dir_are_warned_of_task_by_task(runner, monkeypa
     # The frozen sample suite, read as it is, warns of nothing.
     _, _, err = _suite(runner, "--task", "nli_v1")
     assert "warning" not in err
+
+
+def test_an_unreadable_hub_dataset_names_data_dir_as_the_benchmark_does(runner, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the conftest's empty HF_HOME: nothing cached
+    rc, _, err = runner("run", *SUITE_BASELINE, "--suite", "yoxla-v1", "--task", "nli_v1")
+    line = one_error_line(rc, err, "could not load Hub dataset LocalDoc/YOXLA-Benchmark", "--data-dir DIR")
+    assert rc == 2 and "yoxla download --out DIR" in line
+    rc, _, err = runner("run", *BASELINE, "--edition", "v1", "--task", "nli_v1")
+    one_error_line(rc, err, "could not load v1", "--data-dir")
+    assert not runner.runs.exists()

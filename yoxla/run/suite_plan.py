@@ -29,7 +29,7 @@ from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.revision import check_revision
 from yoxla.run.settings import RunSettings
 from yoxla.suites import registry
-from yoxla.suites.datasets import hub_override, reads_hub
+from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.hashing import aggregation, suite_hash
@@ -44,6 +44,10 @@ DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_TOP_P = 1.0
 REQUEST_OPTIONS = ("stop", "presence_penalty", "frequency_penalty")
+RUN_OFFLINE_HINT = (  # what the runner adds to a Hub dataset it cannot read (as the benchmark says)
+    " A run can read it from a local copy in the Hub layout instead: --data-dir DIR "
+    "(`yoxla download --out DIR` makes one of the benchmark's)."
+)
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,9 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
                     tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
     except PreprocessError as exc:
         raise ValidationFailed(f"{exc}; no model was asked") from None
+    except HubUnavailable as exc:
+        hint = "" if s.data_dir is not None else RUN_OFFLINE_HINT
+        raise RunError(f"{exc}{hint}") from None
     except ManifestError as exc:
         raise RunError(str(exc)) from None
     finally:
