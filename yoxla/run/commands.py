@@ -26,7 +26,7 @@ from yoxla.run.options import (
     row_filters,
     task_selection,
 )
-from yoxla.run.printing import color, print_footer, print_probabilities
+from yoxla.run.printing import print_footer, print_generation_errors, print_probabilities
 from yoxla.run.tool_commands import cmd_keygen, cmd_providers, cmd_test
 
 # yoxla run ----------------------------------------------------------------------------
@@ -177,25 +177,6 @@ def print_summary(report: Any) -> None:
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
     print_generation_errors(s)
     print_footer(report)
-
-
-def print_generation_errors(s: dict[str, Any]) -> None:
-    """The summary's generation-error lines (a benchmark or a suite run): the count, how to re-ask
-    them, and the first ten."""
-    n_err = s["generation_errors"]
-    if not n_err:
-        print("generation errors: 0")
-        return
-    print(
-        color(
-            f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
-            "1;31",
-        )
-    )
-    for e in s["generation_error_examples"][:10]:
-        print(color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
-    if n_err > 10:
-        print(color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
 
 
 # yoxla run-all --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.cli_common import UsageError, table
-from yoxla.run.printing import print_footer, print_probabilities
+from yoxla.run.printing import print_footer, print_generation_errors, print_probabilities
 
 SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
 NOT_FOR_SUITES = ("edition",)  # --data-dir/--revision override a suite's Hub datasets
@@ -165,7 +165,5 @@ def print_suite_summary(report: Any) -> None:
         print(f"suite {s['suite']}: {shown}")
     if s.get("judge"):
         print(f"judge: {s['judge']['provider']}/{s['judge']['model']}")
-    from yoxla.run.commands import print_generation_errors
-
     print_generation_errors(s)
     print_footer(report)
