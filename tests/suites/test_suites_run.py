@@ -245,7 +245,7 @@ def test_a_failing_preprocessor_stops_the_run_before_any_model_call(runner, tmp_
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (("--block", "rag"), "--block is for the benchmark"),
+        (("--block", "rag"), "declares no groups"),
         (("--edition", "sample"), "--edition is for the benchmark"),
         (("--task", "yoxdur_v1"), "--task yoxdur_v1: not a task of"),
         (("--judge-provider", "vllm"), "--judge-provider needs --judge-model"),

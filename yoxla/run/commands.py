@@ -26,7 +26,7 @@ from yoxla.run.options import (
     row_filters,
     task_selection,
 )
-from yoxla.run.printing import color, print_footer, print_probabilities
+from yoxla.run.printing import print_footer, print_generation_errors, print_probabilities
 from yoxla.run.tool_commands import cmd_keygen, cmd_providers, cmd_test
 
 # yoxla run ----------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def execute_run(args: argparse.Namespace) -> Any:
     given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
     from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
-    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path
+    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path, suite_selection
     from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
@@ -65,7 +65,7 @@ def execute_run(args: argparse.Namespace) -> Any:
         check_suite_args(args)
         if args.suite:
             given["suite"] = suite_path(args.suite)
-        selection = list(dict.fromkeys(args.task)) if args.task else None
+        selection = suite_selection(args, given.get("suite"))
     else:
         selection = task_selection(args)
     explicit = set(given) | ({"tasks"} if selection is not None else set())
@@ -175,20 +175,7 @@ def print_summary(report: Any) -> None:
     print()
     yoxla = s["yoxla"]
     print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
-    n_err = s["generation_errors"]
-    if n_err:
-        print(
-            color(
-                f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
-                "1;31",
-            )
-        )
-        for e in s["generation_error_examples"][:10]:
-            print(color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
-        if n_err > 10:
-            print(color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
-    else:
-        print("generation errors: 0")
+    print_generation_errors(s)
     print_footer(report)
 
 

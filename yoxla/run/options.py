@@ -95,7 +95,11 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
         help=f"the same facts in a YAML file (keys: {', '.join(FACT_KEYS)})",
     )
     g = p.add_argument_group("what to run (continued)")
-    g.add_argument("--block", metavar="|".join(BLOCKS), help="one block, or all (default)")
+    g.add_argument(
+        "--block",
+        metavar="|".join(BLOCKS),
+        help="one block, or all (default); with --suite: a group of the suite",
+    )
     g.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
     g.add_argument("--edition", choices=("v1", "sample"), help="benchmark edition (default v1)")
     g.add_argument("--revision", help="pin the Hub dataset to this revision (commit SHA)")

@@ -1,5 +1,5 @@
 """What a finished run prints, shared by benchmark and suite runs: the probabilities line and
-calibration table, and the footer (tokens, wall time, run folder, result file).
+calibration table, the generation errors, and the footer (tokens, wall time, run folder, result file).
 
 ``yoxla.run.commands`` (the benchmark summary) and ``yoxla.run.suite_cli`` (the suite summary)
 both import this module and it imports neither, so the two summaries make no import circle.
@@ -92,6 +92,25 @@ def figure(value: float) -> str:
         return f"{value:.1f}"
     decimals = max(1, 1 - math.floor(math.log10(value)))
     return f"{value:.{decimals}f}"
+
+
+def print_generation_errors(s: dict[str, Any]) -> None:
+    """The summary's generation-error lines (a benchmark or a suite run): the count, how to re-ask
+    them, and the first ten."""
+    n_err = s["generation_errors"]
+    if not n_err:
+        print("generation errors: 0")
+        return
+    print(
+        color(
+            f"generation errors: {n_err} (scored as wrong; re-ask them with --retry-errors {s['run_id']})",
+            "1;31",
+        )
+    )
+    for e in s["generation_error_examples"][:10]:
+        print(color(f"  {e['task']} {e['id']}: {e['error']}", "31"))
+    if n_err > 10:
+        print(color(f"  … and {n_err - 10} more (summary.json lists them all)", "31"))
 
 
 def print_footer(report: Any) -> None:

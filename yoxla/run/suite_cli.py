@@ -2,7 +2,7 @@
 
 ``python runner.py --suite FILE --provider P --model M`` runs an eval suite with every runner
 feature (workers, resume, ``--retry-errors``, ``rescore``, signing); ``--task ID`` picks tasks
-of the suite. A resumed or retried run, and ``yoxla rescore``, find out from run.json whether
+of the suite, ``--block G`` the tasks of its group G. A resumed or retried run, and ``yoxla rescore``, find out from run.json whether
 it is a suite run, so they need no ``--suite``.
 """
 
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.cli_common import UsageError, table
-from yoxla.run.printing import print_footer, print_probabilities
+from yoxla.run.printing import print_footer, print_generation_errors, print_probabilities
 
 SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
-NOT_FOR_SUITES = ("block", "edition")  # --data-dir/--revision override a suite's Hub datasets
+NOT_FOR_SUITES = ("edition",)  # --data-dir/--revision override a suite's Hub datasets
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
@@ -36,6 +36,42 @@ def check_suite_args(args: argparse.Namespace) -> None:
             raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own tasks")
     if args.judge_provider and not args.judge_model:
         raise UsageError("--judge-provider needs --judge-model")
+
+
+def suite_selection(args: argparse.Namespace, path: str | None) -> list[str] | None:
+    """The tasks a suite run asks: ``--task ID`` (repeatable), or ``--block G``, the tasks of
+    the suite's group G (the benchmark's blocks are the groups of ``yoxla-sample``/``yoxla-v1``);
+    None: every task (``--block all`` too)."""
+    if args.block and args.task:
+        raise UsageError("give --block or --task, not both")
+    if args.task:
+        return list(dict.fromkeys(args.task))
+    if not args.block:
+        return None
+    if path is None:
+        raise UsageError("--block picks a group of the suite given with --suite")
+    from yoxla.run.errors import RunError
+    from yoxla.run.suite_plan import load_suite_manifest
+    from yoxla.suites.registry import shown_ref
+
+    try:
+        manifest = load_suite_manifest(path)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    groups = {g.id: list(g.tasks) for g in manifest.groups}
+    name = shown_ref(args.suite)
+    if args.block == "all":
+        return None
+    if not groups:
+        raise UsageError(
+            f"--block {shown_ref(args.block)}: suite {name} declares no groups; pick tasks with --task"
+        )
+    if args.block not in groups:
+        raise UsageError(
+            f"--block {shown_ref(args.block)}: not a group of suite {name} "
+            f"(groups: {', '.join([*groups, 'all'])})"
+        )
+    return [tid for tid in manifest.tasks if tid in groups[args.block]]
 
 
 def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
@@ -75,6 +111,7 @@ def suite_path(value: str) -> str:
 
 def print_suite_summary(report: Any) -> None:
     s = report.summary
+    grouped = any("group" in t for t in s["tasks"].values())  # a column only where groups are declared
     rows = []
     for tid, t in s["tasks"].items():
         inv = t["invalid_output_rate"]
@@ -82,6 +119,7 @@ def print_suite_summary(report: Any) -> None:
         rows.append(
             [
                 tid,
+                *([t.get("group") or "-"] if grouped else []),
                 f"{t['score']:.2f}" if t["score"] is not None else "-",
                 f"{t['primary']}={value:.4g}" if isinstance(value, int | float) else (t["primary"] or "-"),
                 f"{100 * inv:.1f}%" if inv is not None else "-",
@@ -94,7 +132,12 @@ def print_suite_summary(report: Any) -> None:
     print()
     print(
         table(
-            ["task", "score", "primary", "invalid", "items", "gen. errors", "grader errors", "judged"], rows
+            [
+                "task",
+                *(["group"] if grouped else []),
+                *("score", "primary", "invalid", "items", "gen. errors", "grader errors", "judged"),
+            ],
+            rows,
         )
     )
     for tid, t in s["tasks"].items():
@@ -105,18 +148,22 @@ def print_suite_summary(report: Any) -> None:
                 f"incomplete: {tid}: {t['judge_unanswered']} grader call(s) lack a judge's answer; "
                 "resume the run with its judge to ask again"
             )
+    if s.get("groups"):  # the benchmark's blocks: the groups a suite declares
+        names = s.get("group_names") or {}
+        print()
+        print(table(["group", "score"], [[f"{g} ({names.get(g, g)})", v] for g, v in s["groups"].items()]))
     counts = s.get("probabilities") or {}
     if counts.get("asked") or any(t.get("calibration") for t in s["tasks"].values()):
         print_probabilities(s)  # only a run that asked: an open suite's summary stays as it was
     print()
     score = s["suite_score"]
-    print(f"suite {s['suite']}: {score:.2f}" if score is not None else f"suite {s['suite']}: -")
+    shown = f"{score:.2f}" if score is not None else "-"
+    if s.get("headline"):  # a named headline (YOXLA): printed as the benchmark prints it
+        print(f"suite: {s['suite']}")
+        print(f"{s['headline']}: {shown}")
+    else:
+        print(f"suite {s['suite']}: {shown}")
     if s.get("judge"):
         print(f"judge: {s['judge']['provider']}/{s['judge']['model']}")
-    n_err = s["generation_errors"]
-    print(
-        f"generation errors: {n_err}" + (f" (re-ask them with --retry-errors {s['run_id']})" if n_err else "")
-    )
-    for e in s["generation_error_examples"][:10]:
-        print(f"  {e['task']} {e['id']}: {e['error']}")
+    print_generation_errors(s)
     print_footer(report)

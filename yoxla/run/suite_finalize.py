@@ -170,7 +170,10 @@ def score_suite_run(
                 "problems": list(result.problems),
             }
     scores = suite_scores_of(suite_info(info, results), results)
-    return info, {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}, records, results
+    task_scores: dict[str, Any] = {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}
+    if scores.groups is not None:  # a suite that declares groups (the benchmark's blocks)
+        task_scores["groups"] = dict(scores.groups)
+    return info, task_scores, records, results
 
 
 def unanswered(results: Mapping[str, SuiteTaskResult]) -> dict[str, int]:
@@ -208,10 +211,12 @@ def build_suite_summary(
 ) -> dict[str, Any]:
     tasks = {}
     missing = unanswered(results)
+    group_of = {tid: g["id"] for g in info["suite"].get("groups") or [] for tid in g["tasks"]}
     for tid, t in task_scores["tasks"].items():
         res = results.get(tid)
         m = res.metrics if res is not None else {}
         tasks[tid] = {
+            **({"group": group_of[tid]} if tid in group_of else {}),
             "score": t["score"],
             "primary": t["primary"],
             "primary_value": m.get(t["primary"]) if t["primary"] else None,
@@ -234,8 +239,24 @@ def build_suite_summary(
         if p.distribution is not None
     }
     scores = {"suite": info["suite"]["id"], "complete": complete, "suite_score": task_scores["suite_score"]}
+    scores.update(headline_facts(info["suite"], task_scores))
     probabilities = probability_counts(records, [dists.get((r["task"], str(r["id"]))) for r in records])
     return summary_document(info, records, {**scores, "tasks": tasks}, probabilities, judge=info.get("judge"))
+
+
+def headline_facts(suite: Mapping[str, Any], task_scores: Mapping[str, Any]) -> dict[str, Any]:
+    """What the summary adds for a suite that declares groups or a named headline: the group
+    scores with each group's name (as the benchmark's summary has its blocks) and the headline's
+    name (``YOXLA``); nothing for a suite that declares neither."""
+    out: dict[str, Any] = {}
+    if "groups" in task_scores:
+        names = {g["id"]: g.get("name") for g in suite.get("groups") or []}
+        out["groups"] = dict(task_scores["groups"])
+        out["group_names"] = {gid: names.get(gid) or gid for gid in task_scores["groups"]}
+    name = (suite.get("headline") or {}).get("name")
+    if name:
+        out["headline"] = name
+    return out
 
 
 def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> SuiteInfo:

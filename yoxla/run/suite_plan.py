@@ -29,7 +29,7 @@ from yoxla.run.errors import Log, RunError, ValidationFailed
 from yoxla.run.revision import check_revision
 from yoxla.run.settings import RunSettings
 from yoxla.suites import registry
-from yoxla.suites.datasets import hub_override, reads_hub
+from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.hashing import aggregation, suite_hash
@@ -44,6 +44,10 @@ DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_TOP_P = 1.0
 REQUEST_OPTIONS = ("stop", "presence_penalty", "frequency_penalty")
+RUN_OFFLINE_HINT = (  # what the runner adds to a Hub dataset it cannot read (as the benchmark says)
+    " A run can read it from a local copy in the Hub layout instead: --data-dir DIR "
+    "(`yoxla download --out DIR` makes one of the benchmark's)."
+)
 
 
 @dataclass(frozen=True)
@@ -212,14 +216,44 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
                     tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
     except PreprocessError as exc:
         raise ValidationFailed(f"{exc}; no model was asked") from None
+    except HubUnavailable as exc:
+        hint = "" if s.data_dir is not None else RUN_OFFLINE_HINT
+        raise RunError(f"{exc}{hint}") from None
     except ManifestError as exc:
         raise RunError(str(exc)) from None
     finally:
         if own:
             workers.close()
     refuse_bad_rows(t.prepared for t in tasks.values())
+    if log is not None:
+        warn_unfrozen(manifest, sid, tasks, log)
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
+
+
+def warn_unfrozen(manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], log: Log) -> None:
+    """A task of a frozen suite (one with a hash file, as ``yoxla-v1``) whose rows or definition
+    differ from the frozen hashes, e.g. read with ``--data-dir`` from another copy: a warning per
+    task before any model is asked (as the benchmark warns of a fingerprint that differs), since
+    admission will exclude the result file. A suite without a hash file warns of nothing."""
+    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes, read_hash_file
+
+    path = hash_file_path(manifest.path)
+    if not path.is_file():
+        return
+    try:
+        frozen = read_hash_file(path)
+    except ManifestError as exc:
+        log(f"warning: {exc}")
+        return
+    now = {tid: prepared_hashes(t.prepared) for tid, t in tasks.items()}
+    for line in compare(now, {tid: h for tid, h in frozen.items() if tid in now}):
+        if line.status != "unchanged":
+            what = line.detail or "the task is not in its hash file"
+            log(
+                f"warning: {line.task}: not as the suite {sid} was frozen ({repo_path(path)}): "
+                f"{what}; results are not comparable with published runs and will not be admitted"
+            )
 
 
 def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> None:
