@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from yoxla.editions import load_edition
 from yoxla.leaderboard import breakdown, explorer, tables
 from yoxla.leaderboard.admission import admit, check_document
 from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.calibration import board_calibration, scope_choices, scope_table
+from yoxla.leaderboard.calibration import board_calibration, model_table, scope_choices, scope_table
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import EditionData, Prepared, prepare
 from yoxla.results import finalize, write_result
@@ -109,7 +110,10 @@ def test_every_suite_format_file_is_admitted_on_the_sample_board(boards) -> None
     for v in suite.board.verdicts:
         assert v.edition == "sample" and v.suite is None and v.source_suite == "yoxla-sample", v.key
         assert v.result_format == "yoxla-suite-result v1" and v.group == "standard"
-    assert suite.board.suite_boards() == legacy.board.suite_boards()  # no board "suite · yoxla-sample"
+    # No board "suite · yoxla-sample": a package suite's files are on the edition's board.
+    assert "yoxla-sample" not in suite.board.suite_boards() and suite.board.suites() == []
+    assert suite.board.suite_boards() == legacy.board.suite_boards()
+    assert not any(bid.startswith("suite:yoxla-") for _, bid in suite.board_choices())
     assert [bid for _, bid in suite.board_choices()] == [bid for _, bid in legacy.board_choices()]
 
 
@@ -317,3 +321,162 @@ def test_an_excluded_suite_format_file_is_listed_with_its_edition(suite_docs) ->
     v = check_document(finalize(doc), data=DataSource(allow_hub=False))
     assert v.status == "excluded" and "nli_v1" in v.reasons[0]
     assert v.edition == "sample" and v.suite is None
+
+
+def _v1_doc(sample_doc: dict[str, Any]) -> dict[str, Any]:
+    """A suite-format file of yoxla-v1 as a run would write it, from a yoxla-sample one: the two
+    suites have the same contracts, so only the suite block (its frozen hashes) and the items
+    differ; each task gets the frozen item count of predictions (v1's rows are not here)."""
+    from yoxla.suites.bridge import manifest_path
+    from yoxla.suites.hashing import hash_file_path
+
+    frozen = json.loads(hash_file_path(manifest_path("v1")).read_text(encoding="utf-8"))
+    doc = copy.deepcopy(sample_doc)
+    doc["suite"].update(
+        id="yoxla-v1",
+        path="yoxla/editions/yoxla-v1.yaml",
+        suite_hash=frozen["suite_hash"],
+        analysis_hash=frozen["analysis_hash"],
+    )
+    for tid, t in doc["tasks"].items():
+        h = frozen["tasks"][tid]
+        doc["suite"]["tasks"][tid] = {"hash": h["hash"], "definition": h["definition"], "data": h["data"]}
+        preds = t["predictions"]
+        t["predictions"] = [dict(preds[i % len(preds)], id=f"{tid}-{i:04d}") for i in range(h["items"])]
+        t["rows"] = t["items"] = h["items"]
+    return finalize(doc)
+
+
+def test_a_v1_suite_file_is_admitted_not_rechecked_on_the_v1_board(suite_docs, tmp_path) -> None:
+    """Without the v1 rows (no Hub here), a yoxla-v1 file is checked against the frozen hashes
+    and listed apart on the v1 board, never ranked, as a legacy v1 file is."""
+    from yoxla.leaderboard.admission import NOT_RECHECKED
+
+    results = tmp_path / "results"
+    write_result(_v1_doc(suite_docs["first"]), results / "v1" / "first.json")
+    short = _v1_doc(suite_docs["majority"])
+    short["tasks"]["nli_v1"]["predictions"].pop()
+    short["tasks"]["nli_v1"]["rows"] = short["tasks"]["nli_v1"]["items"] = len(
+        short["tasks"]["nli_v1"]["predictions"]
+    )
+    write_result(finalize(short), results / "v1" / "short.json")
+    board = load_board(results, data=DataSource(allow_hub=False), B=20)
+    by_key = {v.key: v for v in board.verdicts}
+    v = by_key["v1/first.json"]
+    assert v.status == "admitted" and not v.rechecked, v.reasons
+    assert v.edition == "v1" and v.suite is None and v.source_suite == "yoxla-v1"
+    # allow_hub=False reaches the suites: the Hub is not even tried (as for a legacy v1 file)
+    assert v.notes[0] == (
+        f"{NOT_RECHECKED}: suite 'yoxla-v1' reads LocalDoc/YOXLA-Benchmark from the Hugging Face Hub, "
+        "which is not used here"
+    )
+    assert v.scores["yoxla"] == pytest.approx(suite_docs["first"]["scores"]["suite"])
+    assert board.unchecked("v1") == [v] and board.shown("v1") == [] and board.groups("v1") == []
+    assert board.suite_boards() == [] or "yoxla-v1" not in board.suite_boards()
+    bad = by_key["v1/short.json"]
+    assert bad.status == "excluded" and "predictions but the frozen suite has" in bad.reasons[0], bad.reasons
+    assert bad in board.listed(edition="v1") and bad not in board.listed(edition="sample")
+    ready = prepare(board, floors=False)
+    assert [u.key for u in ready.edition("v1").unchecked] == ["v1/first.json"]
+    assert tables.unchecked_table(ready.edition("v1"))["Model"].tolist() == ["first"]
+
+
+NLI = ("entailment", "neutral", "contradiction")
+
+
+def _tok(text: str, p: float, top: list[tuple[str, float]]) -> dict[str, Any]:
+    def one(t: str, q: float) -> dict[str, Any]:
+        return {"token": t, "logprob": math.log(q), "bytes": list(t.encode("utf-8"))}
+
+    return {**one(text, p), "top_logprobs": [one(t, q) for t, q in top]}
+
+
+def _nli_replies() -> dict[str, Any]:
+    """Per NLI prompt a reply with token logprobs: every fourth confidently wrong, the others
+    right at 0.7; every other prompt is answered without them (and invalidly)."""
+    from yoxla.editions import load_rows
+    from yoxla.suite import load_suite
+    from yoxla.testing.fakeserver import Reply
+
+    task = load_suite().task("nli_v1")
+    out = {}
+    for i, row in enumerate(load_rows(load_edition("sample"), "nli_v1")):
+        gold = row["label"]
+        a, b = (x for x in NLI if x != gold)
+        if i % 4 == 0:
+            out[task.render_user(row)] = Reply(
+                content=a, logprobs=[_tok(a, 0.95, [(a, 0.95), (gold, 0.03), (b, 0.01)])]
+            )
+        else:
+            out[task.render_user(row)] = Reply(
+                content=gold, logprobs=[_tok(gold, 0.7, [(gold, 0.7), (a, 0.2), (b, 0.05)])]
+            )
+    return out
+
+
+def test_answer_distributions_give_the_legacy_calibration(tmp_path, monkeypatch) -> None:
+    """One model run twice against a loopback server that sends token logprobs: once with
+    ``--edition sample``, once with ``--suite yoxla-sample``; both boards show the same
+    calibration (per-example arrays, pooled reports, the calibration tab's tables)."""
+    from yoxla.testing.fakeserver import FakeServer, Reply
+
+    monkeypatch.setenv("VLLM_API_KEY", "sk-one-format-0123456789")
+    monkeypatch.chdir(tmp_path)
+    replies = _nli_replies()
+    with FakeServer(responder=lambda key, attempt, body: replies.get(key, Reply(content="bilmirəm"))) as srv:
+        base = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url, "--no-progress"]
+        base += ["--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "out")]
+        base += ["--timeout", "5", "--backoff-base", "0.01"]
+        assert cli_run(["run", "--edition", "sample", "--block", "all", "--run-id", "legacy", *base]) == 0
+        assert cli_run(["run", "--suite", "yoxla-sample", "--run-id", "suite", *base]) == 0
+    name = "vllm__fake--model-1.json"
+    preps = []
+    for which, src in (
+        ("legacy", tmp_path / "out" / "sample" / name),
+        ("suite", tmp_path / "out" / "suites" / "yoxla-sample" / name),
+    ):
+        write_result(json.loads(src.read_text(encoding="utf-8")), tmp_path / which / "sample" / name)
+        preps.append(_prepared(tmp_path / which))
+    ea, eb = (p.edition("sample") for p in preps)
+    (va,), (vb,) = ea.standard.models, eb.standard.models
+    assert vb.source_suite == "yoxla-sample" and va.calibration and va.calibration == vb.calibration
+    ra, rb = va.tasks["nli_v1"], vb.tasks["nli_v1"]
+    assert ra.calibration is not None and ra.calibration == rb.calibration and ra.top == rb.top
+    for arr in ("p_top", "p_gold", "brier", "top_correct"):
+        np.testing.assert_allclose(getattr(ra, arr), getattr(rb, arr), err_msg=arr)
+    assert np.isfinite(ra.p_gold).all()
+    ca, cb = (board_calibration(ed, B=50) for ed in (ea, eb))
+    assert ca.any_probabilities and cb.any_probabilities
+    assert scope_choices(ca) == scope_choices(cb) and len(scope_choices(ca)) > 1
+    for _, scope in scope_choices(ca):
+        for x, y in zip(scope_table(ca, scope), scope_table(cb, scope), strict=True):
+            pd.testing.assert_frame_equal(_normal(x), _normal(y), obj=scope)
+    pd.testing.assert_frame_equal(model_table(ca, va.key), model_table(cb, vb.key))
+    _same(tables.model_scores(va, ea.standard, ea), tables.model_scores(vb, eb.standard, eb), "model scores")
+
+
+def test_verify_checks_both_formats_alike(suite_docs, tmp_path, capsys) -> None:
+    legacy = write_result(
+        json.loads(COMMITTED[0].read_text(encoding="utf-8")), tmp_path / "a" / "legacy.json"
+    )
+    strategy = json.loads(legacy.read_text(encoding="utf-8"))["model"]["model"]
+    suite = write_result(suite_docs[strategy], tmp_path / "b" / "suite.json")
+    capsys.readouterr()
+    got = {}
+    for path in (legacy, suite):
+        assert cli_run(["verify", "--no-hub", "--json", str(path)]) == 0
+        (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+        got[path.name] = json.loads(line)
+    assert got["legacy.json"]["format"] == "yoxla-result v2"
+    assert got["suite.json"]["format"] == "yoxla-suite-result v1"
+    for d in got.values():
+        assert (d["status"], d["edition"], d["rechecked"], d["board"]) == (
+            "admitted",
+            "sample",
+            True,
+            "standard",
+        )
+        assert "suite" not in d  # no suite board
+    assert got["legacy.json"]["yoxla"] == pytest.approx(got["suite.json"]["yoxla"], abs=1e-9)
+    assert cli_run(["verify", "--no-hub", str(legacy), str(suite)]) == 1  # one board: the names clash
+    assert "names on the board must be unique" in capsys.readouterr().out

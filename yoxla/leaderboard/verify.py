@@ -82,6 +82,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 "notes": v.notes,
                 "yoxla": v.scores.get("yoxla"),
                 **({"suite": v.suite, "suite_score": v.scores.get("suite")} if v.suite else {}),
+                # the edition's board a benchmark file (either format) is on; the file's format
+                **({"edition": v.edition} if v.edition else {}),
+                **({"format": v.result_format} if v.result_format else {}),
             }
             print(json.dumps(record, ensure_ascii=True))  # one line, control characters escaped
         else:
