@@ -360,7 +360,7 @@ def test_a_v1_suite_file_is_admitted_not_rechecked_on_the_v1_board(suite_docs, t
         short["tasks"]["nli_v1"]["predictions"]
     )
     write_result(finalize(short), results / "v1" / "short.json")
-    board = load_board(results, data=DataSource(allow_hub=False), B=20)
+    board = load_board(results, allow_hub=False, B=20)
     by_key = {v.key: v for v in board.verdicts}
     v = by_key["v1/first.json"]
     assert v.status == "admitted" and not v.rechecked, v.reasons
@@ -480,3 +480,13 @@ def test_verify_checks_both_formats_alike(suite_docs, tmp_path, capsys) -> None:
     assert got["legacy.json"]["yoxla"] == pytest.approx(got["suite.json"]["yoxla"], abs=1e-9)
     assert cli_run(["verify", "--no-hub", str(legacy), str(suite)]) == 1  # one board: the names clash
     assert "names on the board must be unique" in capsys.readouterr().out
+
+
+def test_a_link_to_a_benchmark_suite_opens_its_edition(boards) -> None:
+    from yoxla.leaderboard.routing import resolve
+
+    suite = boards[1]
+    key = suite.edition("sample").standard.models[0].key
+    assert resolve(suite, {"suite": "yoxla-sample"}).edition == "sample"
+    assert resolve(suite, {"suite": "yoxla-v1"}).edition == "v1"
+    assert (resolve(suite, {"model": key}).tab, resolve(suite, {"model": key}).edition) == ("model", "sample")

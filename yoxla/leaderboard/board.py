@@ -432,7 +432,10 @@ def load_board(
     processes: :func:`yoxla.leaderboard.admission.admission_workers`)."""
     say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
-    data = data or DataSource(data_dir=data_dir, allow_hub=allow_hub)
+    if data is None:
+        from yoxla.leaderboard.suite_data import SuiteSource
+
+        data = DataSource(data_dir=data_dir, allow_hub=allow_hub, suites=SuiteSource(allow_hub=allow_hub))
     files = find_result_files(folder)
     from yoxla.leaderboard import cache as disk
 

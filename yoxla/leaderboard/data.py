@@ -43,10 +43,6 @@ class DataSource:
     _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
     suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
 
-    def __post_init__(self) -> None:
-        if not self.allow_hub:  # neither the editions' rows nor a suite's datasets from the Hub
-            self.suites.allow_hub = False
-
     def rows(self, edition: Edition) -> EditionRows:
         if edition.name not in self._cache:
             self._cache[edition.name] = self._load(edition)

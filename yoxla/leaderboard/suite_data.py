@@ -43,7 +43,7 @@ class SuiteSource:
     root: Path | None = None
     limits: Any = None  # WorkerLimits of the grader workers (default limits when None)
     # False: a suite that reads a Hugging Face dataset is not prepared, its files are listed as
-    # not re-checked (``yoxla verify --no-hub``; DataSource(allow_hub=False) sets it)
+    # not re-checked (``yoxla verify --no-hub``, ``load_board(allow_hub=False)``)
     allow_hub: bool = True
     _suites: dict[str, CommittedSuite] | None = field(default=None, repr=False)
     _broken: dict[str, str] = field(default_factory=dict, repr=False)  # suite id -> why it is unusable
