@@ -490,3 +490,23 @@ def test_a_link_to_a_benchmark_suite_opens_its_edition(boards) -> None:
     assert resolve(suite, {"suite": "yoxla-sample"}).edition == "sample"
     assert resolve(suite, {"suite": "yoxla-v1"}).edition == "v1"
     assert (resolve(suite, {"model": key}).tab, resolve(suite, {"model": key}).edition) == ("model", "sample")
+
+
+def test_run_conditions_put_a_suite_file_on_the_boards_a_legacy_file_goes_to(suite_docs, tmp_path) -> None:
+    thinking = copy.deepcopy(suite_docs["first"])
+    thinking["run"]["conditions"]["thinking"] = True
+    warm = copy.deepcopy(suite_docs["random"])
+    warm["run"]["conditions"]["generation"]["nli_v1"]["temperature"] = 0.7
+    results = tmp_path / "results"
+    write_result(finalize(thinking), results / "sample" / "thinking.json")
+    write_result(finalize(warm), results / "sample" / "warm.json")
+    write_result(suite_docs["majority"], results / "sample" / "plain.json")
+    board = load_board(results, allow_hub=False, B=20)
+    assert board.groups("sample") == ["standard", "thinking", "non-standard"]
+    assert [v.key for v in board.shown("sample", "thinking")] == ["sample/thinking.json"]
+    assert [v.key for v in board.shown("sample", "non-standard")] == ["sample/warm.json"]
+    assert [v.key for v in board.shown("sample")] == ["sample/plain.json"]
+    ready = prepare(board, floors=False)
+    facts = tables.model_facts(board.shown("sample", "non-standard")[0], ready.edition("sample"))
+    temperature = dict(zip(facts["Field"], facts["Value"], strict=True))["Temperature"]
+    assert temperature == "changed for some tasks (see the file's run conditions)"
