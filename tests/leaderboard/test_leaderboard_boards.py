@@ -493,14 +493,15 @@ def test_every_view_renders_every_board_of_the_judged_folder(judged) -> None:
     assert figures.empty_figure("t", "x " * 200)["layout"]["annotations"][0]["text"].count("<br>") >= 3
 
 
-def test_a_suite_board_without_files_says_so_in_the_explorer(committed_prepared) -> None:
-    # The package suite yoxla-sample is committed without result files: its explorer explains why it is empty
-    # instead of asking for a model that cannot be picked; a board with files asks for a pick.
+def test_a_board_without_files_says_so_in_the_explorer(committed_prepared) -> None:
+    # The v1 board (the package suite yoxla-v1's) has no admitted file in the committed results: its explorer
+    # explains why it is empty instead of asking for a model that cannot be picked; a suite board with
+    # files asks for a pick.
     from yoxla.leaderboard.views.explorer import PICK, Query
 
     ctx = view_context(committed_prepared)
     view = ctx.views["explorer"]
-    empty = suite_board_id("yoxla-sample")
+    empty = "v1"
     assert committed_prepared.edition(empty).standard.empty
     out = view.render(ctx, empty, {})
     assert value(out[view.info]).startswith("No re-checked result file on ")
