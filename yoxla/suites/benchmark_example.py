@@ -97,8 +97,7 @@ class AnswerScorer:
         item = ready[2].get(id(row)) if ready is not None else None
         if ready is None or item is None or item.row != row:  # a row changed since: as one row
             return score_answer(task, row, raw, finish_reason, error)
-        text = None if raw is None else answer_text(raw)
-        return ready[1].score_columns([item], [text], [finish_reason], [error])[0][0]
+        return ready[1].score_text(item, None if raw is None else answer_text(raw), finish_reason, error)
 
 
 def example_metrics(task: Task, res: SampleResult) -> dict[str, float]:

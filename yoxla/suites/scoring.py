@@ -464,6 +464,17 @@ class TaskScorer:
             ex,
         )
 
+    def score_text(
+        self, item: Item, text: str | None, finish_reason: str | None, error: str | None
+    ) -> SampleResult:
+        """One sample as :meth:`score_columns` scores it, without a tally: a run's answer as it
+        arrives (built-in graders only)."""
+        if self.python:
+            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
+        ex = self._extract_text(None if error else text, item.choices)
+        scores, problem = self._grade(item, ex)
+        return self._result(item, finish_reason, error, ex, scores, problem, ())
+
     # task ---------------------------------------------------------------------------------------
     def score_builtin(
         self, items: Sequence[Item], outputs: Sequence[SampleOutput]
@@ -527,7 +538,7 @@ class TaskScorer:
             else:
                 scores, problem = grade(item, ex)
             results.append(result(item, finish, error, ex, scores, problem, ()))
-        if name is None or not any(control):
+        if len(results) > _BULK and (name is None or not any(control)):
             tally.add_all(items, results)
         else:
             for item, res, marked in zip(items, results, control, strict=True):
@@ -604,6 +615,7 @@ def _as_extracted(r: SampleResult) -> Extracted:
 
 
 _count = itemgetter(1)
+_BULK = 16  # samples from which a tally is counted in bulk (below, one at a time costs less)
 _OUTCOME, _VALID, _EXTRACTED, _NEAR = (attrgetter(a) for a in ("outcome", "valid", "extracted", "near_miss"))
 _REASON, _GRADER_ERROR, _SOURCE = attrgetter("reason"), attrgetter("grader_error"), attrgetter("source")
 _SCORES, _SCORE, _TARGET = attrgetter("scores"), attrgetter("score"), attrgetter("target")
