@@ -116,3 +116,30 @@ def test_a_plain_result_file_needs_no_python_call_per_object(monkeypatch) -> Non
     strict = _strict_only(data, monkeypatch)
     monkeypatch.setattr(sj, "_pairs", lambda pairs: pytest.fail("the strict parse ran"))
     assert _judged(data) == strict == ("ok", doc)
+
+
+def test_a_file_is_checked_with_the_collector_paused_and_left_as_found(monkeypatch) -> None:
+    """Admission pauses the cyclic garbage collector while it checks one file (the parsed
+    document is freed by reference counting), and leaves it as it found it, on or off."""
+    import gc
+
+    import yoxla.leaderboard.admission as admission
+
+    seen: list[bool] = []
+    real = admission.check_document
+    monkeypatch.setattr(
+        admission, "check_document", lambda *a, **kw: seen.append(gc.isenabled()) or real(*a, **kw)
+    )
+    assert gc.isenabled()
+    admission.check_bytes(b'{"format": "nothing"}')
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        with sj.gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(StrictJSONError), sj.gc_paused():
+        raise StrictJSONError("stops the check")
+    assert gc.isenabled()
