@@ -15,7 +15,7 @@ answer gets the very verdict :func:`score_answer` gives it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from yoxla.parsing import answer_text
 from yoxla.rescoring import rescore_task
@@ -27,6 +27,8 @@ from yoxla.suites.worker import WorkerPool
 
 _SPAN_NAMES = {name: key for key, name in SPAN_KEYS}
 # Per evaluator: the suite graders' per-sample metric -> its name in a benchmark prediction line.
+_Row: TypeAlias = Mapping[str, Any]
+_Text: TypeAlias = str | None
 _LINE_NAMES: dict[str, dict[str, str]] = {
     "classification": {"accuracy": "correct"},
     "span": _SPAN_NAMES,
@@ -85,12 +87,7 @@ class AnswerScorer:
         return task, TaskScorer(prepared, self._pool), by_row
 
     def score(
-        self,
-        task: Task,
-        row: Mapping[str, Any],
-        raw: str | None,
-        finish_reason: str | None = None,
-        error: str | None = None,
+        self, task: Task, row: _Row, raw: _Text, finish_reason: _Text = None, error: _Text = None
     ) -> SampleResult:
         """``score_answer(task, row, raw, finish_reason, error)``, from the task's prepared items."""
         ready = self._prepared(task)
