@@ -1,6 +1,6 @@
 """Per-sample cost of a Python grader in the worker process against a built-in grader.
 
-    python bench/bench_graders.py [--samples 5000] [--repeat 3]
+    python bench/bench_graders.py [--samples 5000] [--repeat 3] [--json OUT.json]
 
 One task of N synthetic items (a short Azerbaijani question, a numeric target), scored
 from stored outputs three ways, each the best of ``--repeat`` runs:
@@ -10,14 +10,18 @@ from stored outputs three ways, each the best of ``--repeat`` runs:
   (the runner keeps one worker per task for all its samples);
 * the same, counting the worker's start (a fresh process and the code's import).
 
-Extraction (``regex_last``) is the same in all three. Prints the time per sample and the
-ratio against the built-in grader.
+Extraction (``regex_last``) is the same in all three. Prints, per sample, the wall time and
+the CPU (this process's and its ended children's, so a worker started and closed inside the
+measurement is counted; a worker kept running is counted by its ``/proc`` times, on Linux), and
+the ratios against the built-in grader; ``--json`` writes the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import sys
 import tempfile
 import time
@@ -51,10 +55,31 @@ def _task(folder: Path, grader: dict) -> dict:
     }
 
 
+def _worker_cpu(pool: WorkerPool) -> float:
+    """CPU seconds the pool's running worker processes have used (0 where /proc is not there)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for worker in pool._workers.values():
+        proc = getattr(worker, "_proc", None)
+        try:
+            with open(f"/proc/{proc.pid}/stat", encoding="ascii") as fh:  # type: ignore[union-attr]
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (AttributeError, OSError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+def _cpu(pool: WorkerPool | None = None) -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime + (_worker_cpu(pool) if pool else 0.0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=5000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     n = args.samples
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,31 +98,49 @@ def main() -> None:
 
         p_builtin, p_python = prepared(builtin), prepared(python)
 
-        def best(fn) -> float:
-            times = []
+        def best(fn, pool: WorkerPool | None = None) -> tuple[float, float]:
+            """The best wall time and the best CPU of ``--repeat`` runs of ``fn``."""
+            walls, cpus = [], []
             for _ in range(args.repeat):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), _cpu(pool)
                 fn()
-                times.append(time.perf_counter() - t)
-            return min(times)
+                walls.append(time.perf_counter() - t)
+                cpus.append(_cpu(pool) - c)
+            return min(walls), min(cpus)
 
         t_builtin = best(lambda: score_suite_task(p_builtin, outputs))
         with WorkerPool() as pool:
             score_suite_task(p_python, outputs[:1], items=p_python.items[:1], pool=pool)  # start the worker
-            t_warm = best(lambda: score_suite_task(p_python, outputs, pool=pool))
+            t_warm = best(lambda: score_suite_task(p_python, outputs, pool=pool), pool)
         t_cold = best(lambda: score_suite_task(p_python, outputs))
         a = score_suite_task(p_builtin, outputs).metrics["accuracy"]
         b = score_suite_task(p_python, outputs).metrics["accuracy"]
         assert a == b, (a, b)
 
     print(f"{n} samples, best of {args.repeat}; the same accuracy from both graders ({a:.4f})")
-    print(f"{'grader':<42} {'total':>9} {'per sample':>12} {'× built-in':>11}")
-    for name, t in (
-        ("built-in accuracy (in process)", t_builtin),
-        ("Python grader, worker already running", t_warm),
-        ("Python grader, worker started per task", t_cold),
+    print(f"{'grader':<42} {'wall':>9} {'per sample':>12} {'CPU':>12} {'× built-in':>11} {'CPU ×':>7}")
+    rows = {}
+    for key, name, (wall, cpu) in (
+        ("builtin", "built-in accuracy (in process)", t_builtin),
+        ("python_warm", "Python grader, worker already running", t_warm),
+        ("python_cold", "Python grader, worker started per task", t_cold),
     ):
-        print(f"{name:<42} {t:>8.3f}s {t / n * 1e6:>9.1f} µs {t / t_builtin:>10.1f}×")
+        rows[key] = {
+            "wall_s": wall,
+            "wall_us_per_sample": wall / n * 1e6,
+            "cpu_us_per_sample": cpu / n * 1e6,
+            "wall_ratio": wall / t_builtin[0],
+            "cpu_ratio": cpu / t_builtin[1],
+        }
+        r = rows[key]
+        print(
+            f"{name:<42} {wall:>8.3f}s {r['wall_us_per_sample']:>9.1f} µs {r['cpu_us_per_sample']:>9.1f} µs "
+            f"{r['wall_ratio']:>10.1f}× {r['cpu_ratio']:>6.1f}×"
+        )
+    if args.json:
+        doc = {"bench": "graders", "samples": n, "repeat": args.repeat, "loadavg": os.getloadavg()[0], **rows}
+        args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

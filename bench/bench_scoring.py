@@ -16,6 +16,11 @@ A last line compares the per-answer CPU of a built-in-grader task with a Python-
 task with the built-in ``accuracy`` grader instead, on the same answers. Each repeat starts a
 fresh worker pool and closes it, so the figure includes the worker's start and its own CPU (reading and rendering the items is not timed)
 (this process's CPU plus its reaped children's, ``resource.getrusage``).
+
+A line after it is the runner's cost of scoring each answer as it arrives (a ``predictions.jsonl``
+line's verdict): every answer of the eleven tasks scored one at a time by ``score_answer`` (the
+replay over that one row: its task prepared for every answer) and by the run's ``AnswerScorer``
+(each task prepared once for the run, the preparation timed with it), same answers, same verdicts.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from yoxla.baselines import STRATEGIES, answers
 from yoxla.editions import load_edition, load_rows
 from yoxla.evaluators import evaluate_task
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark_example import AnswerScorer, score_answer
 from yoxla.suites.bridge import PARITY_TASKS
 from yoxla.suites.loader import load_document
 from yoxla.suites.prepare import prepare_task
@@ -104,6 +110,42 @@ def grader_kinds(rounds: int, repeat: int) -> dict[str, float]:
     }
 
 
+def line_scoring(rounds: int, repeat: int) -> dict[str, float]:
+    """CPU per answer (µs) of scoring a run's answers one at a time: per answer vs per run.
+
+    Each answer set (the gold, a strategy, the messy answers) over the eleven tasks is a run.
+    """
+    suite, sample = load_suite(), load_edition("sample")
+    runs: list[list[tuple[Any, ...]]] = []
+    for tid in PARITY_TASKS:
+        task, rows = suite.task(tid), load_rows(sample, tid)
+        for k, (raws, fin, err) in enumerate(answer_sets(task, rows)):
+            if k == len(runs):
+                runs.append([])
+            runs[k] += [(task, dict(row), r, f, e) for row, r, f, e in zip(rows, raws, fin, err, strict=True)]
+    best = {"per_answer": float("inf"), "per_run": float("inf")}
+    for _ in range(repeat):
+        t = time.process_time()
+        for _ in range(rounds):
+            alone = [score_answer(task, row, r, f, e) for run in runs for task, row, r, f, e in run]
+        best["per_answer"] = min(best["per_answer"], time.process_time() - t)
+        t = time.process_time()
+        for _ in range(rounds):
+            together = []
+            for run in runs:
+                scorer = AnswerScorer([(task, row) for task, row, *_ in run])  # each task prepared once
+                together += [scorer.score(task, row, r, f, e) for task, row, r, f, e in run]
+        best["per_run"] = min(best["per_run"], time.process_time() - t)
+        assert [vars(x) for x in alone] == [vars(x) for x in together]
+    n = sum(map(len, runs)) * rounds
+    return {
+        "answers": n,
+        "per_answer_us": best["per_answer"] / n * 1e6,
+        "per_run_us": best["per_run"] / n * 1e6,
+        "ratio": best["per_run"] / best["per_answer"],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=20)
@@ -167,6 +209,12 @@ def main() -> None:
         f"{kinds['builtin_us_per_answer']:>8.1f} µs {kinds['python_us_per_answer']:>9.1f} µs "
         f"{kinds['ratio']:>9.1f}× (CPU per answer, worker included)"
     )
+    lines = line_scoring(args.rounds, args.repeat)
+    print(
+        f"{'a run scoring each answer:':<33}{lines['answers']:>8} answers "
+        f"{lines['per_answer_us']:>8.1f} µs {lines['per_run_us']:>9.1f} µs "
+        f"{lines['ratio']:>9.2f}× (prepared per answer → per run)"
+    )
     if args.json:
         doc = {
             "bench": "scoring",
@@ -176,6 +224,7 @@ def main() -> None:
             "workers_started": started,
             "tasks": figures,
             "grader_kinds": kinds,
+            "line_scoring": lines,
             "all": {
                 "answers": total_answers,
                 "builtin_us_per_answer": total_builtin / total_answers * 1e6,

@@ -23,8 +23,10 @@ SIGN_KEY_ENV = "YOXLA_SIGN_KEY"
 
 def canonical_bytes(doc: dict[str, Any]) -> bytes:
     body = {k: v for k, v in doc.items() if k not in SIGNATURE_FIELDS}
+    # no circular check: a document read from JSON has no cycles (one built with a cycle still
+    # fails, on the recursion limit); the check costs a dictionary entry per object
     return json.dumps(
-        body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
     ).encode("utf-8")
 
 

@@ -11,11 +11,14 @@ that is not valid Unicode). Both return a reason instead of raising.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,12 +159,92 @@ def check_tree(doc: Any, max_depth: int = MAX_DEPTH, surrogates: bool = True) ->
             raise StrictJSONError("a text contains a lone surrogate (not valid Unicode text)")
 
 
+_CONTAINERS = frozenset((dict, list))
+_INT_LIMIT = 10**MAX_INT_DIGITS  # an integer of more than MAX_INT_DIGITS digits is at least this
+# A key's closing quote followed by white space before its colon: the fast path's count misses it.
+_SPACED_KEY = re.compile(rb'"[ \t\n\r]+:')
+
+
+def _keys_if_plain(doc: Any, max_depth: int) -> int | None:
+    """The number of keys in every object of ``doc``, or None where only the strict parse can
+    judge it (nested too deep, an integer that may be too long)."""
+    t = type(doc)
+    if t is not dict and t is not list:
+        return None if t is int and not -_INT_LIMIT < doc < _INT_LIMIT else 0
+    keys = 0
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > max_depth:
+            return None
+        if type(node) is dict:
+            keys += len(node)
+            values = node.values()
+        else:
+            values = node
+        kinds = set(map(type, values))  # in C: most objects hold no container and no integer
+        if kinds.isdisjoint(_CONTAINERS) and int not in kinds:
+            continue
+        for v in values:
+            tv = type(v)
+            if tv is dict or tv is list:
+                push((v, depth + 1))
+            elif tv is int and not -_INT_LIMIT < v < _INT_LIMIT:
+                return None
+    return keys
+
+
+def _key_ends(data: bytes) -> int:
+    """At least the number of keys in the JSON text ``data``: the quotes followed by a colon.
+
+    Every key ends in a quote that is not escaped, and (``_SPACED_KEY`` aside) its colon comes
+    next. A quote escaped inside a text (``\\":``) is not counted where no quote follows two
+    backslashes (``\\\\":``: an escaped backslash, or an escaped quote after one); where one
+    does, every ``":`` is counted.
+    """
+    ends = data.count(b'":')
+    if data.count(b'\\\\":'):
+        return ends
+    return ends - data.count(b'\\":')
+
+
+def _loads_plain(text: str, data: bytes, max_depth: int) -> Any:
+    """The document, when a parse without the duplicate-key hook can vouch for it; else _UNSURE.
+
+    The parsed objects hold every key of the text but the repeated ones, and
+    :func:`_key_ends` counts every key and more (a text that starts with a colon), so the two
+    counts are equal only when no key is repeated. Any doubt (white space before a colon, a
+    surrogate escape, an error, an integer that may be too long, deep nesting, counts that
+    differ) goes to the strict parse, which decides with its exact reason.
+    """
+    if _SPACED_KEY.search(data) is not None or _SURROGATE_ESCAPE.search(text) is not None:
+        return _UNSURE
+    try:
+        doc = json.loads(text, parse_float=_float, parse_constant=_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError and StrictJSONError are ValueErrors
+        return _UNSURE
+    if _keys_if_plain(doc, max_depth) != _key_ends(data):
+        return _UNSURE
+    return doc
+
+
+_UNSURE = object()
+
+
 def loads_strict(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse UTF-8 JSON bytes under this project's rules; StrictJSONError in one line otherwise."""
+    """Parse UTF-8 JSON bytes under this project's rules; StrictJSONError in one line otherwise.
+
+    Most documents are taken on a fast path (:func:`_loads_plain`: no Python call per object);
+    what it cannot vouch for is parsed again with every check, which gives the reason.
+    """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StrictJSONError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    doc = _loads_plain(text, data, max_depth)
+    if doc is not _UNSURE:
+        return doc
     try:
         doc = json.loads(
             text,
@@ -181,6 +264,24 @@ def loads_strict(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
     # Valid UTF-8 cannot encode a surrogate: one can only come from a \\uD8xx-\\uDFxx escape.
     check_tree(doc, max_depth, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
     return doc
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for one document's parse and checks.
+
+    A parsed result file and what is derived from it are a few hundred thousand objects,
+    freed by reference counting when the check ends; meanwhile the collector would walk them
+    again and again (about a tenth of admitting a file). Restored as found: a collector that
+    was already off stays off.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def parse_file(

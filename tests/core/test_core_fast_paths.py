@@ -137,3 +137,39 @@ def test_check_file_reads_and_hashes_the_file_once(tmp_path):
     assert reads == [str(path)]
     assert v.sha256 == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     assert v.status == admission.EXCLUDED and v.reasons
+
+
+def test_a_tally_taken_in_bulk_is_the_tally_taken_one_sample_at_a_time():
+    """``_Tally.add_all`` (counts in one pass each) against :meth:`_Tally.add` per sample, on
+    every task: grader errors, samples without a score or a source, rows without the
+    breakdown field, and rows that are not plain dicts (which take the per-sample way)."""
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    from yoxla.rescoring import _prepare
+    from yoxla.suites.scoring import TaskScorer, _Tally
+    from yoxla.suites.worker import WorkerPool
+
+    seen_cells = 0
+    for tid in SUITE.tasks:
+        task = SUITE.task(tid)
+        rows = load_rows(load_edition("sample"), tid)
+        scorer = TaskScorer(_prepare(task, rows, None), WorkerPool())
+        items = list(scorer.prepared.items)
+        results = scorer.score_columns(
+            items, _answers(task, rows, 2), [None] * len(rows), [None] * len(rows)
+        )[0]
+        results[0] = replace(results[0], grader_error="broken", scores={}, score=None)
+        results[-1] = replace(results[-1], source=None)
+        if task.breakdown:
+            items[1] = replace(items[1], row={k: v for k, v in items[1].row.items() if k != task.breakdown})
+        for kind in (dict, MappingProxyType):
+            its = [replace(it, row=kind(it.row)) for it in items] if kind is not dict else items
+            bulk, each = _Tally(scorer.plan), _Tally(scorer.plan)
+            bulk.add_all(its, results)
+            for it, r in zip(its, results, strict=True):
+                each.add(it, r)
+            assert vars(bulk) == vars(each), tid
+            assert scorer.metrics_of(bulk)[0] == scorer.metrics_of(each)[0]
+            seen_cells += sum(len(keys) for _, _, keys, _ in bulk._cells)
+    assert seen_cells  # some breakdown was counted

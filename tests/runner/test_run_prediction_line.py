@@ -51,3 +51,45 @@ def test_each_line_holds_the_verdict_the_result_file_derives(task_id: str) -> No
         assert {k: line[k] for k in VERDICT} == {k: pred[k] for k in VERDICT}
     outcomes = {line["outcome"] for line in lines}
     assert "generation_error" in outcomes and len(outcomes) >= 3  # the answers are not all alike
+
+
+def test_a_run_prepares_each_task_once_and_its_lines_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executor's scorer (tasks prepared once per run) writes the very lines scoring each
+    answer on its own (:func:`score_answer`, the replay over one row) writes, and prepares each
+    task once, not once per answer."""
+    import yoxla.suites.benchmark as benchmark
+    import yoxla.suites.benchmark_example as example
+    from yoxla.suites.benchmark_example import AnswerScorer
+
+    suite, sample = load_suite(), load_edition("sample")
+    items = [(suite.task(tid), dict(row)) for tid in PARITY_TASKS for row in load_rows(sample, tid)]
+    comps = [
+        _completion(k, task.answer.abstain.value if row[task.gold] is None else str(row[task.gold]))
+        for k, (task, row) in enumerate(items)
+    ]
+    alone = [make_record(task, row, comp) for (task, row), comp in zip(items, comps, strict=True)]
+    prepared: list[str] = []
+    real_prepare = benchmark.prepare_rows
+    monkeypatch.setattr(
+        benchmark,
+        "prepare_rows",
+        lambda tid, rows, **kw: prepared.append(tid) or real_prepare(tid, rows, **kw),
+    )
+    monkeypatch.setattr(example, "score_answer", lambda *a: pytest.fail("an answer was scored on its own"))
+    scorer = AnswerScorer(items)
+    together = [make_record(task, row, comp, scorer) for (task, row), comp in zip(items, comps, strict=True)]
+    assert together == alone
+    assert sorted(prepared) == sorted(PARITY_TASKS)
+
+
+def test_a_row_the_run_was_not_given_is_scored_on_its_own() -> None:
+    from yoxla.suites.benchmark_example import AnswerScorer, score_answer
+
+    task = load_suite().task("nli_v1")
+    rows = [dict(r) for r in load_rows(load_edition("sample"), "nli_v1")]
+    scorer = AnswerScorer([(task, rows[0])])
+    changed = {**rows[0], "id": "elsewhere"}
+    for row in (rows[1], changed):
+        assert scorer.score(task, row, "neutral") == score_answer(task, row, "neutral")
+    rows[0]["id"] = "changed-after"  # the run's row changed after it was prepared: scored as it is now
+    assert scorer.score(task, rows[0], "neutral").id == "changed-after"

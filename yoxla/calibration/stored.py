@@ -151,6 +151,8 @@ def probability_counts(
 
 
 def _field(pred: Any, name: str) -> Any:
+    if type(pred) is dict:  # a derived document (the usual case): no abstract-class check
+        return pred.get(name)
     return pred.get(name) if isinstance(pred, Mapping) else getattr(pred, name, None)
 
 

@@ -77,7 +77,7 @@ from yoxla.record import (
 )
 from yoxla.results import content_digest, verify_signature
 from yoxla.safetext import one_line, skeleton
-from yoxla.strictjson import StrictJSONError, loads_strict, read_regular_file
+from yoxla.strictjson import StrictJSONError, gc_paused, loads_strict, read_regular_file
 from yoxla.suite import Suite, Task, load_suite
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -716,11 +716,12 @@ def _check_raw(data_bytes: bytes, sha: str, *, path: str, **kw: Any) -> Verdict:
             f"the file is {len(data_bytes) / 2**20:.1f} MB, over the {MAX_BYTES // 2**20} MB limit"
         )
         return v
-    try:
-        doc = loads_strict(data_bytes)
-    except StrictJSONError as exc:
-        return Verdict(path=path, status=EXCLUDED, sha256=sha, reasons=[one_line(str(exc))])
-    return check_document(doc, path=path, sha256=sha, **kw)
+    with gc_paused():  # the document and its derivation are freed by reference counting
+        try:
+            doc = loads_strict(data_bytes)
+        except StrictJSONError as exc:
+            return Verdict(path=path, status=EXCLUDED, sha256=sha, reasons=[one_line(str(exc))])
+        return check_document(doc, path=path, sha256=sha, **kw)
 
 
 # Files, caching and board rules ---------------------------------------------------------------

@@ -21,7 +21,7 @@ from yoxla.providers.registry import redact
 from yoxla.rescoring import stored_value
 from yoxla.run.settings import RunSettings, generation_for
 from yoxla.suite import Task
-from yoxla.suites.benchmark_example import example_metrics, score_answer
+from yoxla.suites.benchmark_example import AnswerScorer, example_metrics, score_answer
 
 ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no success at all: stop
 Item = tuple[Task, dict[str, Any]]
@@ -43,11 +43,15 @@ class Job(Protocol):
     ) -> dict[str, Any]: ...
 
 
-def make_record(task: Task, row: dict[str, Any], comp: Completion) -> dict[str, Any]:
+def make_record(
+    task: Task, row: dict[str, Any], comp: Completion, scorer: AnswerScorer | None = None
+) -> dict[str, Any]:
     """One line of predictions.jsonl: the model's answer as stored, and how it scored now
-    (on the replay's path: :func:`yoxla.suites.benchmark_example.score_answer`)."""
+    (on the replay's path: :func:`yoxla.suites.benchmark_example.score_answer`; ``scorer``,
+    the run's, gives the same verdict from tasks prepared once per run)."""
     raw = None if comp.error else comp.raw
-    res = score_answer(task, row, raw, comp.finish_reason, comp.error)
+    score = scorer.score if scorer is not None else score_answer
+    res = score(task, row, raw, comp.finish_reason, comp.error)
     return {
         "task": task.id,
         "id": res.id,
@@ -186,6 +190,7 @@ def execute(
             for (t, r), req, comp in zip(unit, reqs, comps, strict=True)
         ]
 
+    scorer = AnswerScorer(items) if job is None else None  # each task prepared once for the run
     bar = _progress(settings.progress, total if total is not None else len(items), initial)
     done = 0
     watch = _FailureWatch()
@@ -202,7 +207,7 @@ def execute(
         while window:
             unit, fut = window.popleft()
             for (task, row), (comp, record) in zip(unit, fut.result(), strict=True):
-                on_record(record if record is not None else make_record(task, row, comp))
+                on_record(record if record is not None else make_record(task, row, comp, scorer))
                 done += 1
                 watch.see(comp)
             if bar is not None:

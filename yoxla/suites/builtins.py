@@ -288,16 +288,24 @@ class Span(Builtin):
         super().__init__(spec, strict_range, closed)
         self._passage_path = (spec.passage_field or "").split(".")
         self._start_path = spec.answer_start_field.split(".") if spec.answer_start_field else None
+        # top-level fields (the usual case): of a plain row, its get is what lookup gives
+        self._top = (
+            (self._passage_path[0], self._start_path[0] if self._start_path else None)
+            if len(self._passage_path) == 1 and (self._start_path is None or len(self._start_path) == 1)
+            else None
+        )
 
     def _passage(self, row: Mapping[str, Any]) -> tuple[str, int | None]:
-        passage = lookup(row, self._passage_path)
+        top = self._top
+        if top is not None and type(row) is dict:
+            passage = row.get(top[0])
+            value = row.get(top[1]) if top[1] is not None else None
+        else:
+            passage = lookup(row, self._passage_path)
+            value = lookup(row, self._start_path) if self._start_path is not None else None
         if not isinstance(passage, str):
             raise GraderFailure(f"the row has no text in {self.spec.passage_field or ''!r}")
-        start = None
-        if self._start_path is not None:
-            value = lookup(row, self._start_path)
-            start = value if isinstance(value, int) and not isinstance(value, bool) else None
-        return passage, start
+        return passage, value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @staticmethod
     def _found(target: str, ex: Extracted, passage: str, start: int | None) -> dict[str, float]:

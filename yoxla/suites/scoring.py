@@ -46,9 +46,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
+from functools import partial
+from itertools import compress, repeat
+from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
 
 from yoxla.parsing import answer_text
@@ -461,6 +464,17 @@ class TaskScorer:
             ex,
         )
 
+    def score_text(
+        self, item: Item, text: str | None, finish_reason: str | None, error: str | None
+    ) -> SampleResult:
+        """One sample as :meth:`score_columns` scores it, without a tally: a run's answer as it
+        arrives (built-in graders only)."""
+        if self.python:
+            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
+        ex = self._extract_text(None if error else text, item.choices)
+        scores, problem = self._grade(item, ex)
+        return self._result(item, finish_reason, error, ex, scores, problem, ())
+
     # task ---------------------------------------------------------------------------------------
     def score_builtin(
         self, items: Sequence[Item], outputs: Sequence[SampleOutput]
@@ -511,9 +525,7 @@ class TaskScorer:
         extract, grade, result, add = self._extract_text, self._grade, self._result, tally.add
         graders = plan.sample_graders
         only = graders[0].score if len(graders) == 1 else None  # the usual case: _grade without its call
-        for item, text, finish, error, marked in zip(
-            items, texts, finish_reasons, errors, control, strict=True
-        ):
+        for item, text, finish, error in zip(items, texts, finish_reasons, errors, strict=True):
             key = (None if error else text, item.choices)
             ex = seen.get(key)
             if ex is None:
@@ -525,12 +537,15 @@ class TaskScorer:
                     scores, problem = {}, f"{graders[0].spec.name}: {exc}"  # as _grade words it
             else:
                 scores, problem = grade(item, ex)
-            res = result(item, finish, error, ex, scores, problem, ())
-            results.append(res)
-            if marked:
-                tally.add_control(res)
-            else:
-                add(item, res)
+            results.append(result(item, finish, error, ex, scores, problem, ()))
+        if len(results) > _BULK and (name is None or not any(control)):
+            tally.add_all(items, results)
+        else:
+            for item, res, marked in zip(items, results, control, strict=True):
+                if marked:
+                    tally.add_control(res)
+                else:
+                    add(item, res)
         return results, control, tally
 
     def metrics_of(
@@ -600,6 +615,12 @@ def _as_extracted(r: SampleResult) -> Extracted:
 
 
 _count = itemgetter(1)
+_BULK = 16  # samples from which a tally is counted in bulk (below, one at a time costs less)
+_OUTCOME, _VALID, _EXTRACTED, _NEAR = (attrgetter(a) for a in ("outcome", "valid", "extracted", "near_miss"))
+_REASON, _GRADER_ERROR, _SOURCE = attrgetter("reason"), attrgetter("grader_error"), attrgetter("source")
+_SCORES, _SCORE, _TARGET = attrgetter("scores"), attrgetter("score"), attrgetter("target")
+_ROW = attrgetter("row")
+_NOT_NONE, _IS_NONE = partial(is_not, None), partial(is_, None)
 _NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
 
 
@@ -684,6 +705,55 @@ class _Tally:
             value = row.get(self._group[0]) if plain else lookup(row, self._group)
             if value is not None and value != "":
                 self._groups.setdefault(str(value), []).append(r.outcome == "correct")
+
+    def add_all(self, items: Sequence[Item], results: Sequence[SampleResult]) -> None:
+        """:meth:`add` of every sample in order, into a fresh tally, each count taken in one pass
+        in C where the samples allow (plain rows, no groups): the same tally."""
+        rows = list(map(_ROW, items))
+        if self.n or self._group is not None or set(map(type, rows)) - {dict}:
+            for item, r in zip(items, results, strict=True):
+                self.add(item, r)
+            return
+        self.n = len(results)
+        self.outcomes = dict(Counter(map(_OUTCOME, results)))
+        valid = list(map(_VALID, results))
+        self.n_valid = sum(valid)
+        if self._closed:  # the valid answers in order: the modal answer is the first counted most
+            self.answers = dict(Counter(filter(_NOT_NONE, compress(map(_EXTRACTED, results), valid))))
+        self.near = dict(Counter(filter(None, map(_NEAR, results))))
+        self.extraction_errors = list(map(_REASON, results)).count(ERROR)
+        errors = list(map(_GRADER_ERROR, results))
+        sources = list(map(_SOURCE, results))
+        if all(map(_IS_NONE, errors)) and all(map(_NOT_NONE, sources)):
+            self.targets = list(map(_TARGET, items))
+            self.extracted = sources
+            self.scores = list(map(_SCORES, results))
+        else:
+            for item, r, err in zip(items, results, errors, strict=True):
+                if err is None:
+                    self.targets.append(item.target)
+                    self.extracted.append(r.source if r.source is not None else _as_extracted(r))
+                    self.scores.append(r.scores)
+                else:
+                    self.grader_errors += 1
+        if not self._cells:
+            return
+        scores = list(map(_SCORE, results))
+        scored = all(map(_NOT_NONE, scores))
+        for _, path, keys, values in self._cells:
+            found = (
+                list(map(dict.get, rows, repeat(path[0])))
+                if len(path) == 1
+                else [lookup(r, path) for r in rows]
+            )
+            if scored and all(map(_NOT_NONE, found)):
+                keys.extend(found)
+                values.extend(scores)
+                continue
+            for key, score in zip(found, scores, strict=True):
+                if key is not None and score is not None:  # rows without the field are left out
+                    keys.append(key)
+                    values.append(score)
 
     def add_control(self, r: SampleResult) -> None:
         if self._controls is not None:
