@@ -267,8 +267,9 @@ def test_deep_link_opens_the_model_page_and_reported_results_sit_beside(
     _check_view(d, "deep link")
     # The reported results on v1, and this admitted file next to its reported numbers.
     click_tab(d, "Leaderboard")
-    side = d.find_element(By.CSS_SELECTOR, "#reported-vs-admitted").text
-    assert "openai/gpt-4o-mini" in side and REPORTED_KEY in side
+    # filled by the tab's render event: waited for, not read once (a busy browser paints it late)
+    _wait_text(d, "#reported-vs-admitted", "openai/gpt-4o-mini")
+    _wait_text(d, "#reported-vs-admitted", REPORTED_KEY)
     assert "yoxla 0.1.0 release notes" in _body(d)
     # A task page deep link shows the real prompt of the sample edition.
     open_page(d, synthetic_url, task="nli_v1")
