@@ -53,6 +53,7 @@ from yoxla.run.finalize import (
     Lines,
     RunReport,
     _usage_total,
+    bounded,
     calibration_summary,
     model_info,
     records_by_task,
@@ -135,7 +136,7 @@ def score_suite_run(
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, SuiteTaskResult]]:
     """(run info, task_scores, records, task results) recomputed from the stored answers."""
     info = read_json(run_dir / RUN_JSON)
-    records = stored_records(run_dir, log)
+    records = [bounded(r) for r in stored_records(run_dir, log)]
     if plan is None:
         plan = make_suite_plan(settings_from(info))
     check_plan(info, plan)
