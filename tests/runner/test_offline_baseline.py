@@ -62,7 +62,9 @@ def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys, 
     edition = load_edition("sample")
     assert set(doc["tasks"]) == set(edition.tasks)
     # One engine: the edition is the package suite yoxla-sample, frozen in its hash file.
-    frozen = json.loads((ROOT / "yoxla" / "editions" / "yoxla-sample.hashes.json").read_text(encoding="utf-8"))
+    frozen = json.loads(
+        (ROOT / "yoxla" / "editions" / "yoxla-sample.hashes.json").read_text(encoding="utf-8")
+    )
     assert doc["format"] == "yoxla-suite-result" and doc["suite"]["id"] == "yoxla-sample"
     assert doc["suite"]["suite_hash"] == frozen["suite_hash"]
 
