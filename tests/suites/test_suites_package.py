@@ -189,22 +189,24 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
     for tid, want in committed["tasks"].items():
         got = doc["tasks"][tid]["score"]
         assert abs(got - want["score"]) <= TOL, (tid, got, want["score"])
-    # Admitted with the package suite, which the board keys by its id.
+    # Admitted with the package suite onto the sample edition's own board (no suite board).
     from yoxla.leaderboard.admission import check_document
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.suite_data import SuiteSource
 
     v = check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")))
-    assert v.status == "admitted" and v.suite == "yoxla-sample", v.reasons
+    assert v.status == "admitted" and v.edition == "sample" and v.suite is None, v.reasons
+    assert v.source_suite == "yoxla-sample"
+    assert v.scores["yoxla"] == pytest.approx(committed["scores"]["yoxla"], abs=TOL)
     assert not any("names the manifest" in note for note in v.notes), v.notes  # the path it has
-    if strategy == STRATEGIES[0]:  # once: with a file of it admitted, the package suite has a board
+    if strategy == STRATEGIES[0]:  # once: a file of it is on the edition's board, not a suite's
         from yoxla.leaderboard.board import load_board
 
         board = load_board(
             results, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")), B=20
         )
-        assert "yoxla-sample" in board.suite_boards() and "yoxla-v1" not in board.suite_boards()
-        assert [m.name for m in board.suite_shown("yoxla-sample")] == [strategy]
+        assert "yoxla-sample" not in board.suite_boards() and "yoxla-v1" not in board.suite_boards()
+        assert [m.name for m in board.shown("sample")] == [strategy]
 
 
 def test_the_repository_is_an_explicit_root_never_the_package_location(tmp_path, monkeypatch) -> None:

@@ -188,19 +188,33 @@ class TaskRecord:
         )
 
     @classmethod
-    def from_suite(cls, task_id: str, t: SuiteTaskResult, gold: Sequence[Any] | None = None) -> TaskRecord:
-        """A task of an admitted suite file (metrics: the numbers and the breakdowns as cells);
-        ``gold``: the items' targets, for the per-example calibration arrays."""
+    def from_suite(
+        cls,
+        task_id: str,
+        t: SuiteTaskResult,
+        gold: Sequence[Any] | None = None,
+        *,
+        block: str = "",
+        prediction: np.ndarray | None = None,
+    ) -> TaskRecord:
+        """A task of an admitted suite file (metrics: the numbers, the outcome and near-miss
+        counts, the modal answer and the breakdowns as cells, as a benchmark file's task has
+        them); ``gold``: the items' targets, for the per-example calibration arrays; ``block``:
+        the task's (first) group in the suite; ``prediction``: a correlation task's values."""
         preds = t.predictions
         nan = float("nan")
         primary = t.metrics.get(t.primary) if t.primary else None
         metrics: dict[str, Any] = dict(t.metrics)
+        metrics["outcomes"] = dict(t.counts.outcomes)
+        metrics["near_miss"] = dict(t.counts.near_miss)
+        if t.modal_answer is not None:
+            metrics["modal_answer"] = t.modal_answer
         metrics.update(
             {k: {v: c.model_dump() for v, c in cells.items()} for k, cells in t.breakdowns.items()}
         )
         return cls(
             task_id=task_id,
-            block="",
+            block=block,
             score=float(t.score) if t.score is not None else nan,
             primary_raw=float(primary) if isinstance(primary, int | float) else nan,
             metrics=metrics,
@@ -211,6 +225,7 @@ class TaskRecord:
             outcomes=[p.outcome for p in preds],
             parsed=[p.extracted or "" for p in preds],
             near_miss=[p.near_miss for p in preds],
+            prediction=prediction,
             **_calibration_fields(t, gold),
             name=t.name or task_id,
             higher_is_better=t.higher_is_better,
@@ -329,11 +344,16 @@ class Verdict:
             entry[key] = report.get(key)
         return entry
 
-    # Suite result files: the suite id (edition is None), the judge model, and a board other
-    # than the conditions' (``non-standard`` when the generation settings are not the manifest's).
+    # Suite result files: the suite board's id (None for a file of a package benchmark suite,
+    # whose board is its edition's), the judge model, and a board other than the conditions'
+    # (``non-standard`` when the generation settings are not the manifest's).
     suite: str | None = None
     judge: str | None = None
     board: str | None = None
+    # The file's format (``yoxla-result v2``, ``yoxla-suite-result v1``) and, for a suite
+    # file, the committed suite it was re-derived with (what a cached verdict rests on).
+    result_format: str = ""
+    source_suite: str | None = None
 
     @property
     def tokens(self) -> tuple[int | None, int | None]:
@@ -574,6 +594,7 @@ def _check_document(
     v.model_info = rec.model
     v.usage = rec.usage
     v.edition = rec.edition if isinstance(rec, ResultFile) else None
+    v.result_format = f"{rec.format} v{rec.format_version}"
     v.created_at = rec.created_at
     v.conditions = rec.run.conditions
     v.run_id = rec.run.run_id

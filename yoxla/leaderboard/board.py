@@ -224,8 +224,8 @@ class Board:
     def suite_boards(self) -> list[str]:
         """Every suite with a board in the app: each suite committed under ``suites/`` (an empty
         board until a file of it is admitted) and any suite with ranked files, sorted. The
-        package's benchmark suites (``yoxla-sample``, ``yoxla-v1``) are the editions' own boards
-        already, so they get a board of their own only once a file of them is admitted."""
+        package's benchmark suites (``yoxla-sample``, ``yoxla-v1``) have none: their files are
+        admitted onto their editions' boards (:func:`~yoxla.leaderboard.suite_admission.benchmark_edition`)."""
         from yoxla.suites.registry import package_suites_dir
 
         try:
@@ -432,7 +432,10 @@ def load_board(
     processes: :func:`yoxla.leaderboard.admission.admission_workers`)."""
     say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
-    data = data or DataSource(data_dir=data_dir, allow_hub=allow_hub)
+    if data is None:
+        from yoxla.leaderboard.suite_data import SuiteSource
+
+        data = DataSource(data_dir=data_dir, allow_hub=allow_hub, suites=SuiteSource(allow_hub=allow_hub))
     files = find_result_files(folder)
     from yoxla.leaderboard import cache as disk
 

@@ -29,7 +29,7 @@ from typing import Any
 
 CACHE_ENV = "YOXLA_CACHE_DIR"
 NO_CACHE_ENV = "YOXLA_NO_CACHE"
-_VERSION = b"admission-cache-4"
+_VERSION = b"admission-cache-5"
 
 
 @cache
@@ -134,8 +134,10 @@ def _key(sha256: str, trusted: Mapping[str, str], extra: str = "") -> str:
 
 def _data_token(v: Any, data: Any, editions: Mapping[str, Any] | None) -> str | None:
     """The rows (or the committed suite) a verdict may rest on: None when the file named neither."""
-    if getattr(v, "suite", None) is not None:
-        return str(data.suites.token(v.suite))
+    # a suite file (one of a benchmark suite too, shown on its edition's board) rests on its suite
+    suite = getattr(v, "source_suite", None) or getattr(v, "suite", None)
+    if suite is not None:
+        return str(data.suites.token(suite))
     if v.edition is None:
         return None
     from yoxla.editions import load_edition

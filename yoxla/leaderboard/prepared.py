@@ -82,8 +82,8 @@ def default_annotations_root(root: str | os.PathLike[str] | None = None) -> Path
 
 
 def headline(v: Verdict) -> float:
-    """The board's headline score of a file: YOXLA, or a suite file's suite score (NaN when absent)."""
-    value = v.scores.get("suite") if v.suite is not None else v.scores.get("yoxla")
+    """The board's headline score of a file: YOXLA, or a suite board's suite score (NaN when absent)."""
+    value = v.scores.get("yoxla") if "yoxla" in v.scores else v.scores.get("suite")
     return float(value) if isinstance(value, int | float) else float("nan")
 
 

@@ -1,7 +1,8 @@
 """Deep links: which tab, board, model and task a page's URL query asks for.
 
 ``?model=<key>`` opens that model's page on its own board; ``?task=<id>`` a task page;
-``?tab=<id>`` any tab; ``?edition=v1|sample`` an edition; ``?suite=<id>`` a suite's board.
+``?tab=<id>`` any tab; ``?edition=v1|sample`` an edition; ``?suite=<id>`` a suite's board
+(``?suite=yoxla-sample`` the sample edition's: the package's benchmark suites are the editions).
 Unknown or malformed values fall back to the defaults; the values are only ever used to look
 things up, never shown as given. ``Route.edition`` is the board id (``suite:<id>`` for a suite).
 """
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from yoxla.leaderboard.prepared import Prepared, suite_board_id
+from yoxla.leaderboard.suite_admission import benchmark_edition
 
 TABS = (
     "leaderboard",
@@ -40,8 +42,8 @@ class Route:
 def resolve(prepared: Prepared, query: Mapping[str, str], tabs: tuple[str, ...] = TABS) -> Route:
     params = {str(k): str(v)[:MAX_PARAM] for k, v in query.items() if isinstance(v, str)}
     edition = params.get("edition", "")
-    if params.get("suite"):
-        edition = suite_board_id(params["suite"])
+    if params.get("suite"):  # a package benchmark suite's board is its edition's
+        edition = benchmark_edition(params["suite"]) or suite_board_id(params["suite"])
     tab = params.get("tab", "")
     model = params.get("model")
     if model:

@@ -21,12 +21,20 @@ record), checks its digest and signature, and hands a suite record to
 
 A run whose generation settings differ from the committed manifest's is admitted on a board
 of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
+
+A file of one of the package's benchmark suites (``yoxla-sample``, ``yoxla-v1``:
+:func:`benchmark_edition`) goes on that edition's own board, as a ``yoxla-result`` file of the
+edition does: its verdict names the edition (no suite board), its scores are YOXLA, the
+blocks (the suite's groups) and the tasks, and each task record has its block and, for a
+correlation task, the values it correlates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from yoxla.calibration.metrics import Case
 from yoxla.calibration.stored import pooled_calibration, suite_cases
@@ -217,6 +225,39 @@ def _suite_cases(p: Any, derived: dict[str, Any]) -> list[Case]:
     return suite_cases(p.task.id, *calibration_inputs(p.task.spec, p.items), derived["predictions"])
 
 
+def benchmark_edition(suite_id: str) -> str | None:
+    """The benchmark edition a package suite stands for (``yoxla-sample`` → ``sample``), else None."""
+    from yoxla.suites.bridge import BENCHMARKS, manifest_path
+
+    return next((ed for ed in BENCHMARKS if manifest_path(ed).stem == suite_id), None)
+
+
+def _correlated(task: Any, t: SuiteTaskResult) -> np.ndarray | None:
+    """The values a task's built-in Spearman grader correlates with the targets, per prediction
+    (an invalid answer imputed as the grader imputes it), for the bootstrap; None: no such grader."""
+    from yoxla.suites.builtins import Spearman
+    from yoxla.suites.numbers import parse_number
+
+    grader = next((b for b in task.scoring.builtins if isinstance(b, Spearman)), None)
+    if grader is None:
+        return None
+    impute = grader.impute if grader.impute is not None else float("nan")
+    out: list[float] = []
+    for p in t.predictions:
+        value = None
+        if p.valid and p.extracted is not None:
+            value = p.number if p.number is not None else parse_number(p.extracted)
+        out.append(impute if value is None else float(value))
+    return np.array(out, dtype=float)
+
+
+def _record(tid: str, t: SuiteTaskResult, task: Any, blocks: dict[str, str], gold: Any = None) -> TaskRecord:
+    """The board's record of an admitted suite task (``task``: the committed SuiteTask)."""
+    from yoxla.leaderboard.admission import TaskRecord
+
+    return TaskRecord.from_suite(tid, t, gold, block=blocks.get(tid, ""), prediction=_correlated(task, t))
+
+
 def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
     """Each task's pooling block: its first group in the suite (``""`` without groups)."""
     out = {tid: "" for tid in tasks}
@@ -229,9 +270,11 @@ def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
 
 def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
     """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
-    from yoxla.leaderboard.admission import TaskRecord, _differs
+    from yoxla.leaderboard.admission import _differs
 
-    v.suite = rec.suite.id
+    v.source_suite = rec.suite.id
+    v.edition = benchmark_edition(rec.suite.id)
+    v.suite = rec.suite.id if v.edition is None else None  # a benchmark suite's board is its edition's
     v.conditions = rec.run.conditions
     v.judge = rec.run.judge.model if rec.run.judge else None
     if v.reasons:
@@ -254,6 +297,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
     records: dict[str, TaskRecord] = {}
     cases: dict[str, list[Case]] = {}
     partial: dict[str, int] = {}
+    blocks = _task_groups(rec, suite.prepared)
     for tid, p in suite.prepared.items():
         t = rec.tasks[tid]
         if not _check_coverage(tid, t, [i.id for i in p.items], v):
@@ -266,7 +310,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         if _unanswered(tid, t, v):
             continue
         gold = [i.target for i in p.items] if t.calibration is not None else None
-        records[tid] = TaskRecord.from_suite(tid, t, gold)
+        records[tid] = _record(tid, t, p.task, blocks, gold)
         if "calibration" in derived:
             cases[tid] = _suite_cases(p, derived)
             partial[tid] = int(derived["calibration"]["n_partial"])
@@ -277,7 +321,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
         return
     _admit(rec, suite, records, scores, v)
     if cases:  # pooled as the benchmark's blocks are, with the suite's groups for blocks
-        v.calibration = pooled_calibration(_task_groups(rec, cases), cases, partial)
+        v.calibration = pooled_calibration({tid: blocks[tid] for tid in cases}, cases, partial)
     v.rechecked = True
 
 
@@ -314,7 +358,7 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
     hashes and fingerprints against the frozen ones, conditions, coverage by count against the
     frozen item counts, totals); an
     admitted file is listed as not re-checked, never ranked (as the benchmark's files are)."""
-    from yoxla.leaderboard.admission import NOT_RECHECKED, TaskRecord
+    from yoxla.leaderboard.admission import NOT_RECHECKED
 
     committed = _frozen_tasks(rec, suite, v)
     if v.reasons:
@@ -323,6 +367,7 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
     if v.reasons:
         return
     records: dict[str, TaskRecord] = {}
+    blocks = _task_groups(rec, committed)
     for tid, t in rec.tasks.items():
         ids = [p.id for p in t.predictions]
         frozen_items = committed[tid].items
@@ -338,7 +383,7 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
                 f"task {tid}: rows/items say {t.rows}/{t.items} but there are {len(ids)} predictions"
             )
         elif not _unanswered(tid, t, v):
-            records[tid] = TaskRecord.from_suite(tid, t)
+            records[tid] = _record(tid, t, committed[tid].task, blocks)
     if v.reasons:
         return
     scores = _check_totals(doc, rec, v)
@@ -372,4 +417,15 @@ def _admit(
         v.notes.append(f"judge-scored (judge: {v.judge or 'unknown'}); stored judgements were replayed")
     v.tasks = records
     v.scores = scores
+    if v.edition is not None:  # the edition's board: YOXLA, its blocks and the tasks, in its order
+        from yoxla.editions import load_edition
+
+        order = [tid for tid in load_edition(v.edition).tasks if tid in records]
+        tasks = scores.get("tasks") or {}
+        v.tasks = {tid: records[tid] for tid in order} | records
+        v.scores = {
+            "yoxla": scores.get("suite"),
+            "blocks": dict(scores.get("groups") or {}),
+            "tasks": {tid: tasks[tid] for tid in order if tid in tasks} | dict(tasks),
+        }
     v.status = ADMITTED

@@ -42,6 +42,9 @@ class SuiteSource:
 
     root: Path | None = None
     limits: Any = None  # WorkerLimits of the grader workers (default limits when None)
+    # False: a suite that reads a Hugging Face dataset is not prepared, its files are listed as
+    # not re-checked (``yoxla verify --no-hub``, ``load_board(allow_hub=False)``)
+    allow_hub: bool = True
     _suites: dict[str, CommittedSuite] | None = field(default=None, repr=False)
     _broken: dict[str, str] = field(default_factory=dict, repr=False)  # suite id -> why it is unusable
     _pool: Any = field(default=None, repr=False)
@@ -118,6 +121,14 @@ class SuiteSource:
 
         if suite.unreachable is not None:
             return None
+        if not self.allow_hub:
+            hub = _hub_datasets(suite.manifest)
+            if hub:
+                suite.unreachable = one_line(
+                    f"suite {suite.id!r} reads {', '.join(hub)} from the Hugging Face Hub, which is not used here",
+                    400,
+                )
+                return None
         try:
             prepared = {tid: prepare_task(task, self.pool) for tid, task in suite.manifest.tasks.items()}
             frozen = read_hash_file(suite.hash_file)
@@ -170,3 +181,15 @@ class SuiteSource:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+def _hub_datasets(manifest: Any) -> list[str]:
+    """The Hugging Face datasets a suite's tasks read (their rows or few-shot examples), sorted."""
+    from yoxla.suites import spec as S
+
+    found = set()
+    for task in manifest.tasks.values():
+        for ds in (task.spec.dataset, getattr(task.spec.fewshot_settings, "dataset", None)):
+            if isinstance(ds, S.HubDataset):
+                found.add(ds.path)
+    return sorted(found)

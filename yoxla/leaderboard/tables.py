@@ -991,13 +991,9 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
             if cond is not None
             else (("on" if scond.thinking else "off") if scond is not None else None),
         ),
-        (
-            "Temperature",
-            None
-            if cond is None
-            else ("each task's own (0)" if cond.temperature is None else cond.temperature),
-        ),
-        ("System prompt", None if cond is None else cond.system_prompt),
+        ("Temperature", _temperature(v, cond, scond)),
+        ("System prompt", cond.system_prompt if cond is not None else ("contract" if scond else None)),
+        ("Result format", v.result_format + (f" (suite {v.source_suite})" if v.source_suite else "")),
         ("Run id", v.run_id),
         ("Created", v.created_at),
         ("Trust", v.trust),
@@ -1014,6 +1010,21 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
         [{"Field": k, "Value": "not stated" if val is None or val == "" else str(val)} for k, val in rows],
         columns=["Field", "Value"],
     )
+
+
+def _temperature(v: Verdict, cond: RunConditions | None, scond: SuiteRunConditions | None) -> Any:
+    """The run's temperature: one set for every task, else each task's own (with its value
+    when the tasks share one). A suite run states each task's as run, the manifest's unless
+    the file is ranked apart (non-standard)."""
+    if cond is not None:
+        return "each task's own (0)" if cond.temperature is None else cond.temperature
+    if scond is None:
+        return None
+    found = sorted({g.temperature for g in scond.generation.values() if g.temperature is not None})
+    shared = f"{found[0]:g}" if len(found) == 1 else None
+    if v.board == "non-standard":
+        return shared or "changed for some tasks (see the file's run conditions)"
+    return f"each task's own ({shared})" if shared is not None else "each task's own"
 
 
 def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:

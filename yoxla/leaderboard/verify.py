@@ -28,7 +28,11 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--trusted-keys", help="trusted-keys file (default: ./trusted_keys.json, then the repository's)"
     )
-    p.add_argument("--no-hub", action="store_true", help="never contact the Hub for v1 data")
+    p.add_argument(
+        "--no-hub",
+        action="store_true",
+        help="never contact the Hub (for v1 data, or a committed suite's Hugging Face datasets)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
     p.set_defaults(func=cmd_verify)
 
@@ -66,9 +70,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not paths:
         return 1
     trusted = load_trusted_keys(args.trusted_keys)
-    verdicts = admit(
-        paths, trusted=trusted, data=DataSource(data_dir=args.data_dir, allow_hub=not args.no_hub)
-    )
+    from yoxla.leaderboard.suite_data import SuiteSource
+
+    hub = not args.no_hub
+    data = DataSource(data_dir=args.data_dir, allow_hub=hub, suites=SuiteSource(allow_hub=hub))
+    verdicts = admit(paths, trusted=trusted, data=data)
     failed = 0
     for v in verdicts:
         if args.json:
@@ -82,6 +88,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 "notes": v.notes,
                 "yoxla": v.scores.get("yoxla"),
                 **({"suite": v.suite, "suite_score": v.scores.get("suite")} if v.suite else {}),
+                # the edition's board a benchmark file (either format) is on; the file's format
+                **({"edition": v.edition} if v.edition else {}),
+                **({"format": v.result_format} if v.result_format else {}),
             }
             print(json.dumps(record, ensure_ascii=True))  # one line, control characters escaped
         else:
