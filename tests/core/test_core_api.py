@@ -68,8 +68,15 @@ def test_load_suite_of_nothing_is_one_clear_error(tmp_path):
 
 
 def test_engine_of_is_the_one_dispatch(tmp_path):
-    assert engine_of("sample") == engine_of("v1") == "builtin"
+    # Every new run is a suite run: an edition names the package suite yoxla-<edition>.
+    assert engine_of("sample") == engine_of("v1") == "suite"
     assert engine_of(OXU) == engine_of("oxu") == "suite"
+    # Only a run folder the built-in engine of an older version made is that engine's.
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, info in ((old, {"edition": "sample"}), (new, {"kind": "suite"})):
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    assert (engine_of(old), engine_of(new), engine_of(tmp_path)) == ("builtin", "suite", "suite")
     assert run_arguments("sample", {"block": "all", "task": ["a", "b"], "resume": False, "limit": None}) == [
         "--edition",
         "sample",
