@@ -102,11 +102,12 @@ def _dirs(tmp_path: Path) -> dict[str, object]:
 def test_run_rescore_and_check_file_on_the_sample_edition(tmp_path):
     report = yoxla.run("sample", provider="baseline", model="overlap", block="all", **_dirs(tmp_path))
     assert report.complete and report.result_path is not None
-    yoxla_score = report.summary["yoxla"]
+    yoxla_score = report.summary["suite_score"]
+    assert report.summary["headline"] == "YOXLA"
     assert isinstance(yoxla_score, float)
 
     again = yoxla.rescore(report.run_dir)
-    assert again.summary["yoxla"] == yoxla_score
+    assert again.summary["suite_score"] == yoxla_score
     assert {t: v["score"] for t, v in again.summary["tasks"].items()} == {
         t: v["score"] for t, v in report.summary["tasks"].items()
     }
