@@ -107,7 +107,8 @@ def is_builtin_folder(args: argparse.Namespace, runs_dir: str) -> bool:
             folder = Path(runs_dir) / args.run_id
         else:
             return False
-        return is_file(folder / RUN_JSON) and not is_suite_run(folder)
+        # unguarded: a name that cannot be a path here raises, and is said so below
+        return (folder / RUN_JSON).is_file() and not is_suite_run(folder)
     except (OSError, ValueError) as exc:  # a name that cannot be a path here (too long, …)
         option, name = (
             ("--retry-errors", args.retry_errors) if args.retry_errors else ("--run-id", args.run_id)
