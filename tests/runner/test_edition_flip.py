@@ -38,7 +38,7 @@ def test_an_edition_run_is_a_suite_run_with_the_builtin_engines_scores(runner) -
 
 
 def test_a_partial_edition_run_lands_under_partial_and_the_default_edition_is_v1(runner) -> None:
-    rc, out, err = runner("run", "--provider", "baseline", "--model", "first", "--edition", "sample",
+    rc, _, err = runner("run", "--provider", "baseline", "--model", "first", "--edition", "sample",
                           "--block", "rag", "--run-id", "p")  # fmt: skip
     assert rc == 0, err
     doc = json.loads((runner.results / "partial" / "sample" / "baseline__first.json").read_text("utf-8"))
