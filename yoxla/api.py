@@ -4,8 +4,8 @@
 stays cheap. Each call is a thin wrapper over what the command line does (``yoxla run``,
 ``yoxla rescore``, ``yoxla verify``), so a script and the command line cannot disagree.
 
-``run`` and ``rescore`` (and ``engine_of``, the one place this surface asks which of today's two
-engines a target goes to) live with the runner, in ``yoxla.run.library``.
+``run`` and ``rescore`` (and ``engine_of``, the one place this surface asks which engine a run
+folder is for: every new run is a suite run) live with the runner, in ``yoxla.run.library``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.editions import Edition, load_edition
+from yoxla.editions import EDITIONS, Edition, load_edition
 from yoxla.run.library import committed_suite, engine_of, rescore_folder, run
 from yoxla.suite import Suite
 from yoxla.suite import load_suite as load_benchmark_suite
@@ -54,8 +54,8 @@ def load_suite(name_or_path: str | os.PathLike[str]) -> Any:
     from yoxla.suites.registry import is_file, shown_ref
 
     try:
-        if engine_of(name_or_path) == "builtin":
-            name = str(name_or_path)
+        if isinstance(name_or_path, str) and name_or_path in EDITIONS:
+            name = name_or_path
             return Benchmark(edition=load_edition(name), suite=load_benchmark_suite())
     except OSError as exc:  # a name that cannot be a path here (too long, …): one line
         raise ValueError(f"{shown_ref(name_or_path)}: cannot be read ({exc.strerror or exc})") from None

@@ -68,8 +68,15 @@ def test_load_suite_of_nothing_is_one_clear_error(tmp_path):
 
 
 def test_engine_of_is_the_one_dispatch(tmp_path):
-    assert engine_of("sample") == engine_of("v1") == "builtin"
+    # Every new run is a suite run: an edition names the package suite yoxla-<edition>.
+    assert engine_of("sample") == engine_of("v1") == "suite"
     assert engine_of(OXU) == engine_of("oxu") == "suite"
+    # Only a run folder the built-in engine of an older version made is that engine's.
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, info in ((old, {"edition": "sample"}), (new, {"kind": "suite"})):
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    assert (engine_of(old), engine_of(new), engine_of(tmp_path)) == ("builtin", "suite", "suite")
     assert run_arguments("sample", {"block": "all", "task": ["a", "b"], "resume": False, "limit": None}) == [
         "--edition",
         "sample",
@@ -95,11 +102,12 @@ def _dirs(tmp_path: Path) -> dict[str, object]:
 def test_run_rescore_and_check_file_on_the_sample_edition(tmp_path):
     report = yoxla.run("sample", provider="baseline", model="overlap", block="all", **_dirs(tmp_path))
     assert report.complete and report.result_path is not None
-    yoxla_score = report.summary["yoxla"]
+    yoxla_score = report.summary["suite_score"]
+    assert report.summary["headline"] == "YOXLA"
     assert isinstance(yoxla_score, float)
 
     again = yoxla.rescore(report.run_dir)
-    assert again.summary["yoxla"] == yoxla_score
+    assert again.summary["suite_score"] == yoxla_score
     assert {t: v["score"] for t, v in again.summary["tasks"].items()} == {
         t: v["score"] for t, v in report.summary["tasks"].items()
     }

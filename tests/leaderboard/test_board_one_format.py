@@ -43,7 +43,7 @@ def _run_suite(strategy: str, tmp: Path) -> dict[str, Any]:
     argv += ["--run-id", f"one-format-{strategy}", "--no-progress"]
     argv += ["--runs-dir", str(tmp / "runs"), "--results-dir", str(tmp / "out")]
     assert cli_run(argv) == 0
-    path = tmp / "out" / "suites" / "yoxla-sample" / f"suite-baseline__{strategy}.json"
+    path = tmp / "out" / "sample" / f"suite-baseline__{strategy}.json"  # the edition's folder
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -427,13 +427,18 @@ def test_answer_distributions_give_the_legacy_calibration(tmp_path, monkeypatch)
         base = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url, "--no-progress"]
         base += ["--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "out")]
         base += ["--timeout", "5", "--backoff-base", "0.01"]
-        assert cli_run(["run", "--edition", "sample", "--block", "all", "--run-id", "legacy", *base]) == 0
+        from yoxla.run import suite_cli
+
+        with monkeypatch.context() as m:  # a legacy file: the built-in engine, which no new run reaches
+            m.setattr(suite_cli, "is_builtin_folder", lambda a, runs_dir: not a.suite)
+            legacy = ["run", "--edition", "sample", "--block", "all", "--run-id", "legacy", *base]
+            assert cli_run([*legacy, "--results-dir", str(tmp_path / "out-legacy")]) == 0
         assert cli_run(["run", "--suite", "yoxla-sample", "--run-id", "suite", *base]) == 0
     name = "vllm__fake--model-1.json"
     preps = []
     for which, src in (
-        ("legacy", tmp_path / "out" / "sample" / name),
-        ("suite", tmp_path / "out" / "suites" / "yoxla-sample" / name),
+        ("legacy", tmp_path / "out-legacy" / "sample" / name),
+        ("suite", tmp_path / "out" / "sample" / name),
     ):
         write_result(json.loads(src.read_text(encoding="utf-8")), tmp_path / which / "sample" / name)
         preps.append(_prepared(tmp_path / which))

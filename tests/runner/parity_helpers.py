@@ -1,5 +1,6 @@
-"""Comparing an ``--edition sample`` run with a ``--suite yoxla-sample`` run: their result
-files (``yoxla-result`` v2 and ``yoxla-suite-result``), summary.json and printed summaries."""
+"""Comparing a built-in engine run of the sample edition (``Runner.builtin``) with a ``--suite
+yoxla-sample`` run: their result files (``yoxla-result`` v2 and ``yoxla-suite-result``),
+summary.json and printed summaries."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from yoxla.suite import load_suite
 
 TOL = 1e-9
 SUITE = load_suite()
+# Under the built-in engine's results folder (Runner.builtin_results) and the runner's own: a
+# yoxla-sample suite file goes where the sample edition's always went.
 EDITION_RESULT = Path("sample")
-SUITE_RESULT = Path("suites") / "yoxla-sample"
+SUITE_RESULT = Path("sample")
 # The verdict of one example, as both result formats store it.
 VERDICT = ("id", "raw", "finish_reason", "error", "valid", "abstained", "outcome", "reason", "near_miss")
 

@@ -100,7 +100,7 @@ def test_probabilities_are_requested_stored_derived_and_readmitted(runner, env_k
     for p in nli["predictions"]:
         d = p["distribution"]
         assert d["method"] == "token_logprobs" and math.fsum(d["probs"].values()) == pytest.approx(1.0)
-        assert d["top"] == p["parsed"]  # the generated answer is the most probable label
+        assert d["top"] == p["extracted"]  # the generated answer is the most probable label
     cal = nli["calibration"]
     golds = [expected[p["id"]][0] for p in nli["predictions"]]
     errors = sum(expected[p["id"]][1] for p in nli["predictions"])
@@ -114,8 +114,8 @@ def test_probabilities_are_requested_stored_derived_and_readmitted(runner, env_k
     assert cal["ece"] == pytest.approx(3 / 12 * abs(0 - 0.95 / 0.99) + 9 / 12 * abs(1 - 0.7 / 0.95))
 
     kc = doc["tasks"]["knowledge_choice_v1"]
-    through = [p for p in kc["predictions"] if p["parsed"] == "17"]
-    beside = [p for p in kc["predictions"] if p["parsed"] == "5"]
+    through = [p for p in kc["predictions"] if p["extracted"] == "17"]
+    beside = [p for p in kc["predictions"] if p["extracted"] == "5"]
     assert through and beside
     assert all(p["distribution"]["probs"]["17"] == pytest.approx(0.54) for p in through)
     assert all(p["distribution"]["probs"]["1"] == 0.0 for p in through)  # recovered as zero
@@ -230,7 +230,11 @@ def test_no_probabilities_flag_asks_for_none(runner, env_key, answers) -> None:
         assert rc == 0, err
         assert not any("logprobs" in b for b in srv.bodies)
     info = runner.json("plain", "run.json")
-    assert info["conditions"]["probabilities"] is False and info["settings"]["probabilities"] is False
+    assert info["settings"]["probabilities"] is False  # a suite run's conditions do not state it
+    path = runner.results / "partial" / "sample" / "vllm__fake--model-1.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert not any("distribution" in p for p in doc["tasks"]["nli_v1"]["predictions"])
+    assert "calibration" not in doc["tasks"]["nli_v1"]
 
 
 def test_result_file_validates_against_the_published_schema(runner, env_key, scripted) -> None:

@@ -27,8 +27,14 @@ BASE = ("run", "--edition", "sample")
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        ((*BASE, "--provider", "baseline", "--model", "overlap", "--task", "no_such_task"), "unknown task"),
-        ((*BASE, "--provider", "baseline", "--model", "overlap", "--block", "grammar"), "unknown block"),
+        (
+            (*BASE, "--provider", "baseline", "--model", "overlap", "--task", "no_such_task"),
+            "--task no_such_task: not a task of",
+        ),
+        (
+            (*BASE, "--provider", "baseline", "--model", "overlap", "--block", "grammar"),
+            "--block grammar: not a group of suite yoxla-sample",
+        ),
         ((*BASE, "--provider", "nowhere", "--model", "m"), "unknown provider"),
         ((*BASE, "--provider", "baseline", "--model", "clever"), "unknown baseline strategy"),
         ((*BASE, "--preset", "no-such-preset"), "unknown preset"),

@@ -132,12 +132,12 @@ def test_alternatives_are_kept_up_to_what_was_asked(runner, env_key, examples, a
     wide = [r for r in recs if any(len(p["top_logprobs"]) == 20 for p in r["logprobs"])]
     assert len(wide) == n_bad
     kept = [a["token"] for a in wide[0]["logprobs"][0]["top_logprobs"]]
-    assert kept[-2:] == [wide[0]["parsed"], kept[-1]] and kept[0] == "x0"  # listed order kept
+    assert kept[-2:] == [wide[0]["extracted"], kept[-1]] and kept[0] == "x0"  # listed order kept
     assert (runner.runs / "wide" / "predictions.jsonl").stat().st_size < 1_000_000
     doc = admitted_or_refused(runner)
     dists = [p.get("distribution") for p in doc["tasks"]["nli_v1"]["predictions"]]
     assert all(
-        d is not None and d["top"] == p["parsed"]
+        d is not None and d["top"] == p["extracted"]
         for d, p in zip(dists, doc["tasks"]["nli_v1"]["predictions"], strict=True)
     )
 

@@ -61,7 +61,12 @@ def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys, 
     assert "signature" not in doc and verify_signature(doc) == (False, None)
     edition = load_edition("sample")
     assert set(doc["tasks"]) == set(edition.tasks)
-    assert doc["suite_hash"] == edition.suite_hash()
+    # One engine: the edition is the package suite yoxla-sample, frozen in its hash file.
+    frozen = json.loads(
+        (ROOT / "yoxla" / "editions" / "yoxla-sample.hashes.json").read_text(encoding="utf-8")
+    )
+    assert doc["format"] == "yoxla-suite-result" and doc["suite"]["id"] == "yoxla-sample"
+    assert doc["suite"]["suite_hash"] == frozen["suite_hash"]
 
     # Re-deriving every derived field from the stored answers reproduces the file (admission).
     verdict = check_document(doc, data=DataSource(allow_hub=False))
@@ -82,5 +87,5 @@ def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys, 
     for name, data in before.items():
         assert (run_dir / name).read_bytes() == data, name
     summary = json.loads(before["summary.json"])
-    assert summary["yoxla"] == doc["scores"]["yoxla"]
+    assert summary["headline"] == "YOXLA" and summary["suite_score"] == doc["scores"]["suite"]
     assert summary["complete"] is True and summary["generation_errors"] == 0

@@ -19,7 +19,7 @@ QUICK_TASKS = ("nli_v1", "sts_v1", "qa_abstention_v1", "rag_selection_v1")
 def answer_fields(records: list[dict]) -> list[tuple]:
     """What must not depend on the schedule: order, answers, verdicts."""
     return [
-        (r["task"], r["id"], r["raw"], r["parsed"], r["outcome"], r["score"], r["finish_reason"])
+        (r["task"], r["id"], r["raw"], r["extracted"], r["outcome"], r["score"], r["finish_reason"])
         for r in records
     ]
 
@@ -163,10 +163,11 @@ def test_reasoning_is_kept_apart_and_length_is_truncated(runner, env_key, answer
     assert recs[1]["raw"] == f"<think>reasoning_content field</think>{answers[keys[1]]}"
     assert recs[2]["raw"] == f"<think>fikirləşirəm</think>{answers[keys[2]]}"
     for r, k in zip(recs[:3], keys[:3], strict=True):
-        assert r["text"] == answers[k] and r["parsed"] == (answers[k] if r["valid"] else None)
+        # the answer after the reasoning is what is read (a suite line stores no separate text)
+        assert r["extracted"] == (answers[k] if r["valid"] else None)
     assert recs[3]["raw"] == "" and recs[3]["finish_reason"] == "length" and recs[3]["outcome"] == "truncated"
     assert recs[3]["valid"] is False and recs[3]["score"] == 0.0
-    assert recs[4]["outcome"] == "truncated" and recs[4]["text"] == ""
+    assert recs[4]["outcome"] == "truncated" and recs[4]["extracted"] is None
 
 
 def _extra_params(body: dict) -> dict:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fields(records: list[dict]) -> list[tuple]:
-    return [(r["task"], r["id"], r["raw"], r["parsed"], r["outcome"], r["score"]) for r in records]
+    return [(r["task"], r["id"], r["raw"], r["extracted"], r["outcome"], r["score"]) for r in records]
 
 
 def _lines(path: Path) -> int:
@@ -85,7 +85,7 @@ def test_sigkill_then_resume_equals_uninterrupted(runner, env_key, answers, exam
     assert _fields(resumed) == _fields(whole)
     assert runner.json("killed", "task_scores.json") == runner.json("whole", "task_scores.json")
     a, b = runner.json("killed", "summary.json"), runner.json("whole", "summary.json")
-    for key in ("yoxla", "blocks", "tasks", "generation_errors", "complete"):
+    for key in ("suite_score", "groups", "tasks", "generation_errors", "complete"):
         assert a[key] == b[key], key
     info = runner.json("killed", "run.json")
     assert [s["kind"] for s in info["sessions"]] == [

@@ -178,7 +178,8 @@ def test_category_filter_makes_a_partial_run_of_the_tasks_that_have_the_column(r
     assert info["task_ids"] == having and "knowledge_choice_v1" in having
     assert "has no column 'category'; left out of this run" in err
     doc = _doc(runner.results / "partial" / "sample" / "baseline__first.json")
-    assert doc["run"]["conditions"]["filters"] == {"task": having, "category": ["geography"]}
+    assert doc["run"]["conditions"]["filters"] == {"category": ["geography"]}
+    assert list(doc["tasks"]) == [t for t in doc["tasks"] if t in having] and set(doc["tasks"]) == set(having)
     for tid in having:
         rows = [r for r in load_rows(sample, tid) if r.get("category") == "geography"]
         assert [p["id"] for p in doc["tasks"][tid]["predictions"]] == [r["id"] for r in rows]
@@ -240,12 +241,12 @@ def with_controls(monkeypatch):
 
 def test_controls_run_but_are_not_scored_and_groups_are_reported(runner, with_controls) -> None:
     rows, ids = with_controls
-    rc, _, err = runner(
+    rc, _, err = runner.builtin(  # the declarations module is the built-in engine's
         "run", "--edition", "sample", "--provider", "baseline", "--model", "majority", "--run-id", "c",
     )  # fmt: skip
     assert rc == 0, err
     assert len([r for r in runner.predictions("c") if r["task"] == "nli_v1"]) == 12  # controls ran
-    path = runner.results / "sample" / "baseline__majority.json"
+    path = runner.builtin_results / "sample" / "baseline__majority.json"
     doc = _doc(path)
     nli = doc["tasks"]["nli_v1"]
     marked = [p["id"] for p in nli["predictions"] if p.get("control")]
@@ -282,14 +283,14 @@ def test_controls_run_but_are_not_scored_and_groups_are_reported(runner, with_co
 
 def test_scored_only_skips_the_controls_and_is_partial(runner, with_controls) -> None:
     _, ids = with_controls
-    rc, _, err = runner(
+    rc, _, err = runner.builtin(  # the declarations module is the built-in engine's
         "run", "--edition", "sample", "--provider", "baseline", "--model", "first", "--run-id", "s",
         "--scored-only",
     )  # fmt: skip
     assert rc == 0, err
     got = [r["id"] for r in runner.predictions("s") if r["task"] == "nli_v1"]
     assert got == ids[2:]
-    doc = _doc(runner.results / "partial" / "sample" / "baseline__first.json")
+    doc = _doc(runner.builtin_results / "partial" / "sample" / "baseline__first.json")
     assert doc["run"]["conditions"]["filters"] == {"controls": ["skipped"]}
     assert "control" not in json.dumps(doc["tasks"]["nli_v1"]["predictions"])
 
@@ -301,6 +302,7 @@ def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     runner, server, env_key, monkeypatch
 ) -> None:
     import yoxla.run.finalize as finalize
+    import yoxla.run.suite_finalize as suite_finalize
 
     rc, _, err = runner.api(server, "r1")
     assert rc == 0, err
@@ -309,6 +311,7 @@ def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     assert finished and runner.json("r1", "run.json")["finished_at"] == finished
     later = "2099-01-02T03:04:05Z"
     monkeypatch.setattr(finalize, "now_iso", lambda: later)
+    monkeypatch.setattr(suite_finalize, "now_iso", lambda: later)  # the result file's created_at
     rc, _, err = runner("rescore", str(runner.runs / "r1"), "--result", base=False)
     assert rc == 0, err
     doc = _doc(path)

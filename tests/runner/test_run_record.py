@@ -19,34 +19,24 @@ def test_thinking_run_records_flag_budget_and_effective_generation(runner, env_k
     info = runner.json("think", "run.json")
     assert info["settings"]["thinking"] is True and info["settings"]["thinking_budget"] == 512
     task = load_suite().task("sentiment_v1")
+    # The suite's generation settings as run; the thinking budget is added to each request (above).
+    generation = {
+        "sentiment_v1": {
+            "temperature": float(task.generation.temperature),
+            "top_p": float(task.generation.top_p),
+            "max_output_tokens": task.generation.max_tokens,
+        }
+    }
     assert info["conditions"] == {
-        "system_prompt": "contract",
         "thinking": True,
         "thinking_budget": 512,
-        "seed": None,
         "limit": 2,
-        "task_filter": ["sentiment_v1"],
-        "filters": {},
-        "scored_only": False,
-        "probabilities": True,
-        "tasks": {
-            "sentiment_v1": {
-                "temperature": float(task.generation.temperature),
-                "top_p": float(task.generation.top_p),
-                "max_tokens": task.generation.max_tokens + 512,
-            }
-        },
+        "tasks": ["sentiment_v1"],
+        "generation": generation,
     }
-    assert info["tasks"]["sentiment_v1"]["max_tokens"] == 16 + 512
+    assert info["tasks"]["sentiment_v1"]["selected"] == 2
     doc = json.loads((runner.results / "partial" / "sample" / "openrouter__fake--model-1.json").read_text())
-    assert doc["run"]["conditions"] == {
-        "thinking": True,
-        "thinking_budget": 512,
-        "temperature": None,
-        "system_prompt": "contract",
-        "limit": 2,
-        "filters": {"task": ["sentiment_v1"]},
-    }
+    assert doc["run"]["conditions"] == info["conditions"]
 
 
 def test_run_without_thinking_records_no_budget_and_no_filter(runner) -> None:
@@ -55,8 +45,9 @@ def test_run_without_thinking_records_no_budget_and_no_filter(runner) -> None:
     )
     assert rc == 0, err
     c = runner.json("b", "run.json")["conditions"]
-    assert (c["thinking"], c["thinking_budget"], c["task_filter"], c["limit"]) == (False, 0, None, None)
-    assert len(c["tasks"]) == 11 and all(t["temperature"] == 0.0 for t in c["tasks"].values())
+    assert (c["thinking"], c["thinking_budget"], c["tasks"], c["limit"]) == (False, None, None, None)
+    assert "filters" not in c
+    assert len(c["generation"]) == 11 and all(t["temperature"] == 0.0 for t in c["generation"].values())
 
 
 def test_run_folder_of_an_older_runner_resumes(runner) -> None:

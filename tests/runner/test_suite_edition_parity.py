@@ -45,14 +45,16 @@ SUITE = load_suite()
 
 
 def _both(runner, edition_argv: list[str], suite_argv: list[str]) -> tuple[dict[str, Any], ...]:
-    rc, e_out, err = runner("run", *edition_argv, "--edition", "sample", "--block", "all", "--run-id", "e")
+    rc, e_out, err = runner.builtin(
+        "run", *edition_argv, "--edition", "sample", "--block", "all", "--run-id", "e"
+    )
     assert rc == 0, err
     rc, s_out, err = runner("run", *suite_argv, "--suite", "yoxla-sample", "--run-id", "s")
     assert rc == 0, err
     assert score_lines(e_out) == score_lines(s_out) and len(score_lines(e_out)) == 5, (e_out, s_out)
     assert task_lines(e_out) == task_lines(s_out) and len(task_lines(s_out)) == len(SUITE.tasks)
     return (
-        result_file(runner.results, EDITION_RESULT),
+        result_file(runner.builtin_results, EDITION_RESULT),
         result_file(runner.results, SUITE_RESULT),
         runner.json("e", "summary.json"),
         runner.json("s", "summary.json"),
@@ -228,11 +230,14 @@ def test_failed_requests_are_stored_scored_and_printed_alike(runner, env_key, ex
     with FakeServer(responder=responder) as srv:
         flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
         flags += ["--backoff-base", "0.01", "--timeout", "5", "--max-retries", "0"]
-        rc, e_out, err = runner("run", *flags, "--edition", "sample", "--run-id", "e")
+        rc, e_out, err = runner.builtin("run", *flags, "--edition", "sample", "--run-id", "e")
         assert rc == 0, err
         rc, s_out, err = runner("run", *flags, "--suite", "yoxla-sample", "--run-id", "s")
         assert rc == 0, err
-    edition, suite = result_file(runner.results, EDITION_RESULT), result_file(runner.results, SUITE_RESULT)
+    edition, suite = (
+        result_file(runner.builtin_results, EDITION_RESULT),
+        result_file(runner.results, SUITE_RESULT),
+    )
     assert_same_runs(edition, suite)
     assert suite["generation_errors"] == edition["generation_errors"] == 12 + 14
 

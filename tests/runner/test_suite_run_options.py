@@ -40,7 +40,7 @@ SUITE_BASELINE = ("--provider", "suite-baseline", "--model", "overlap")
 
 
 def _edition(runner, *extra: str, run_id: str = "e") -> dict[str, Any]:
-    rc, _, err = runner("run", *BASELINE, "--edition", "sample", "--run-id", run_id, *extra)
+    rc, _, err = runner.builtin("run", *BASELINE, "--edition", "sample", "--run-id", run_id, *extra)
     assert rc == 0, err
     return runner.json(run_id, "summary.json")
 
@@ -51,8 +51,8 @@ def _suite(runner, *extra: str, run_id: str = "s") -> tuple[dict[str, Any], str,
     return runner.json(run_id, "summary.json"), out, err
 
 
-def _partial(runner, where: Path) -> dict[str, Any]:
-    return result_file(runner.results / "partial", where)
+def _partial(results: Path, where: Path) -> dict[str, Any]:
+    return result_file(results / "partial", where)
 
 
 # --block: a group of the suite ------------------------------------------------------------
@@ -70,7 +70,11 @@ def test_block_runs_the_suites_group_as_the_edition_runs_the_block(runner, block
     for tid in tasks:
         assert same(got["tasks"][tid]["score"], want["tasks"][tid]["score"]), tid
     assert list(score_lines(out)) == [block, "YOXLA"]
-    assert_same_runs(_partial(runner, EDITION_RESULT), _partial(runner, SUITE_RESULT), blocks=[block])
+    assert_same_runs(
+        _partial(runner.builtin_results, EDITION_RESULT),
+        _partial(runner.results, SUITE_RESULT),
+        blocks=[block],
+    )
     info = runner.json("s", "run.json")
     assert info["conditions"]["tasks"] == info["task_ids"] and sorted(info["task_ids"]) == sorted(tasks)
 
@@ -113,7 +117,7 @@ def test_model_facts_reach_the_suite_result_file_as_the_benchmarks(runner, tmp_p
     info.write_text("model_card: https://huggingface.co/org/overlap-8b\nparams: 8B\n", encoding="utf-8")
     _edition(runner, *FACTS, "--model-info", str(info))
     _suite(runner, *FACTS, "--model-info", str(info))
-    want = result_file(runner.results, EDITION_RESULT)["model"]
+    want = result_file(runner.builtin_results, EDITION_RESULT)["model"]
     got = result_file(runner.results, SUITE_RESULT)["model"]
     assert got == {**want, "reported_model": "suite-baseline/overlap", "provider": "suite-baseline"}
     assert got["display_name"] == "Örtüşmə Səkkiz"  # never folded to ASCII
@@ -160,7 +164,7 @@ def test_row_selections_pick_the_same_rows_on_both_engines(runner, flags) -> Non
     got, _, _ = _suite(runner, *flags)
     assert got["complete"] is want["complete"] is False
     assert sorted(got["tasks"]) == sorted(want["tasks"]) and want["tasks"]
-    edition, suite = _partial(runner, EDITION_RESULT), _partial(runner, SUITE_RESULT)
+    edition, suite = _partial(runner.builtin_results, EDITION_RESULT), _partial(runner.results, SUITE_RESULT)
     for tid, task in edition["tasks"].items():
         ids = [p["id"] for p in task["predictions"]]
         assert [p["id"] for p in suite["tasks"][tid]["predictions"]] == ids, tid
@@ -170,10 +174,10 @@ def test_row_selections_pick_the_same_rows_on_both_engines(runner, flags) -> Non
 def test_the_seed_draws_the_same_random_answers_on_both_engines(runner) -> None:
     runs = {}
     for seed in ("7", "8"):
-        rc, _, err = runner("run", "--provider", "baseline", "--model", "random", "--edition", "sample",
+        rc, _, err = runner.builtin("run", "--provider", "baseline", "--model", "random", "--edition", "sample",
                             "--seed", seed, "--run-id", f"e{seed}")  # fmt: skip
         assert rc == 0, err
-        edition = result_file(runner.results, EDITION_RESULT)
+        edition = result_file(runner.builtin_results, EDITION_RESULT)
         rc, _, err = runner("run", "--provider", "suite-baseline", "--model", "random", "--suite", "yoxla-sample",
                             "--seed", seed, "--run-id", f"s{seed}")  # fmt: skip
         assert rc == 0, err
@@ -202,8 +206,8 @@ def failing(runner, env_key, answers, examples):
         yield srv, state
 
 
-def _api(runner, srv: FakeServer, *extra: str) -> tuple[int, str, str]:
-    return runner(
+def _api(runner, srv: FakeServer, *extra: str, builtin: bool = False) -> tuple[int, str, str]:
+    return (runner.builtin if builtin else runner)(
         "run", "--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url,
         "--backoff-base", "0.01", "--timeout", "5", "--max-retries", "0", *extra,
     )  # fmt: skip
@@ -240,9 +244,9 @@ def test_retry_errors_on_a_package_suite_run_gives_the_edition_runs_scores(runne
     assert after["generation_errors"] == 0 and after["run"]["run_id"] == "s"
     assert check_file(path, use_cache=False).shown
     # The same scores as a run that never failed, on the built-in engine.
-    rc, _, err = _api(runner, srv, "--edition", "sample", "--run-id", "e")
+    rc, _, err = _api(runner, srv, "--edition", "sample", "--run-id", "e", builtin=True)
     assert rc == 0, err
-    assert_same_runs(result_file(runner.results, EDITION_RESULT), after)
+    assert_same_runs(result_file(runner.builtin_results, EDITION_RESULT), after)
 
 
 # --data-dir on the frozen v1 suite -------------------------------------------------------------
@@ -266,6 +270,6 @@ def test_an_unreadable_hub_dataset_names_data_dir_as_the_benchmark_does(runner, 
     rc, _, err = runner("run", *SUITE_BASELINE, "--suite", "yoxla-v1", "--task", "nli_v1")
     line = one_error_line(rc, err, "could not load Hub dataset LocalDoc/YOXLA-Benchmark", "--data-dir DIR")
     assert rc == 2 and "yoxla download --out DIR" in line
-    rc, _, err = runner("run", *BASELINE, "--edition", "v1", "--task", "nli_v1")
+    rc, _, err = runner.builtin("run", *BASELINE, "--edition", "v1", "--task", "nli_v1")
     one_error_line(rc, err, "could not load v1", "--data-dir")
     assert not runner.runs.exists()

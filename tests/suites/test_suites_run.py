@@ -256,9 +256,16 @@ def test_suite_options_are_checked(runner, suite, argv, needle) -> None:
     assert rc != 0 and needle in err.strip().splitlines()[-1], err
 
 
-def test_the_benchmark_baseline_is_refused_for_a_suite(runner, suite) -> None:
-    rc, _, err = runner("run", "--suite", str(suite), "--provider", "baseline", "--model", "first")
-    assert rc == 2 and "suite-baseline" in err
+def test_the_baseline_provider_answers_a_suite_as_suite_baseline_does(runner, suite) -> None:
+    """One offline baseline provider: ``baseline`` serves suite items; ``suite-baseline`` is its alias."""
+    for provider in ("baseline", "suite-baseline"):
+        rc, _, err = runner("run", "--suite", str(suite), "--provider", provider, "--model", "first")
+        assert rc == 0, err
+    mine, alias = runner.result("baseline__first.json"), runner.result("suite-baseline__first.json")
+    assert alias["model"]["provider"] == "suite-baseline" and mine["model"]["provider"] == "baseline"
+    assert mine["scores"] == alias["scores"]
+    for tid, t in mine["tasks"].items():
+        assert [p["raw"] for p in t["predictions"]] == [p["raw"] for p in alias["tasks"][tid]["predictions"]]
 
 
 def test_suite_baseline_runs_offline_and_is_admitted(runner, suite, tmp_path) -> None:

@@ -55,16 +55,25 @@ def execute_run(args: argparse.Namespace) -> Any:
     given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
     from yoxla.run.engine import retry_errors, retry_result_file, start_run
     from yoxla.run.settings import SESSION, RunSettings
-    from yoxla.run.suite_cli import check_suite_args, is_suite_command, suite_path, suite_selection
+    from yoxla.run.suite_cli import (
+        check_suite_args,
+        is_builtin_folder,
+        run_suite,
+        suite_path,
+        suite_selection,
+    )
     from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
     given = given_options(args)
-    suite = is_suite_command(args, given.get("runs_dir", "runs"))
+    # Every new run is a suite run (--edition E: the package suite yoxla-E); only a run folder
+    # the built-in engine made before is continued (--resume, --retry-errors) by that engine.
+    suite = not is_builtin_folder(args, given.get("runs_dir", "runs"))
     if suite:
         check_suite_args(args)
-        if args.suite:
-            given["suite"] = suite_path(args.suite)
+        asked = run_suite(args)
+        if asked is not None:
+            given["suite"] = suite_path(asked)
         selection = suite_selection(args, given.get("suite"))
     else:
         selection = task_selection(args)

@@ -69,13 +69,13 @@ class RunReport:
     sent: int = 0
 
 
-def _bounded(record: dict[str, Any]) -> dict[str, Any]:
+def bounded(record: dict[str, Any]) -> dict[str, Any]:
     """A line whose answer is longer than a result file stores (written before such answers were
     refused on arrival) reads as the generation error a run gives it now."""
     raw = record.get("raw")
     if not isinstance(raw, str) or len(raw) <= MAX_RAW:
         return record
-    out = {k: v for k, v in record.items() if k not in (LOGPROBS_KEY, "raw", "text")}
+    out = {k: v for k, v in record.items() if k not in (LOGPROBS_KEY, "raw", "text", "extracted")}
     return {**out, "raw": None, "text": "", "error": oversized(len(raw)), "outcome": "generation_error"}
 
 
@@ -112,7 +112,7 @@ def score_run(
     repeated example is scored once (its first line) and reported through ``log``.
     """
     info = read_json(run_dir / RUN_JSON)
-    records = [_bounded(r) for r in stored_records(run_dir, log)]
+    records = [bounded(r) for r in stored_records(run_dir, log)]
     suite = load_suite()
     s = settings_from(info)
     task_ids: list[str] = info["task_ids"]

@@ -1,9 +1,10 @@
-"""The runner's library entry points: which engine a target goes to, a run, a re-scoring.
+"""The runner's library entry points: a run, a re-scoring, and which engine a run folder is for.
 
 ``yoxla.run(...)`` (this package, callable), ``yoxla.rescore`` and ``yoxla.api`` use these.
-Today a suite of tasks goes through one of two engines: the built-in benchmark (editions
-``v1``/``sample``) or the suite path (a manifest under ``suites/``). :func:`engine_of` is the one
-place the public surface asks which; it goes when the two engines become one (issue 13).
+Every new run goes through the suite engine: an edition name (``v1``/``sample``) stands for the
+package suite ``yoxla-<edition>``. Only a run folder that the built-in engine of older versions
+made is re-scored by that engine: :func:`engine_of` is the one place the public surface asks,
+and it goes with the built-in engine (issue 13).
 """
 
 from __future__ import annotations
@@ -13,20 +14,19 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from yoxla.editions import EDITIONS
-from yoxla.run.artifacts import is_suite_run
+from yoxla.run.artifacts import RUN_JSON, is_suite_run
+from yoxla.suites.registry import BENCHMARK_EDITIONS
 
 Engine = Literal["builtin", "suite"]
 
 
 def engine_of(target: str | os.PathLike[str]) -> Engine:
-    """Which engine handles ``target``: an edition name, a manifest path or committed suite id,
-    or a run folder. The only "which engine?" question of the public surface."""
-    if isinstance(target, str) and target in EDITIONS:
-        return "builtin"
+    """Which engine handles ``target``: ``"suite"`` for an edition name, a manifest path or a
+    committed suite id (every new run) and for a suite run folder; ``"builtin"`` only for a run
+    folder the built-in engine of an older version made."""
     path = Path(target)
-    if path.is_dir():
-        return "suite" if is_suite_run(path) else "builtin"
+    if not (isinstance(target, str) and target in BENCHMARK_EDITIONS) and path.is_dir():
+        return "builtin" if (path / RUN_JSON).is_file() and not is_suite_run(path) else "suite"
     return "suite"
 
 
@@ -64,8 +64,8 @@ class _Parser(argparse.ArgumentParser):
 def run_arguments(suite: str | os.PathLike[str], options: dict[str, Any]) -> list[str]:
     """The ``yoxla run`` flags a :func:`run` call stands for: ``key=value`` -> ``--key value``
     (``_`` -> ``-``), True -> the bare flag, a list -> the flag once per item, None/False -> none."""
-    if engine_of(suite) == "builtin":
-        argv = ["--edition", str(suite)]
+    if isinstance(suite, str) and suite in BENCHMARK_EDITIONS:
+        argv = ["--edition", suite]  # the package suite yoxla-<edition>
     else:
         path = Path(suite)
         argv = ["--suite", str(path if path.is_file() else committed_suite(str(suite)).path)]

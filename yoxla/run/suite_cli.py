@@ -1,9 +1,11 @@
-"""The suite part of the runner's command line: ``--suite FILE`` and the judge options.
+"""The suite part of the runner's command line: which suite a run asks, and the judge options.
 
-``python runner.py --suite FILE --provider P --model M`` runs an eval suite with every runner
-feature (workers, resume, ``--retry-errors``, ``rescore``, signing); ``--task ID`` picks tasks
-of the suite, ``--block G`` the tasks of its group G. A resumed or retried run, and ``yoxla rescore``, find out from run.json whether
-it is a suite run, so they need no ``--suite``.
+Every new run is a suite run: ``python runner.py --suite FILE|ID --provider P --model M`` runs
+an eval suite, and ``--edition sample|v1`` (default ``v1``) names the package suite
+``yoxla-sample``/``yoxla-v1``, with every runner feature (workers, resume, ``--retry-errors``,
+``rescore``, signing); ``--task ID`` picks tasks of the suite, ``--block G`` the tasks of its
+group G. A resumed or retried run, and ``yoxla rescore``, find out from run.json which suite it
+ran (or that the built-in engine of older versions made it), so they need no ``--suite``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from yoxla.cli_common import UsageError, table
 from yoxla.run.printing import print_footer, print_generation_errors, print_probabilities
 
 SUITE_OPTIONS = ("judge_provider", "judge_model", "judge_base_url")
-NOT_FOR_SUITES = ("edition",)  # --data-dir/--revision override a suite's Hub datasets
+DEFAULT_EDITION = "v1"
+NOT_WITH_SUITE = ("edition",)  # --edition names a suite itself; --data-dir/--revision override Hub datasets
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
@@ -30,9 +33,9 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
 
 
 def check_suite_args(args: argparse.Namespace) -> None:
-    """Options of the benchmark that mean nothing for a suite are refused, not ignored."""
-    for name in NOT_FOR_SUITES:
-        if getattr(args, name, None) is not None:
+    """Options that name another suite than --suite are refused, not ignored."""
+    for name in NOT_WITH_SUITE:
+        if args.suite and getattr(args, name, None) is not None:
             raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own tasks")
     if args.judge_provider and not args.judge_model:
         raise UsageError("--judge-provider needs --judge-model")
@@ -59,7 +62,7 @@ def suite_selection(args: argparse.Namespace, path: str | None) -> list[str] | N
     except RunError as exc:
         raise UsageError(str(exc)) from None
     groups = {g.id: list(g.tasks) for g in manifest.groups}
-    name = shown_ref(args.suite)
+    name = shown_ref(args.suite or manifest.name)
     if args.block == "all":
         return None
     if not groups:
@@ -74,28 +77,44 @@ def suite_selection(args: argparse.Namespace, path: str | None) -> list[str] | N
     return [tid for tid in manifest.tasks if tid in groups[args.block]]
 
 
-def is_suite_command(args: argparse.Namespace, runs_dir: str) -> bool:
-    """Is this ``run`` command about a suite: --suite, or a resumed/retried suite run folder?"""
-    from yoxla.run.artifacts import is_suite_run
+def run_suite(args: argparse.Namespace) -> str | None:
+    """The suite a ``run`` command asks (a manifest path or a committed suite's id): ``--suite``,
+    else the package suite of ``--edition`` (default ``v1``); None when the command continues a
+    run folder (``--retry-errors``, ``--resume --run-id``), whose run.json names its suite."""
+    if args.suite:
+        return str(args.suite)
+    if args.retry_errors or (args.resume and args.run_id):
+        return None
+    return f"yoxla-{args.edition or DEFAULT_EDITION}"
+
+
+def is_builtin_folder(args: argparse.Namespace, runs_dir: str) -> bool:
+    """Does this ``run`` command continue a run folder the built-in engine made (an older
+    version of YOXLA): ``--resume --run-id ID`` or ``--retry-errors RUN`` naming such a folder?
+    Only those go to the built-in engine; everything else is a suite run."""
+    from yoxla.run.artifacts import RUN_JSON, is_suite_run
     from yoxla.suites.registry import is_dir, is_file, shown_ref
 
     if args.suite:
-        return True
+        return False
     try:
         if args.retry_errors:
             path = Path(args.retry_errors)
             if is_file(path):  # a result file: --retry-errors FILE.json (the file says which kind)
                 return False
-            return is_suite_run(path if is_dir(path) else Path(runs_dir) / args.retry_errors)
-        if args.resume and args.run_id:
-            return is_suite_run(Path(runs_dir) / args.run_id)
+            folder = path if is_dir(path) else Path(runs_dir) / args.retry_errors
+        elif args.resume and args.run_id:
+            folder = Path(runs_dir) / args.run_id
+        else:
+            return False
+        # unguarded: a name that cannot be a path here raises, and is said so below
+        return (folder / RUN_JSON).is_file() and not is_suite_run(folder)
     except (OSError, ValueError) as exc:  # a name that cannot be a path here (too long, …)
         option, name = (
             ("--retry-errors", args.retry_errors) if args.retry_errors else ("--run-id", args.run_id)
         )
         why = getattr(exc, "strerror", None) or type(exc).__name__
         raise UsageError(f"{option} {shown_ref(name)}: no such run folder or result file ({why})") from None
-    return False
 
 
 def suite_path(value: str) -> str:

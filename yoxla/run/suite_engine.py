@@ -39,6 +39,7 @@ from yoxla.run.engine import (
 )
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finalize import RunReport
+from yoxla.run.model_facts import public_model
 from yoxla.run.plan import precheck_provider, run_secrets
 from yoxla.run.settings import (
     RunSettings,
@@ -51,9 +52,9 @@ from yoxla.run.suite_finalize import check_plan, finalize_suite_run
 from yoxla.run.suite_job import SuiteJob
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
 from yoxla.run.suite_plan import SuitePlan, dataset_info, make_suite_plan, suite_conditions
+from yoxla.suites.registry import edition_of
 
 KIND = SUITE_KIND
-NO_SUITE_BACKENDS = ("baseline",)  # the benchmark's cue-only strategies read built-in tasks only
 
 
 @dataclass
@@ -86,17 +87,13 @@ class SuiteHeld(HeldRun[SuitePlan]):
 
 
 def default_suite_run_id(s: RunSettings, sid: str) -> str:
+    """``<time>_<provider>__<model>_<suite id>``; a package benchmark suite ends in its edition."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}_{model_slug(s.provider)}__{model_slug(s.model)}_{sid}"
+    return f"{stamp}_{model_slug(s.provider)}__{model_slug(public_model(s.model))}_{edition_of(sid) or sid}"
 
 
 def _check_provider(s: RunSettings) -> None:
     precheck_provider(s)
-    if get_spec(s.provider, s.config).backend in NO_SUITE_BACKENDS:
-        raise RunError(
-            f"provider {s.provider!r} answers the built-in tasks only; for a suite use "
-            "--provider suite-baseline (offline) or a model"
-        )
     precheck_judge(s)
 
 

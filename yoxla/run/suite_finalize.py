@@ -14,8 +14,9 @@ and admission agree. Judge calls come in two steps, per task with Python graders
 
 ``rescore`` does the same with a judge that never asks (memo only), so it reproduces the
 run folder's files byte for byte. The result file goes to
-``results/suites/<suite id>/<provider>__<model>.json`` when the run is complete (every task,
-every item, no ``--limit``), else to ``results/partial/suites/<suite id>/…``.
+``results/suites/<suite id>/<provider>__<model>.json`` (a package benchmark suite's to
+``results/<edition>/…``) when the run is complete (every task, every item, no ``--limit``),
+else to ``results/partial/suites/<suite id>/…`` (``results/partial/<edition>/…``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from yoxla.run.finalize import (
     Lines,
     RunReport,
     _usage_total,
+    bounded,
     calibration_summary,
     model_info,
     records_by_task,
@@ -66,6 +68,7 @@ from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.suite_plan import SuitePlan, SuiteRunTask, make_suite_plan
 from yoxla.suites.judge import unanswered_calls
+from yoxla.suites.registry import edition_of
 from yoxla.suites.scoring import SampleOutput, score_suite_task
 from yoxla.suites.worker import WorkerPool
 
@@ -133,7 +136,7 @@ def score_suite_run(
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, SuiteTaskResult]]:
     """(run info, task_scores, records, task results) recomputed from the stored answers."""
     info = read_json(run_dir / RUN_JSON)
-    records = stored_records(run_dir, log)
+    records = [bounded(r) for r in stored_records(run_dir, log)]
     if plan is None:
         plan = make_suite_plan(settings_from(info))
     check_plan(info, plan)
@@ -306,7 +309,11 @@ def _dataset_override(info: dict[str, Any], judge: dict[str, Any] | None) -> dic
 
 
 def suite_result_path(info: dict[str, Any], complete: bool) -> Path:
-    return result_path_for(info, complete, "suites", info["suite"]["id"])
+    """``results/<edition>/…`` for a package benchmark suite (``yoxla-v1``: ``results/v1/``, where
+    the edition's results always were), else ``results/suites/<suite id>/…``."""
+    sid = info["suite"]["id"]
+    edition = edition_of(sid)
+    return result_path_for(info, complete, *((edition,) if edition else ("suites", sid)))
 
 
 def finalize_suite_run(

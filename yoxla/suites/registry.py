@@ -39,6 +39,7 @@ ROOT_ENV = "YOXLA_ROOT"
 SUITE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 MAX_MANIFESTS = 1_000
 MAX_DEPTH = 6
+BENCHMARK_EDITIONS = ("sample", "v1")  # shipped as the package suites yoxla-<edition>
 SHOWN_REF = 120  # characters of a reference a message quotes
 
 
@@ -84,6 +85,12 @@ def package_suites_dir() -> Path:
     from yoxla.suites.paths import shipped_data
 
     return shipped_data()
+
+
+def edition_of(suite_id: str) -> str | None:
+    """The benchmark edition a package suite's id stands for (``yoxla-sample`` -> ``sample``),
+    else None: ``python runner.py --edition E`` runs the package suite ``yoxla-E``."""
+    return next((ed for ed in BENCHMARK_EDITIONS if f"yoxla-{ed}" == suite_id), None)
 
 
 def suites_root(root: str | os.PathLike[str] | None = None) -> Path:
