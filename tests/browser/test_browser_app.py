@@ -125,7 +125,8 @@ def hostile_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from yoxla.testing.hostile import write_hostile_folder
 
     root = tmp_path_factory.mktemp("hostile")
-    genuine = sorted((REPO / "results" / "sample").glob("*.json"))
+    # The hostile corpus edits files of the legacy format (yoxla-result v2), which stays admissible.
+    genuine = sorted((REPO / "tests" / "leaderboard" / "cases" / "legacy-v2" / "sample").glob("*.json"))
     _, trusted = write_hostile_folder(root / "results", genuine, root / "keys")
     with serve(root / "results", trusted_keys=trusted) as url:
         yield url

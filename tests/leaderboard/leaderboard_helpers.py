@@ -8,6 +8,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted((REPO / "results" / "sample").glob("*.json"))
+# The same eight baselines as the built-in engine wrote them (format yoxla-result v2) before every run
+# went through the suite engine: kept so that files of that version stay readable and the one-format
+# oracle has its "before".
+LEGACY = sorted((Path(__file__).parent / "cases" / "legacy-v2" / "sample").glob("*.json"))
 
 
 def write(path: Path, doc: Any) -> Path:

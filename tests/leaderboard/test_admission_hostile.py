@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from leaderboard_helpers import COMMITTED, REPO, write
+from leaderboard_helpers import LEGACY, REPO, write
 
 from yoxla.leaderboard.admission import (
     ADMITTED,
@@ -34,7 +34,7 @@ from yoxla.testing.hostile import refinalize, write_hostile_folder
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Path]:
     root = tmp_path_factory.mktemp("hostile")
     folder = root / "results"
-    expect, trusted = write_hostile_folder(folder, COMMITTED, root / "keys")
+    expect, trusted = write_hostile_folder(folder, LEGACY, root / "keys")
     return folder, expect, trusted
 
 
@@ -165,7 +165,7 @@ def test_unsigned_later_file_supersedes_only_at_equal_trust(tmp_path: Path) -> N
 
 # Property: whatever the document, check_document returns a verdict and never raises. -----------
 
-_BASE = json.loads(COMMITTED[0].read_text(encoding="utf-8")) if COMMITTED else {}
+_BASE = json.loads(LEGACY[0].read_text(encoding="utf-8")) if LEGACY else {}
 _leaf = st.one_of(
     st.none(),
     st.booleans(),
@@ -239,6 +239,6 @@ def test_app_board_serves_whatever_the_folder_holds(hostile) -> None:
     folder, expect, trusted = hostile
     board = load_board(folder, allow_hub=False, trusted_keys=trusted)
     shown = board.shown("sample")
-    assert {v.key for v in shown} >= {f"sample/{p.name}" for p in COMMITTED}
+    assert {v.key for v in shown} >= {f"sample/{p.name}" for p in LEGACY}
     assert len(tables.leaderboard_table(board, "sample")) == len(shown)
     assert len(tables.excluded_table(board)) == sum(e.status != ADMITTED for e in expect.values())

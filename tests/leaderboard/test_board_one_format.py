@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from leaderboard_helpers import COMMITTED
+from leaderboard_helpers import LEGACY
 
 from yoxla.cli import run as cli_run
 from yoxla.editions import load_edition
@@ -64,10 +64,10 @@ def _prepared(root: Path) -> Prepared:
 def boards(
     suite_docs: dict[str, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Prepared, Prepared]:
-    """(the board of the committed legacy files, the board of the suite-format files)."""
-    assert sorted(p.stem.split("__")[1] for p in COMMITTED) == sorted(STRATEGIES)
+    """(the board of the legacy files, the board of the suite-format files)."""
+    assert sorted(p.stem.split("__")[1] for p in LEGACY) == sorted(STRATEGIES)
     legacy = tmp_path_factory.mktemp("legacy")
-    shutil.copytree(COMMITTED[0].parent, legacy / "sample")
+    shutil.copytree(LEGACY[0].parent, legacy / "sample")
     suite = tmp_path_factory.mktemp("suite-format")
     for s, doc in suite_docs.items():
         # The same path as the committed file of the strategy (so board keys, which are paths
@@ -294,7 +294,7 @@ def test_calibration_is_the_legacy_ones(boards) -> None:
 
 def test_a_legacy_and_a_suite_file_of_one_model_supersede_as_two_legacy_files(suite_docs, tmp_path) -> None:
     results = tmp_path / "results"
-    legacy = json.loads(COMMITTED[0].read_text(encoding="utf-8"))
+    legacy = json.loads(LEGACY[0].read_text(encoding="utf-8"))
     strategy = legacy["model"]["model"]
     newer = copy.deepcopy(suite_docs[strategy])
     newer["model"]["provider"] = legacy["model"]["provider"]  # the same provider and model
@@ -461,9 +461,7 @@ def test_answer_distributions_give_the_legacy_calibration(tmp_path, monkeypatch)
 
 
 def test_verify_checks_both_formats_alike(suite_docs, tmp_path, capsys) -> None:
-    legacy = write_result(
-        json.loads(COMMITTED[0].read_text(encoding="utf-8")), tmp_path / "a" / "legacy.json"
-    )
+    legacy = write_result(json.loads(LEGACY[0].read_text(encoding="utf-8")), tmp_path / "a" / "legacy.json")
     strategy = json.loads(legacy.read_text(encoding="utf-8"))["model"]["model"]
     suite = write_result(suite_docs[strategy], tmp_path / "b" / "suite.json")
     capsys.readouterr()

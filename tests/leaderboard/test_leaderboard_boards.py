@@ -387,7 +387,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     for p in COMMITTED[:2]:
         shutil.copy(p, (results / "sample").mkdir(parents=True, exist_ok=True) or results / "sample" / p.name)
     bad = json.loads(COMMITTED[0].read_text(encoding="utf-8"))
-    bad["scores"]["yoxla"] = 99.0
+    bad["scores"]["suite"] = 99.0  # a forged headline (YOXLA) of a sample file
     write(results / "sample" / "forged.json", bad)
     data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp / "suites"))
     return prepare(load_board(results, data=data, B=100))

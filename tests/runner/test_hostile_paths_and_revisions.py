@@ -54,10 +54,15 @@ def test_a_result_file_cannot_carry_a_url_or_control_characters_as_its_revision(
         DatasetInfo(source="LocalDoc/YOXLA-Benchmark", revision=revision)
 
 
-def test_such_a_result_file_is_excluded_with_one_reason(tmp_path) -> None:
-    doc = json.loads((REPO / "results" / "sample" / "baseline__first.json").read_text(encoding="utf-8"))
+@pytest.mark.parametrize(
+    "where",
+    ["results/sample/baseline__first.json", "tests/leaderboard/cases/legacy-v2/sample/baseline__first.json"],
+    ids=["suite-format", "legacy-v2"],
+)
+def test_such_a_result_file_is_excluded_with_one_reason(tmp_path, where) -> None:
+    doc = json.loads((REPO / where).read_text(encoding="utf-8"))
     bad = copy.deepcopy(doc)
-    bad["run"]["dataset"]["revision"] = "https://user:s3cr3t@host"
+    bad["run"]["dataset"] = {"source": "LocalDoc/YOXLA-Benchmark", "revision": "https://user:s3cr3t@host"}
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
     v = yoxla.check_file(path, use_cache=False)
