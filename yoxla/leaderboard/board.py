@@ -225,7 +225,7 @@ class Board:
         """Every suite with a board in the app: each suite committed under ``suites/`` (an empty
         board until a file of it is admitted) and any suite with ranked files, sorted. The
         package's benchmark suites (``yoxla-sample``, ``yoxla-v1``) have none: their files are
-        admitted onto their editions' boards (:func:`~yoxla.leaderboard.suite_admission.benchmark_edition`)."""
+        admitted onto their editions' boards (:func:`~yoxla.suites.registry.edition_of`)."""
         from yoxla.suites.registry import package_suites_dir
 
         try:

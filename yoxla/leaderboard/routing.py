@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from yoxla.leaderboard.prepared import Prepared, suite_board_id
-from yoxla.leaderboard.suite_admission import benchmark_edition
+from yoxla.suites.registry import edition_of
 
 TABS = (
     "leaderboard",
@@ -43,7 +43,7 @@ def resolve(prepared: Prepared, query: Mapping[str, str], tabs: tuple[str, ...] 
     params = {str(k): str(v)[:MAX_PARAM] for k, v in query.items() if isinstance(v, str)}
     edition = params.get("edition", "")
     if params.get("suite"):  # a package benchmark suite's board is its edition's
-        edition = benchmark_edition(params["suite"]) or suite_board_id(params["suite"])
+        edition = edition_of(params["suite"]) or suite_board_id(params["suite"])
     tab = params.get("tab", "")
     model = params.get("model")
     if model:

@@ -23,7 +23,7 @@ A run whose generation settings differ from the committed manifest's is admitted
 of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
 
 A file of one of the package's benchmark suites (``yoxla-sample``, ``yoxla-v1``:
-:func:`benchmark_edition`) goes on that edition's own board, as a ``yoxla-result`` file of the
+:func:`yoxla.suites.registry.edition_of`) goes on that edition's own board, as a ``yoxla-result`` file of the
 edition does: its verdict names the edition (no suite board), its scores are YOXLA, the
 blocks (the suite's groups) and the tasks, and each task record has its block and, for a
 correlation task, the values it correlates.
@@ -48,6 +48,7 @@ from yoxla.record import (
 )
 from yoxla.safetext import one_line
 from yoxla.suites.judge import unanswered_calls
+from yoxla.suites.registry import edition_of
 
 if TYPE_CHECKING:
     from yoxla.leaderboard.admission import TaskRecord, Verdict
@@ -225,13 +226,6 @@ def _suite_cases(p: Any, derived: dict[str, Any]) -> list[Case]:
     return suite_cases(p.task.id, *calibration_inputs(p.task.spec, p.items), derived["predictions"])
 
 
-def benchmark_edition(suite_id: str) -> str | None:
-    """The benchmark edition a package suite stands for (``yoxla-sample`` → ``sample``), else None."""
-    from yoxla.suites.bridge import BENCHMARKS, manifest_path
-
-    return next((ed for ed in BENCHMARKS if manifest_path(ed).stem == suite_id), None)
-
-
 def _correlated(task: Any, t: SuiteTaskResult) -> np.ndarray | None:
     """The values a task's built-in Spearman grader correlates with the targets, per prediction
     (an invalid answer imputed as the grader imputes it), for the bootstrap; None: no such grader."""
@@ -273,7 +267,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
     from yoxla.leaderboard.admission import _differs
 
     v.source_suite = rec.suite.id
-    v.edition = benchmark_edition(rec.suite.id)
+    v.edition = edition_of(rec.suite.id)
     v.suite = rec.suite.id if v.edition is None else None  # a benchmark suite's board is its edition's
     v.conditions = rec.run.conditions
     v.judge = rec.run.judge.model if rec.run.judge else None
