@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yoxla.suites.loader import load_document
 from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleOutput
+from yoxla.suites.scoring import score_suite_task
 from yoxla.suites.worker import WorkerPool
 
 GRADER = """

@@ -46,7 +46,8 @@ from yoxla.suites.bridge import PARITY_TASKS
 from yoxla.suites.loader import load_document
 from yoxla.suites.prepare import prepare_task
 from yoxla.suites.registry import load_suite_manifest
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleOutput
+from yoxla.suites.scoring import score_suite_task
 from yoxla.suites.worker import WorkerPool
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1098,7 +1098,8 @@ def derive_suite_task(
     ``calibration`` block derived with the benchmark's functions
     (:func:`yoxla.calibration.stored.suite_task_calibration`).
     """
-    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
 
     items = align_items(prepared, [str(p["id"]) for p in stored])
     outputs = [

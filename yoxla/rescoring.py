@@ -28,7 +28,9 @@ from yoxla.parsing import answer_text
 from yoxla.suite import Task
 from yoxla.suites.builtins import SPAN_METRICS
 from yoxla.suites.prepare import PreparedTask
-from yoxla.suites.scoring import SampleResult, TaskScorer, _Tally
+from yoxla.suites.samples import SampleResult
+from yoxla.suites.scoring import TaskScorer
+from yoxla.suites.tally import Tally
 from yoxla.suites.worker import WorkerPool
 
 COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
@@ -169,7 +171,7 @@ def rescore_task(
                 results[i] = hit
     else:
         todo = list(range(n))
-    tally: _Tally | None = None
+    tally: Tally | None = None
     if todo:
         # the answer without its reasoning (built-in graders never read the reasoning itself)
         texts = [None if (raw := raws[i]) is None else answer_text(raw) for i in todo]
@@ -191,7 +193,7 @@ def rescore_task(
             results = fresh  # type: ignore[assignment]  # every sample, in order, none to keep
     done = [r for r in results if r is not None]
     if tally is None:
-        tally = _Tally(scorer.plan)
+        tally = Tally(scorer.plan)
         for i, res in enumerate(done):
             if controls is not None and controls[i]:
                 tally.add_control(res)

@@ -84,7 +84,8 @@ def test_replay_gives_the_same_with_an_empty_a_full_or_a_partly_filled_memo():
 
 def test_answer_columns_score_as_sample_outputs():
     from yoxla.rescoring import _prepare
-    from yoxla.suites.scoring import SampleOutput, TaskScorer
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import TaskScorer
     from yoxla.suites.worker import WorkerPool
 
     for tid in ("qa_abstention_v1", "intent_v1"):
@@ -140,14 +141,15 @@ def test_check_file_reads_and_hashes_the_file_once(tmp_path):
 
 
 def test_a_tally_taken_in_bulk_is_the_tally_taken_one_sample_at_a_time():
-    """``_Tally.add_all`` (counts in one pass each) against :meth:`_Tally.add` per sample, on
+    """``Tally.add_all`` (counts in one pass each) against :meth:`Tally.add` per sample, on
     every task: grader errors, samples without a score or a source, rows without the
     breakdown field, and rows that are not plain dicts (which take the per-sample way)."""
     from dataclasses import replace
     from types import MappingProxyType
 
     from yoxla.rescoring import _prepare
-    from yoxla.suites.scoring import TaskScorer, _Tally
+    from yoxla.suites.scoring import TaskScorer
+    from yoxla.suites.tally import Tally
     from yoxla.suites.worker import WorkerPool
 
     seen_cells = 0
@@ -165,7 +167,7 @@ def test_a_tally_taken_in_bulk_is_the_tally_taken_one_sample_at_a_time():
             items[1] = replace(items[1], row={k: v for k, v in items[1].row.items() if k != task.breakdown})
         for kind in (dict, MappingProxyType):
             its = [replace(it, row=kind(it.row)) for it in items] if kind is not dict else items
-            bulk, each = _Tally(scorer.plan), _Tally(scorer.plan)
+            bulk, each = Tally(scorer.plan), Tally(scorer.plan)
             bulk.add_all(its, results)
             for it, r in zip(its, results, strict=True):
                 each.add(it, r)

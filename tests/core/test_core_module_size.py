@@ -19,7 +19,6 @@ KNOWN_LONG = {
     "yoxla.leaderboard.tables",
     "yoxla.record",
     "yoxla.run.engine",
-    "yoxla.suites.scoring",
 }
 
 

@@ -62,7 +62,8 @@ def write(root: Path, document: dict[str, Any], freeze: bool = True) -> Path:
 def _metrics(path: Path) -> dict[str, Any]:
     from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
 
     prepared = prepare_task(load_manifest(path).task("tehlil_v1"))
     return score_suite_task(prepared, [SampleOutput.from_raw("A") for _ in prepared.items]).metrics

@@ -15,7 +15,8 @@ from suites_helpers import task, write_jsonl
 
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleOutput
+from yoxla.suites.scoring import score_suite_task
 
 OPTIONS_ROWS = [
     {"id": "v1", "sual": "Paytaxt?", "variantlar": ["Gəncə", "Bakı", "Şəki"], "cavab": "2"},

@@ -105,7 +105,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict
 def _scored(tmp_path: Path, answers: dict[str, str], **metadata: str) -> dict[str, Any]:
     from yoxla.suites.loader import load_manifest
     from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
 
     manifest = load_manifest(make_suite(tmp_path, **metadata))
     prepared = prepare_task(manifest.tasks[TASK_ID])

@@ -38,7 +38,8 @@ from yoxla.suites.bridge import (
 from yoxla.suites.hashing import declared_aggregation
 from yoxla.suites.loader import load_manifest
 from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleOutput
+from yoxla.suites.scoring import score_suite_task
 from yoxla.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]

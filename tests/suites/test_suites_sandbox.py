@@ -193,7 +193,8 @@ from suites_helpers import FAST, write_manifest
 from pathlib import Path
 from yoxla.suites.loader import load_manifest
 from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.scoring import score_suite_task
+from yoxla.suites.samples import SampleOutput
 from yoxla.suites.worker import WorkerPool
 
 task = args["task"]

@@ -8,7 +8,8 @@ from suites_helpers import ROWS, cases, write_jsonl
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeRecord, JudgeResponse
 from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleCache, SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleCache, SampleOutput
+from yoxla.suites.scoring import score_suite_task
 
 BUILTINS = cases("builtin_cases.yaml")
 

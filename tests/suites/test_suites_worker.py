@@ -9,7 +9,8 @@ from suites_helpers import FAST, ROWS, cases
 
 from yoxla.suites.errors import PreprocessError
 from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleOutput
+from yoxla.suites.scoring import score_suite_task
 from yoxla.suites.worker import Worker, WorkerLimits, WorkerPool, worker_env
 
 GRADERS = cases("grader_cases.yaml")

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from yoxla.calibration.distribution import LabelDistribution
     from yoxla.declarations import TaskDeclarations
     from yoxla.suite import Task
-    from yoxla.suites.scoring import SampleResult
+    from yoxla.suites.samples import SampleResult
 
 HIGH_CONFIDENCE = 0.90
 ECE_BINS = 15

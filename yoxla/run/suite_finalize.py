@@ -69,7 +69,8 @@ from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.suite_plan import SuitePlan, SuiteRunTask, make_suite_plan
 from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
-from yoxla.suites.scoring import SampleOutput, score_suite_task
+from yoxla.suites.samples import SampleOutput
+from yoxla.suites.scoring import score_suite_task
 from yoxla.suites.worker import WorkerPool
 
 STORED = ("id", "raw", "finish_reason", "error")

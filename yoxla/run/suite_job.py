@@ -27,7 +27,8 @@ from yoxla.run.settings import RunSettings
 from yoxla.run.suite_judge import RecordingJudge
 from yoxla.run.suite_plan import SuiteRunTask, suite_request
 from yoxla.suites.prepare import Item
-from yoxla.suites.scoring import SampleOutput, SampleResult, TaskScorer
+from yoxla.suites.samples import SampleOutput, SampleResult
+from yoxla.suites.scoring import TaskScorer
 from yoxla.suites.worker import WorkerPool
 
 

@@ -170,7 +170,7 @@ def choose_items(
     if not filters and not scored_only:
         return tasks, {}
     from yoxla.run.plan import pick_rows
-    from yoxla.suites.scoring import is_control
+    from yoxla.suites.tally import is_control
     from yoxla.suites.templates import lookup
 
     controls = (

@@ -106,7 +106,7 @@ def _cues(item: Item) -> list[str]:
 
 def scored_items(prepared: PreparedTask) -> list[Item]:
     """The items that count in the task's metrics: controls (``metadata.control_field``) left out."""
-    from yoxla.suites.scoring import control_marks
+    from yoxla.suites.tally import control_marks
 
     marks = control_marks(prepared.task.spec, [i.row for i in prepared.items])
     return [i for i, marked in zip(prepared.items, marks, strict=True) if not marked]
@@ -402,7 +402,8 @@ def chance_score(prepared: PreparedTask, pool: Any = None) -> float:
 
 def _span_chance(t: _Task, items: list[Item], pool: Any) -> float:
     """100 × the mean over items of the mean per-sample score of every option of the item."""
-    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
 
     repeated: list[Item] = []
     outputs: list[SampleOutput] = []
@@ -426,7 +427,8 @@ def floor_scores(
 ) -> dict[str, dict[str, float | None]]:
     """Per task, each strategy's task score (None where the task has no 0–100 score)."""
     from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
 
     out: dict[str, dict[str, float | None]] = {}
     for tid, task in manifest.tasks.items():

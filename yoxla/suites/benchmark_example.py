@@ -22,7 +22,8 @@ from yoxla.rescoring import rescore_task
 from yoxla.suite import Task
 from yoxla.suites.builtins import SPAN_KEYS
 from yoxla.suites.prepare import Item, item_ids
-from yoxla.suites.scoring import SampleResult, TaskScorer
+from yoxla.suites.samples import SampleResult
+from yoxla.suites.scoring import TaskScorer
 from yoxla.suites.worker import WorkerPool
 
 _SPAN_NAMES = {name: key for key, name in SPAN_KEYS}

@@ -37,7 +37,8 @@ def _judge_stub(request: dict[str, Any]) -> Any:
 def cmd_validate(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import aggregation, suite_hash
     from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.scoring import SampleOutput, score_suite_task
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
     from yoxla.suites.spec_data import HubDataset
     from yoxla.suites.templates import lookup
     from yoxla.suites.worker import WorkerPool

@@ -274,7 +274,7 @@ def prepare_task(
             workers.close()
     ids = item_ids(rows)
     if task.spec.control_field is not None:
-        from yoxla.suites.scoring import control_marks  # scoring imports this module
+        from yoxla.suites.tally import control_marks  # scoring imports this module
 
         if rows and all(control_marks(task.spec, rows)):
             raise DatasetError(

@@ -46,131 +46,25 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import partial
-from itertools import compress, repeat
-from operator import attrgetter, is_, is_not, itemgetter
+from dataclasses import replace
 from typing import Any
 
-from yoxla.parsing import answer_text
 from yoxla.suites import builtins as B
 from yoxla.suites import spec as S
-from yoxla.suites.extraction import ERROR, Extracted, StrictExtractor
+from yoxla.suites.extraction import Extracted, StrictExtractor
 from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeCallback, JudgeRecord, JudgeSession
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask
+from yoxla.suites.samples import SampleCache, SampleOutput, SampleResult, TaskScore
+from yoxla.suites.tally import BULK, Tally, as_extracted, control_marks, marked
 from yoxla.suites.templates import lookup
 from yoxla.suites.worker import CallResult, WorkerPool
 
 SAMPLE_FUNCTIONS = ("grade",)
 BATCH_FUNCTIONS = ("grade_batch",)
 MAX_SCORES = 100  # metrics one sample may return
-_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _METRIC = re.compile(S.ID_PATTERN)
-
-
-@dataclass(frozen=True)
-class SampleOutput:
-    """What the runner stored for one item."""
-
-    output_text: str | None  # the answer (reasoning removed); None when the request failed
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    error: str | None = None  # the generation error after the last retry
-    judgements: tuple[JudgeRecord, ...] = ()
-
-    @classmethod
-    def from_raw(
-        cls,
-        raw: str | None,
-        finish_reason: str | None = None,
-        error: str | None = None,
-        judgements: Sequence[JudgeRecord] = (),
-    ) -> SampleOutput:
-        """From a stored raw output with reasoning inside ``<think>`` (the result file's ``raw``)."""
-        reasoning = None
-        if raw:
-            found = [m.strip() for m in _THINK.findall(raw) if m.strip()]
-            reasoning = "\n\n".join(found) or None
-        text = None if raw is None else answer_text(raw)
-        return cls(text, reasoning, finish_reason, error, tuple(judgements))
-
-
-@dataclass
-class SampleResult:
-    """What scoring derived for one sample; treat it as read-only (a memo shares it between files).
-
-    Not ``frozen``: a frozen dataclass sets each of its fields through ``object.__setattr__``,
-    which made building it the largest single cost of scoring a sample on the fast path.
-    """
-
-    id: str
-    extracted: str | None
-    valid: bool
-    reason: str | None  # why nothing valid was extracted
-    near_miss: str | None
-    abstained: bool
-    number: float | None
-    scores: dict[str, float]
-    score: float | None
-    outcome: str
-    grader_error: str | None = None
-    extraction_error: str | None = None
-    judgements: tuple[JudgeRecord, ...] = ()
-    # What extraction gave, kept so that aggregation need not rebuild it (not part of the record).
-    source: Extracted | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class TaskScore:
-    """A task's per-sample results and metrics."""
-
-    task_id: str
-    task_hash: str
-    primary: str | None
-    higher_is_better: bool
-    results: tuple[SampleResult, ...]
-    metrics: dict[str, Any]
-    problems: tuple[str, ...] = ()  # task-level: a batch grader failed, a declared metric is missing
-    control: tuple[bool, ...] = ()  # aligned with results: True for a declared control (not in metrics)
-
-    @property
-    def primary_value(self) -> float | None:
-        value = self.metrics.get(self.primary) if self.primary else None
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    @property
-    def score(self) -> float | None:
-        """The primary metric clamped to [0, 1] × 100 (None when lower is better or it is missing)."""
-        value = self.primary_value
-        if value is None or not self.higher_is_better:
-            return None
-        return min(1.0, max(0.0, value)) * 100.0
-
-    @property
-    def judge_scored(self) -> bool:
-        return any(r.judgements for r in self.results)
-
-
-@dataclass
-class SampleCache:
-    """Memo of per-sample results, keyed by task definition, items and the stored output."""
-
-    max_entries: int = 1_000_000
-    hits: int = 0
-    _store: dict[tuple[Any, ...], SampleResult] = field(default_factory=dict, repr=False)
-
-    def get(self, key: tuple[Any, ...]) -> SampleResult | None:
-        hit = self._store.get(key)
-        if hit is not None:
-            self.hits += 1
-        return hit
-
-    def put(self, key: tuple[Any, ...], value: SampleResult) -> None:
-        if len(self._store) < self.max_entries:
-            self._store[key] = value
 
 
 def _finite(value: Any) -> float | None:
@@ -478,7 +372,7 @@ class TaskScorer:
     # task ---------------------------------------------------------------------------------------
     def score_builtin(
         self, items: Sequence[Item], outputs: Sequence[SampleOutput]
-    ) -> tuple[list[SampleResult], tuple[bool, ...], _Tally]:
+    ) -> tuple[list[SampleResult], tuple[bool, ...], Tally]:
         """One pass for a task whose graders are all built in (no worker, no judge, no cache).
 
         Each sample is extracted, graded, given its result and counted into the task's tally
@@ -503,7 +397,7 @@ class TaskScorer:
         texts: Sequence[str | None],
         finish_reasons: Sequence[str | None],
         errors: Sequence[str | None],
-    ) -> tuple[list[SampleResult], tuple[bool, ...], _Tally]:
+    ) -> tuple[list[SampleResult], tuple[bool, ...], Tally]:
         """:meth:`score_builtin` of outputs given as columns aligned with ``items``: the answer
         texts (reasoning removed), finish reasons and generation errors (no judgements: built-in
         graders never read them). Re-scoring stored answers calls it without making a
@@ -513,10 +407,10 @@ class TaskScorer:
         if not (len(items) == len(texts) == len(finish_reasons) == len(errors)):
             raise ValueError(f"{self.task.id}: {len(items)} items but {len(texts)} outputs")
         plan = self.plan
-        tally = _Tally(plan)
+        tally = Tally(plan)
         name, values = plan.control_field, plan.control_values
         control = (
-            tuple(_marked(lookup(item.row, [name]), values) for item in items)
+            tuple(marked(lookup(item.row, [name]), values) for item in items)
             if name is not None
             else (False,) * len(items)
         )
@@ -538,11 +432,11 @@ class TaskScorer:
             else:
                 scores, problem = grade(item, ex)
             results.append(result(item, finish, error, ex, scores, problem, ()))
-        if len(results) > _BULK and (name is None or not any(control)):
+        if len(results) > BULK and (name is None or not any(control)):
             tally.add_all(items, results)
         else:
-            for item, res, marked in zip(items, results, control, strict=True):
-                if marked:
+            for item, res, is_ctl in zip(items, results, control, strict=True):
+                if is_ctl:
                     tally.add_control(res)
                 else:
                     add(item, res)
@@ -550,7 +444,7 @@ class TaskScorer:
 
     def metrics_of(
         self,
-        tally: _Tally,
+        tally: Tally,
         items: Sequence[Item] = (),
         outputs: Sequence[SampleOutput] = (),
         results: Sequence[SampleResult] = (),
@@ -592,7 +486,7 @@ class TaskScorer:
         stored = [j for o in outputs for j in o.judgements if j.sample_id == BATCH_SAMPLE_ID]
         session = JudgeSession(BATCH_SAMPLE_ID, stored, self.judge)
         samples = [
-            _sample_dict(o, i, _as_extracted(r)) for i, o, r in zip(items, outputs, results, strict=True)
+            _sample_dict(o, i, as_extracted(r)) for i, o, r in zip(items, outputs, results, strict=True)
         ]
         grader_items = [i.grader_item(self.task.choices) for i in items]
         worker = self.pool.get(source, filename, self.task.base_dir)
@@ -606,202 +500,6 @@ class TaskScorer:
             return {}, f"batch grader failed: {res.error}", session.records
         got, problem = scores_from(res.value, spec.metric_id)
         return got, (f"batch grader: {problem}" if problem else None), session.records
-
-
-def _as_extracted(r: SampleResult) -> Extracted:
-    if r.source is not None:
-        return r.source
-    return Extracted(r.extracted, r.valid, r.reason, r.near_miss, r.abstained, r.number)
-
-
-_count = itemgetter(1)
-_BULK = 16  # samples from which a tally is counted in bulk (below, one at a time costs less)
-_OUTCOME, _VALID, _EXTRACTED, _NEAR = (attrgetter(a) for a in ("outcome", "valid", "extracted", "near_miss"))
-_REASON, _GRADER_ERROR, _SOURCE = attrgetter("reason"), attrgetter("grader_error"), attrgetter("source")
-_SCORES, _SCORE, _TARGET = attrgetter("scores"), attrgetter("score"), attrgetter("target")
-_ROW = attrgetter("row")
-_NOT_NONE, _IS_NONE = partial(is_not, None), partial(is_, None)
-_NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
-
-
-def is_control(task: S.TaskSpec, row: Mapping[str, Any]) -> bool:
-    """Is ``row`` a control of ``task`` (``metadata.control_field`` / ``control_values``)?"""
-    return control_marks(task, [row])[0]
-
-
-def control_marks(task: S.TaskSpec, rows: Sequence[Mapping[str, Any]]) -> tuple[bool, ...]:
-    """Which of ``rows`` are controls of ``task`` (the declarations read once for all rows)."""
-    name = task.control_field
-    if name is None:
-        return (False,) * len(rows)
-    values = task.control_values
-    return tuple(_marked(lookup(row, [name]), values) for row in rows)
-
-
-def _marked(value: Any, values: tuple[str, ...]) -> bool:
-    if value is None:
-        return False
-    if values:
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        return text.strip() in values
-    if isinstance(value, str):
-        return value.strip().lower() not in _NOT_CONTROL
-    return bool(value)
-
-
-class _Tally:
-    """A task's counts, taken one scored sample at a time; controls are counted apart.
-
-    The samples counted (:meth:`add`) are the task metrics' samples: the graded ones (no
-    grader error) are kept, aligned, for the built-in graders' aggregates.
-    """
-
-    def __init__(self, plan: ScoringPlan) -> None:
-        self.n = self.n_valid = self.grader_errors = self.extraction_errors = 0
-        # plain dicts, counted with get (three Counters cost more to make than a small task to count)
-        self.outcomes: dict[str, int] = {}
-        self.near: dict[str, int] = {}
-        self.answers: dict[str, int] = {}  # counted for a closed answer space only (its modal answer)
-        self._closed = plan.closed
-        self.targets: list[str] = []
-        self.extracted: list[Extracted] = []
-        self.scores: list[dict[str, float]] = []
-        # per breakdown field: its name, its path, and the keys and scores of the samples that have both
-        self._cells: list[tuple[str, tuple[str, ...], list[Any], list[float]]] = [
-            (fld, path, [], []) for fld, path in plan.breakdowns
-        ]
-        self._group = (plan.group_field,) if plan.group_field is not None else None
-        self._groups: dict[str, list[bool]] = {}
-        self._controls = None if plan.control_field is None else [0, 0]  # controls, valid ones
-
-    def add(self, item: Item, r: SampleResult) -> None:
-        self.n += 1
-        outcomes = self.outcomes
-        outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
-        if r.valid:
-            self.n_valid += 1
-            if r.extracted is not None and self._closed:
-                answers = self.answers
-                answers[r.extracted] = answers.get(r.extracted, 0) + 1
-        if r.near_miss:
-            self.near[r.near_miss] = self.near.get(r.near_miss, 0) + 1
-        if r.grader_error is None:
-            self.targets.append(item.target)
-            self.extracted.append(r.source if r.source is not None else _as_extracted(r))
-            self.scores.append(r.scores)
-        else:
-            self.grader_errors += 1
-        if r.reason == ERROR:
-            self.extraction_errors += 1
-        row = item.row
-        plain = type(row) is dict  # a top-level field of a plain row is its get (what lookup gives)
-        if r.score is not None and self._cells:
-            for _, path, keys, values in self._cells:
-                key = row.get(path[0]) if plain and len(path) == 1 else lookup(row, path)
-                if key is not None:  # rows without the field are left out
-                    keys.append(key)
-                    values.append(r.score)
-        if self._group is not None:
-            value = row.get(self._group[0]) if plain else lookup(row, self._group)
-            if value is not None and value != "":
-                self._groups.setdefault(str(value), []).append(r.outcome == "correct")
-
-    def add_all(self, items: Sequence[Item], results: Sequence[SampleResult]) -> None:
-        """:meth:`add` of every sample in order, into a fresh tally, each count taken in one pass
-        in C where the samples allow (plain rows, no groups): the same tally."""
-        rows = list(map(_ROW, items))
-        if self.n or self._group is not None or set(map(type, rows)) - {dict}:
-            for item, r in zip(items, results, strict=True):
-                self.add(item, r)
-            return
-        self.n = len(results)
-        self.outcomes = dict(Counter(map(_OUTCOME, results)))
-        valid = list(map(_VALID, results))
-        self.n_valid = sum(valid)
-        if self._closed:  # the valid answers in order: the modal answer is the first counted most
-            self.answers = dict(Counter(filter(_NOT_NONE, compress(map(_EXTRACTED, results), valid))))
-        self.near = dict(Counter(filter(None, map(_NEAR, results))))
-        self.extraction_errors = list(map(_REASON, results)).count(ERROR)
-        errors = list(map(_GRADER_ERROR, results))
-        sources = list(map(_SOURCE, results))
-        if all(map(_IS_NONE, errors)) and all(map(_NOT_NONE, sources)):
-            self.targets = list(map(_TARGET, items))
-            self.extracted = sources
-            self.scores = list(map(_SCORES, results))
-        else:
-            for item, r, err in zip(items, results, errors, strict=True):
-                if err is None:
-                    self.targets.append(item.target)
-                    self.extracted.append(r.source if r.source is not None else _as_extracted(r))
-                    self.scores.append(r.scores)
-                else:
-                    self.grader_errors += 1
-        if not self._cells:
-            return
-        scores = list(map(_SCORE, results))
-        scored = all(map(_NOT_NONE, scores))
-        for _, path, keys, values in self._cells:
-            found = (
-                list(map(dict.get, rows, repeat(path[0])))
-                if len(path) == 1
-                else [lookup(r, path) for r in rows]
-            )
-            if scored and all(map(_NOT_NONE, found)):
-                keys.extend(found)
-                values.extend(scores)
-                continue
-            for key, score in zip(found, scores, strict=True):
-                if key is not None and score is not None:  # rows without the field are left out
-                    keys.append(key)
-                    values.append(score)
-
-    def add_control(self, r: SampleResult) -> None:
-        if self._controls is not None:
-            self._controls[0] += 1
-            self._controls[1] += r.valid
-
-    def counts(self, closed: bool) -> dict[str, Any]:
-        """The metrics every task has (see the module), in the result's order."""
-        n, n_valid = self.n, self.n_valid
-        m: dict[str, Any] = {
-            "n": n,
-            "n_valid": n_valid,
-            "invalid_output_rate": 1.0 - n_valid / n if n else 0.0,
-            "generation_errors": self.outcomes.get("generation_error", 0),
-            "truncated": self.outcomes.get("truncated", 0),
-            "grader_errors": self.grader_errors,
-            "extraction_errors": self.extraction_errors,
-            "near_miss": dict(sorted(self.near.items())),
-            "outcomes": dict(sorted(self.outcomes.items())),
-        }
-        if closed:
-            answers = self.answers
-            total = sum(answers.values())
-            m["modal_answer_share"] = max(answers.values()) / total if total else 0.0
-            # Counter.most_common(1): the first answer counted of those counted most often
-            m["modal_answer"] = max(answers.items(), key=_count)[0] if answers else None
-        return m
-
-    def breakdowns(self, suffix: str) -> dict[str, Any]:
-        """``per_<field>_<suffix>`` of each breakdown field."""
-        return {f"per_{fld}_{suffix}": B.cells(keys, values) for fld, _, keys, values in self._cells}
-
-    def groups(self) -> dict[str, Any]:
-        """``group_consistency`` and ``groups`` of the counted samples (see the module)."""
-        if self._group is None:
-            return {}
-        real = [g for g in self._groups.values() if len(g) >= 2]
-        return {
-            "group_consistency": sum(all(g) for g in real) / len(real) if real else None,
-            "groups": len(real),
-        }
-
-    def controls(self) -> dict[str, Any]:
-        """``controls`` and ``control_valid_rate`` of the control samples (see the module)."""
-        if self._controls is None:
-            return {}
-        count, valid = self._controls
-        return {"controls": count, "control_valid_rate": valid / count if count else None}
 
 
 def score_suite_task(
@@ -837,7 +535,7 @@ def score_suite_task(
             results = scorer.score(its, outputs)
             control = control_marks(prepared.task.spec, [i.row for i in its])
             keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
-            tally = _Tally(scorer.plan)
+            tally = Tally(scorer.plan)
             for k, c in enumerate(control):
                 if c:
                     tally.add_control(results[k])
