@@ -1,13 +1,17 @@
 """The result file as typed records: one writer, one reader, one published schema.
 
-A result file is one self-contained JSON document per model and edition (or per model and
-eval suite: ``format: yoxla-suite-result``, the suite section below). This module is the only
-place that says what it holds:
+A result file is one self-contained JSON document per model and suite (an edition of the
+benchmark is a suite). Every run writes ``format: yoxla-result``, ``format_version: 3`` with
+the suite body (:class:`SuiteResultFile`, the suite section below). Two older formats are still
+read: ``yoxla-suite-result`` version 1 (the same body, parsed into the same record) and
+``yoxla-result`` version 2 (the built-in engine's body, :class:`ResultFile`). This module is the
+only place that says what they hold:
 
-* the runner, ``yoxla rescore --result`` and ``leaderboard/synthetic.py`` build it with
-  :func:`build_task_result` and :func:`build_document` (the one writer);
-* admission reads it with :func:`parse_record` (the one reader), after the bytes have
-  passed :mod:`yoxla.strictjson`;
+* a run builds it with :func:`build_suite_document` (version 3; the built-in engine's
+  version 2, for an older run folder and ``leaderboard/synthetic.py``, with
+  :func:`build_task_result` and :func:`build_document`);
+* admission reads it with :func:`parse_record` (the one reader, dispatching on ``format`` and
+  ``format_version``), after the bytes have passed :mod:`yoxla.strictjson`;
 * ``yoxla/schema/result.schema.json`` is :func:`json_schema` written out (a test fails when
   the committed schema and the generated one differ).
 
@@ -42,7 +46,17 @@ from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.judge import JudgeRecord
 
 FORMAT = "yoxla-result"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # what every run writes: the suite body (SuiteResultFile)
+LEGACY_FORMAT_VERSION = 2  # the built-in engine's body (ResultFile): read; written only for older run folders
+SUITE_FORMAT = "yoxla-suite-result"  # the suite body's first header: read, no longer written
+SUITE_FORMAT_VERSION = 1
+# (format, format_version) the reader accepts; every one but LEGACY_FORMAT_VERSION has the suite body.
+ACCEPTED_FORMATS = (
+    (FORMAT, FORMAT_VERSION),
+    (FORMAT, LEGACY_FORMAT_VERSION),
+    (SUITE_FORMAT, SUITE_FORMAT_VERSION),
+)
+SUITE_HEADERS = ((FORMAT, FORMAT_VERSION), (SUITE_FORMAT, SUITE_FORMAT_VERSION))
 SIGNATURE_FIELDS = ("content_sha256", "signature")
 
 # Limits ------------------------------------------------------------------------------------
@@ -460,9 +474,10 @@ class ResultFile(Record):
         frozen=True,
         title="YOXLA result file",
         json_schema_extra={
-            "$id": f"urn:yoxla:result-format:{FORMAT_VERSION}",
+            "$id": f"urn:yoxla:result-format:{LEGACY_FORMAT_VERSION}",
             "description": "One self-contained result of one model on one edition of the YOXLA "
-            f"benchmark, format version {FORMAT_VERSION}. Generated from yoxla/record.py; "
+            f"benchmark, format version {LEGACY_FORMAT_VERSION} (the built-in engine's; read, no "
+            "longer written by runs). Generated from yoxla/record.py; "
             "see docs/result-format.md.",
         },
     )
@@ -483,9 +498,10 @@ class ResultFile(Record):
 
 
 def json_schema() -> dict[str, Any]:
-    """The published JSON Schema of result files (draft 2020-12): a benchmark result file
-    (:class:`ResultFile`) or a suite result file (:class:`SuiteResultFile`), told apart by ``format``."""
-    return _combined_schema({FORMAT: ResultFile, SUITE_FORMAT: SuiteResultFile})
+    """The published JSON Schema of result files (draft 2020-12): the suite body
+    (:class:`SuiteResultFile`: ``yoxla-result`` 3, ``yoxla-suite-result`` 1) or the built-in
+    engine's (:class:`ResultFile`: ``yoxla-result`` 2), told apart by ``format_version``."""
+    return _combined_schema({"legacy": ResultFile, "suite": SuiteResultFile})
 
 
 # Reading --------------------------------------------------------------------------------------
@@ -503,29 +519,64 @@ def format_errors(exc: ValidationError, limit: int = 3) -> list[str]:
     return out
 
 
+def accepted_formats() -> str:
+    """What the reader accepts, in words (the reason given for any other format or version)."""
+    versions: dict[str, list[str]] = {}
+    for fmt, version in ACCEPTED_FORMATS:
+        versions.setdefault(fmt, []).append(str(version))
+    return ", ".join(f"{fmt!r} version {' or '.join(vs)}" for fmt, vs in versions.items())
+
+
+def _shown(value: Any, limit: int) -> str:
+    return repr(value)[:limit] if isinstance(value, str | int | float | None) else type(value).__name__
+
+
+def _top_level_problem(doc: dict[str, Any], model: type[Record], header: str) -> str | None:
+    """One reason when the document's top-level keys are not ``model``'s (a body of another
+    format under this header), naming what is missing and what is unexpected; else None."""
+    fields = model.model_fields
+    required = {name for name, f in fields.items() if f.is_required()}
+    missing = sorted(required - doc.keys())
+    unexpected = sorted(k for k in doc if k not in fields)
+    if not missing and not unexpected:
+        return None
+    parts = []
+    if missing:
+        parts.append("missing " + ", ".join(_shown(k, 40) for k in missing[:5]))
+    if unexpected:
+        more = f" and {len(unexpected) - 5} more" if len(unexpected) > 5 else ""
+        parts.append("unexpected " + ", ".join(_shown(k, 40) for k in unexpected[:5]) + more)
+    other = ResultFile if model is SuiteResultFile else SuiteResultFile
+    hint = ""
+    if not {n for n, f in other.model_fields.items() if f.is_required()} - doc.keys():
+        body = f"{FORMAT!r} version {LEGACY_FORMAT_VERSION if other is ResultFile else FORMAT_VERSION}"
+        hint = f" (that is the body of {body})"
+    return f"does not match the result format {header} at the top level: " + "; ".join(parts) + hint
+
+
 def parse_record(doc: Any) -> tuple[ResultFile | SuiteResultFile | None, list[str]]:
     """(record, []) or (None, reasons): the one reader of a parsed result document.
 
-    Dispatches on ``format``: ``yoxla-result`` (the benchmark) or ``yoxla-suite-result``
-    (an eval suite, see the suite section below).
+    Dispatches on (``format``, ``format_version``): ``yoxla-result`` 3 (what runs write) and
+    ``yoxla-suite-result`` 1 parse into :class:`SuiteResultFile`, ``yoxla-result`` 2 into
+    :class:`ResultFile`; anything else is refused with one reason naming what is accepted.
     """
     if not isinstance(doc, dict):
         return None, [f"not a JSON object (found {type(doc).__name__})"]
+    found, version = doc.get("format"), doc.get("format_version")
+    if not isinstance(found, str) or found not in {fmt for fmt, _ in ACCEPTED_FORMATS}:
+        return None, [
+            f"not a YOXLA result file (format is {_shown(found, 60)}; this leaderboard reads {accepted_formats()})"
+        ]
+    if isinstance(version, bool) or not isinstance(version, int) or (found, version) not in ACCEPTED_FORMATS:
+        return None, [
+            f"unknown format version {_shown(version, 20)} of {found!r} (this leaderboard reads {accepted_formats()})"
+        ]
     model: type[ResultFile] | type[SuiteResultFile]
-    if doc.get("format") == FORMAT:
-        model, version_expected = ResultFile, FORMAT_VERSION
-    elif doc.get("format") == SUITE_FORMAT:
-        model, version_expected = SuiteResultFile, SUITE_FORMAT_VERSION
-    else:
-        found = doc.get("format")
-        shown = repr(found)[:60] if isinstance(found, str | int | float | None) else type(found).__name__
-        return None, [f"not a YOXLA result file (format is {shown}, expected {FORMAT!r} or {SUITE_FORMAT!r})"]
-    version = doc.get("format_version")
-    if version != version_expected or isinstance(version, bool):
-        shown = (
-            repr(version)[:20] if isinstance(version, int | float | str | None) else type(version).__name__
-        )
-        return None, [f"unknown format version {shown} (this leaderboard reads {version_expected})"]
+    model = ResultFile if (found, version) == (FORMAT, LEGACY_FORMAT_VERSION) else SuiteResultFile
+    problem = _top_level_problem(doc, model, f"{found!r} version {version}")
+    if problem:
+        return None, [problem]
     try:
         return model.model_validate(doc), []
     except ValidationError as exc:
@@ -671,7 +722,7 @@ def build_document(
 
     body = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": LEGACY_FORMAT_VERSION,
         "edition": edition,
         "model": model.model_dump(mode="json", exclude_unset=True),
         "run": run.model_dump(mode="json", exclude_unset=True),
@@ -754,15 +805,14 @@ def outcome_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
 
 # Suite result files ----------------------------------------------------------------------------
 #
-# A suite result file is one model on one eval suite (a manifest under ``suites/``): the same
-# typed-record rules as above (strict, closed, bounded, finite), its own ``format``. The
-# writer is :func:`derive_suite_task` / :func:`build_suite_task_result` /
-# :func:`build_suite_document`; the reader is :func:`parse_record` (dispatch on ``format``).
+# A suite result file is one model on one suite (a manifest under ``suites/``, or a package
+# suite ``yoxla-<edition>``): the same typed-record rules as above (strict, closed, bounded,
+# finite), the header ``yoxla-result`` 3 (read too: ``yoxla-suite-result`` 1). The writer is
+# :func:`derive_suite_task` / :func:`build_suite_task_result` / :func:`build_suite_document`;
+# the reader is :func:`parse_record` (dispatch on ``format`` and ``format_version``).
 # Re-scoring goes through :func:`yoxla.suites.scoring.score_suite_task`, and stored judge
 # calls are replayed, never sent again.
 
-SUITE_FORMAT = "yoxla-suite-result"
-SUITE_FORMAT_VERSION = 1
 MAX_SUITE_METRICS = 300
 MAX_SAMPLE_SCORES = 100
 MAX_JUDGEMENTS = 40  # a sample's own calls (at most 20) and, on the first sample, a batch grader's
@@ -997,14 +1047,30 @@ class SuiteScores(Record):
 
 
 class SuiteResultFile(Record):
-    """One model on one eval suite: metadata, scores, every prediction, digest, optional signature."""
+    """One model on one suite (an edition of the benchmark is one): metadata, scores, every
+    prediction, digest, optional signature. What every run writes (``yoxla-result`` 3); a
+    ``yoxla-suite-result`` 1 file has the same body and parses into this record too."""
 
     model_config = ConfigDict(
-        strict=True, extra="forbid", allow_inf_nan=False, frozen=True, title="YOXLA suite result file"
+        strict=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        frozen=True,
+        title="YOXLA suite result file",
+        json_schema_extra={
+            "description": "One model on one suite: metadata, scores, every prediction, digest, "
+            f"optional signature. What every run writes: format {FORMAT} version {FORMAT_VERSION}; the "
+            f"same body under the header {SUITE_FORMAT} version {SUITE_FORMAT_VERSION} is still read.",
+            "oneOf": [
+                {"properties": {"format": {"const": fmt}, "format_version": {"const": version}}}
+                for fmt, version in SUITE_HEADERS
+            ],
+        },
     )
 
-    format: Literal["yoxla-suite-result"]
-    format_version: Literal[1]
+    # The header: one of SUITE_HEADERS (the pair is checked below and by the schema's oneOf).
+    format: Literal["yoxla-result", "yoxla-suite-result"]
+    format_version: Literal[3, 1]
     suite: SuiteInfo
     model: ModelInfo
     run: SuiteRunInfo
@@ -1015,6 +1081,12 @@ class SuiteResultFile(Record):
     created_at: Timestamp
     content_sha256: Hash
     signature: Signature | None = None
+
+    @model_validator(mode="after")
+    def _one_header(self) -> SuiteResultFile:
+        if (self.format, self.format_version) not in SUITE_HEADERS:
+            raise ValueError(f"format {self.format} does not come in version {self.format_version}")
+        return self
 
 
 def _combined_schema(models: Mapping[str, type[BaseModel]]) -> dict[str, Any]:
@@ -1033,9 +1105,10 @@ def _combined_schema(models: Mapping[str, type[BaseModel]]) -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "urn:yoxla:result-format",
         "title": "YOXLA result file",
-        "description": "A result file of the YOXLA benchmark (format yoxla-result, version "
-        f"{FORMAT_VERSION}) or of an eval suite (format yoxla-suite-result, version "
-        f"{SUITE_FORMAT_VERSION}). Generated from yoxla/record.py; see docs/result-format.md.",
+        "description": f"A YOXLA result file: format {FORMAT} version {FORMAT_VERSION} (what every run "
+        f"writes) or {SUITE_FORMAT} version {SUITE_FORMAT_VERSION} (the same body, read), both "
+        f"SuiteResultFile; or format {FORMAT} version {LEGACY_FORMAT_VERSION} (the built-in engine's "
+        "body, ResultFile, read). Generated from yoxla/record.py; see docs/result-format.md.",
         "oneOf": refs,
         "$defs": dict(sorted(defs.items())),
     }
@@ -1234,8 +1307,8 @@ def build_suite_document(
     """The whole suite result document with its digest (signed when a key is given), validated."""
 
     body = {
-        "format": SUITE_FORMAT,
-        "format_version": SUITE_FORMAT_VERSION,
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
         "suite": suite.model_dump(mode="json", exclude_unset=True),  # commits only where read
         "model": model.model_dump(mode="json", exclude_unset=True),
         "run": run.model_dump(mode="json", exclude_unset=True),

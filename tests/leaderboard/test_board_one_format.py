@@ -109,7 +109,7 @@ def test_every_suite_format_file_is_admitted_on_the_sample_board(boards) -> None
     )
     for v in suite.board.verdicts:
         assert v.edition == "sample" and v.suite is None and v.source_suite == "yoxla-sample", v.key
-        assert v.result_format == "yoxla-suite-result v1" and v.group == "standard"
+        assert v.result_format == "yoxla-result v3" and v.group == "standard"
     # No board "suite · yoxla-sample": a package suite's files are on the edition's board.
     assert "yoxla-sample" not in suite.board.suite_boards() and suite.board.suites() == []
     assert suite.board.suite_boards() == legacy.board.suite_boards()
@@ -259,7 +259,7 @@ def test_model_pages_are_the_legacy_ones(boards) -> None:
         assert list(merged["n"]) == list(merged["n suite"])
     facts = tables.model_facts(eb.standard.models[0], eb)
     fmt = dict(zip(facts["Field"], facts["Value"], strict=True))["Result format"]
-    assert fmt == "yoxla-suite-result v1 (suite yoxla-sample)"
+    assert fmt == "yoxla-result v3 (suite yoxla-sample)"
 
 
 def test_the_explorer_reads_the_suite_files_as_the_legacy_ones(boards) -> None:
@@ -471,7 +471,7 @@ def test_verify_checks_both_formats_alike(suite_docs, tmp_path, capsys) -> None:
         (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
         got[path.name] = json.loads(line)
     assert got["legacy.json"]["format"] == "yoxla-result v2"
-    assert got["suite.json"]["format"] == "yoxla-suite-result v1"
+    assert got["suite.json"]["format"] == "yoxla-result v3"
     for d in got.values():
         assert (d["status"], d["edition"], d["rechecked"], d["board"]) == (
             "admitted",

@@ -1,5 +1,5 @@
 """Comparing a built-in engine run of the sample edition (``Runner.builtin``) with a ``--suite
-yoxla-sample`` run: their result files (``yoxla-result`` v2 and ``yoxla-suite-result``),
+yoxla-sample`` run: their result files (``yoxla-result`` v2 and v3),
 summary.json and printed summaries."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _suite_metric(task: dict[str, Any], key: str) -> Any:
 
 
 def assert_same_runs(edition: dict[str, Any], suite: dict[str, Any], blocks: list[str] | None = None) -> None:
-    """The two result files (``yoxla-result`` v2 and ``yoxla-suite-result``) agree in every
+    """The two result files (``yoxla-result`` v2 and v3) agree in every
     score, metric and per-example verdict of the benchmark's record."""
     assert suite["suite"]["id"] == "yoxla-sample"
     assert sorted(suite["tasks"]) == sorted(edition["tasks"])

@@ -1,6 +1,6 @@
 """``--edition sample|v1`` is a suite run of the package suite ``yoxla-<edition>`` (one engine).
 
-The result file is a ``yoxla-suite-result`` of ``yoxla-sample`` where the edition's results
+The result file is a ``yoxla-result`` 3 (the suite body) of ``yoxla-sample`` where the edition's results
 always went (``results/sample/baseline__S.json``; partial runs under ``results/partial/sample/``),
 with the scores the built-in engine gives (``Runner.builtin``); ``baseline`` answers suite items
 and ``suite-baseline`` is the same provider under another name. A run folder the built-in engine
@@ -21,7 +21,8 @@ def test_an_edition_run_is_a_suite_run_with_the_builtin_engines_scores(runner) -
     path = runner.results / "sample" / "baseline__longest.json"
     assert "result file: results/sample/baseline__longest.json [complete]" in out
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert doc["format"] == "yoxla-suite-result" and doc["suite"]["id"] == "yoxla-sample"
+    assert (doc["format"], doc["format_version"]) == ("yoxla-result", 3)
+    assert doc["suite"]["id"] == "yoxla-sample"
     assert runner.json("e", "run.json")["kind"] == "suite"
     rc, _, err = runner.builtin("run", "--provider", "baseline", "--model", "longest", "--edition", "sample",
                                 "--run-id", "b")  # fmt: skip

@@ -65,7 +65,8 @@ def test_fresh_offline_machine_baseline_run_and_rescore(tmp_path: Path, capsys, 
     frozen = json.loads(
         (ROOT / "yoxla" / "editions" / "yoxla-sample.hashes.json").read_text(encoding="utf-8")
     )
-    assert doc["format"] == "yoxla-suite-result" and doc["suite"]["id"] == "yoxla-sample"
+    assert (doc["format"], doc["format_version"]) == ("yoxla-result", 3)
+    assert doc["suite"]["id"] == "yoxla-sample"
     assert doc["suite"]["suite_hash"] == frozen["suite_hash"]
 
     # Re-deriving every derived field from the stored answers reproduces the file (admission).

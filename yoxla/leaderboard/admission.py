@@ -58,6 +58,7 @@ from yoxla.gold import gold_value
 from yoxla.leaderboard.data import DataSource
 from yoxla.record import (
     FORMAT_VERSION,
+    LEGACY_FORMAT_VERSION,
     MISSING,
     ModelInfo,
     Prediction,
@@ -82,7 +83,7 @@ from yoxla.suite import Suite, Task, load_suite
 
 MAX_BYTES = 50 * 1024 * 1024
 TOLERANCE = 1e-9
-KNOWN_FORMAT_VERSIONS = (FORMAT_VERSION,)
+KNOWN_FORMAT_VERSIONS = (FORMAT_VERSION, LEGACY_FORMAT_VERSION)  # of format yoxla-result
 VERIFIED, COMMUNITY = "verified", "community"
 TRUST_RANK = {COMMUNITY: 0, VERIFIED: 1}
 ADMITTED, SUPERSEDED, EXCLUDED = "admitted", "superseded", "excluded"
@@ -350,7 +351,7 @@ class Verdict:
     suite: str | None = None
     judge: str | None = None
     board: str | None = None
-    # The file's format (``yoxla-result v2``, ``yoxla-suite-result v1``) and, for a suite
+    # The file's format (``yoxla-result v3``, ``yoxla-result v2``, ``yoxla-suite-result v1``) and, for a suite
     # file, the committed suite it was re-derived with (what a cached verdict rests on).
     result_format: str = ""
     source_suite: str | None = None

@@ -1,4 +1,4 @@
-"""Admission of suite result files (``format: yoxla-suite-result``), after the shared checks.
+"""Admission of suite result files (the suite body: ``yoxla-result`` 3, ``yoxla-suite-result`` 1), after the shared checks.
 
 :func:`yoxla.leaderboard.admission.check_document` reads the file (strict JSON, the typed
 record), checks its digest and signature, and hands a suite record to
