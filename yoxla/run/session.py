@@ -92,7 +92,7 @@ class HeldRun(ABC):
             execute(provider, items, s, on_record, initial=initial, total=total, secrets=secrets, job=job)
 
     @abstractmethod
-    def job(self, provider: Provider, items: Items, secrets: list[str]) -> AbstractContextManager[Job | None]:
+    def job(self, provider: Provider, items: Items, secrets: list[str]) -> AbstractContextManager[Job]:
         """What the executor sends ``items`` with in one session, closed when it ends."""
 
     @abstractmethod

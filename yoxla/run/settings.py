@@ -20,7 +20,6 @@ from yoxla.providers.transport import TransportSettings
 from yoxla.results import SIGN_KEY_ENV
 from yoxla.run.errors import RunError
 from yoxla.run.model_facts import public_model, without_path
-from yoxla.suite import Task
 
 # What defines a run: a resumed session must not change it.
 IDENTITY = (
@@ -166,22 +165,6 @@ def check_run_id(run_id: str) -> str:
 
 
 # The record ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Generation:
-    """The effective generation settings of one task's requests."""
-
-    temperature: float
-    top_p: float
-    max_tokens: int
-
-
-def generation_for(task: Task, thinking: bool, thinking_budget: int) -> Generation:
-    """What every request of ``task`` is sent with: the contract's settings, plus the thinking budget."""
-    gen = task.generation
-    extra = thinking_budget if thinking else 0
-    return Generation(float(gen.temperature), float(gen.top_p), gen.max_tokens + extra)
 
 
 def run_record(
