@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from yoxla.cli import run as cli_run  # noqa: E402
 from yoxla.editions import load_edition, load_rows  # noqa: E402
 from yoxla.providers.openai_compat import OpenAICompatProvider  # noqa: E402
-from yoxla.run import engine  # noqa: E402
+from yoxla.run import session  # noqa: E402
 from yoxla.suite import load_suite  # noqa: E402
 
 
@@ -78,13 +78,13 @@ def start_server(answers: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 class SessionTimer:
-    """Wall and CPU seconds of the runner's sending session (``Held.send``) and the bodies it sent."""
+    """Wall and CPU seconds of the runner's sending session (``HeldRun.send``) and the bodies it sent."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0
         self.bodies: list[dict[str, Any]] = []
         self.recording = False
-        send, body = engine.Held.send, OpenAICompatProvider.request_body
+        send, body = session.HeldRun.send, OpenAICompatProvider.request_body
 
         def timed_send(held: Any, *args: Any, **kwargs: Any) -> None:
             w, c = time.perf_counter(), time.process_time()
@@ -100,7 +100,7 @@ class SessionTimer:
                 self.bodies.append(out)
             return out
 
-        engine.Held.send = timed_send  # type: ignore[method-assign]
+        session.HeldRun.send = timed_send  # type: ignore[method-assign]
         OpenAICompatProvider.request_body = recorded_body  # type: ignore[method-assign]
 
 

@@ -6,9 +6,10 @@ Builds a full-size local copy of the data (v1's 1,443 rows: the sample rows cycl
 ids, as ``bench/bench_loading.py`` does), runs the offline ``baseline`` provider on it once
 (``--edition v1 --data-dir COPY``) to get a complete run folder, then times ``yoxla rescore
 RUN_DIR`` in fresh processes. Each child imports every module the command uses first
-(``yoxla.cli``, the runner, the record, the evaluators, pydantic…), then starts the clock, so
-the figure is what re-scoring itself costs: reading the run folder and the rows, re-scoring
-1,443 stored answers through the one path, writing ``task_scores.json`` and ``summary.json``
+(``yoxla.cli``, the runner and its finish, the record, the suite loader and scoring, pydantic…),
+then starts the clock, so the figure is what re-scoring itself costs: reading the run folder,
+the manifest and the rows, re-scoring 1,443 stored answers through the one replay
+(:mod:`yoxla.run.suite_finalize`), writing ``task_scores.json`` and ``summary.json``
 (wall time, and the child's process CPU next to it).
 The target is under 0.3 s; the median is printed, not asserted.
 """
@@ -30,8 +31,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 CHILD = """
 import io, sys, time, contextlib
 t0 = time.perf_counter()
-import yoxla.cli, yoxla.run.commands, yoxla.run.finalize, yoxla.record, yoxla.rescoring
-import yoxla.evaluators, yoxla.parsing, yoxla.spans, yoxla.editions, yoxla.datafiles, yoxla.validate
+import yoxla.cli, yoxla.run.commands, yoxla.run.suite_finalize, yoxla.run.finish, yoxla.record
+import yoxla.suites.loader, yoxla.suites.prepare, yoxla.suites.datasets, yoxla.suites.builtins
 import yoxla.providers.registry, yoxla.annotation.cli, yoxla.suites.cli, yoxla.suites.scoring, pydantic
 t1, c1 = time.perf_counter(), time.process_time()
 with contextlib.redirect_stdout(io.StringIO()):

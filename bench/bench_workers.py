@@ -3,8 +3,9 @@
 The server is the loopback stand-in (yoxla.testing.fakeserver) in its own process, answering
 every request after a fixed latency, so the only thing measured is the runner: its thread
 pool, the adaptive limiter, the openai client, in-order consumption, scoring and the
-append+flush of predictions.jsonl. The requests are the bundled sample edition's examples,
-cycled to the size of the published benchmark (1443).
+append+flush of predictions.jsonl. The requests are the items of the package suite
+``yoxla-sample`` (the bundled sample edition), cycled to the size of the published benchmark
+(1443), sent and scored by the suite engine's job (:class:`yoxla.run.suite_job.SuiteJob`).
 
     python bench/bench_workers.py                    # latency 0.2 s, workers 1 4 16 64
     python bench/bench_workers.py --latency 0.1 --workers 1 16 --requests 500
@@ -27,21 +28,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from yoxla.editions import load_edition, load_rows  # noqa: E402
 from yoxla.providers.registry import create_provider, get_spec, with_overrides  # noqa: E402
 from yoxla.providers.transport import TransportSettings  # noqa: E402
 from yoxla.run.artifacts import PredictionWriter  # noqa: E402
 from yoxla.run.executor import execute  # noqa: E402
 from yoxla.run.settings import RunSettings, provider_options  # noqa: E402
-from yoxla.suite import load_suite  # noqa: E402
+from yoxla.run.suite_job import SuiteJob  # noqa: E402
+from yoxla.run.suite_judge import RecordingJudge  # noqa: E402
+from yoxla.run.suite_plan import make_suite_plan  # noqa: E402
+from yoxla.suites.registry import resolve_suite  # noqa: E402
 
 FULL_SIZE = 1443
 
 
 def items(n: int) -> list:
-    suite = load_suite()
-    edition = load_edition("sample")
-    pool = [(suite.task(tid), row) for tid in edition.tasks for row in load_rows(edition, tid)]
+    """The items of yoxla-sample, (task, item) in run order, cycled to ``n``."""
+    plan = make_suite_plan(
+        RunSettings(provider="vllm", model="bench", suite=str(resolve_suite("yoxla-sample")))
+    )
+    pool = [(task, item) for task in plan.tasks.values() for item in task.prepared.items]
     return list(itertools.islice(itertools.cycle(pool), n))
 
 
@@ -79,8 +84,14 @@ def run_once(base_url: str, work: list, workers: int, out: Path) -> tuple[float,
         errors += record["outcome"] == "generation_error"
         writer.append(record)
 
+    job = SuiteJob(
+        settings, spec.backend, spec.base_url, RecordingJudge(None, None), [], parallel_graders=False
+    )
     t0 = time.perf_counter()
-    execute(provider, work, settings, sink)
+    try:
+        execute(provider, work, settings, sink, job=job)
+    finally:
+        job.close()
     wall = time.perf_counter() - t0
     writer.close()
     provider.close()

@@ -4,8 +4,7 @@
 stays cheap. Each call is a thin wrapper over what the command line does (``yoxla run``,
 ``yoxla rescore``, ``yoxla verify``), so a script and the command line cannot disagree.
 
-``run`` and ``rescore`` (and ``engine_of``, the one place this surface asks which engine a run
-folder is for: every new run is a suite run) live with the runner, in ``yoxla.run.library``.
+``run`` and a run folder's ``rescore`` live with the runner, in ``yoxla.run.library``.
 """
 
 from __future__ import annotations
@@ -16,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.run.library import committed_suite, engine_of, rescore_folder, run
+from yoxla.run.library import committed_suite, rescore_folder, run
 from yoxla.suite import Suite
 from yoxla.suite import load_suite as load_benchmark_suite
 
-__all__ = ["Benchmark", "check_file", "engine_of", "load_suite", "rescore", "run"]
+__all__ = ["Benchmark", "check_file", "load_suite", "rescore", "run"]
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 

@@ -12,7 +12,8 @@ import pytest
 
 import yoxla
 from yoxla.api import Benchmark
-from yoxla.run.library import engine_of, run_arguments
+from yoxla.run.errors import RunError
+from yoxla.run.library import run_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 OXU = ROOT / "suites" / "examples" / "oxu" / "oxu.yaml"
@@ -32,7 +33,7 @@ def test_the_four_names_are_public_and_documented():
 
 
 def test_run_stays_the_call_after_the_runner_package_is_imported():
-    import yoxla.run.engine  # binds the subpackage to yoxla.run
+    import yoxla.run.session  # binds the subpackage to yoxla.run
     from yoxla import run
 
     assert run is yoxla.run and callable(run)
@@ -67,16 +68,21 @@ def test_load_suite_of_nothing_is_one_clear_error(tmp_path):
         yoxla.load_suite(bad)
 
 
-def test_engine_of_is_the_one_dispatch(tmp_path):
-    # Every new run is a suite run: an edition names the package suite yoxla-<edition>.
-    assert engine_of("sample") == engine_of("v1") == "suite"
-    assert engine_of(OXU) == engine_of("oxu") == "suite"
-    # Only a run folder the built-in engine of an older version made is that engine's.
-    old, new = tmp_path / "old", tmp_path / "new"
-    for folder, info in ((old, {"edition": "sample"}), (new, {"kind": "suite"})):
-        folder.mkdir()
-        (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
-    assert (engine_of(old), engine_of(new), engine_of(tmp_path)) == ("builtin", "suite", "suite")
+def test_there_is_no_engine_question_left():
+    assert "engine_of" not in yoxla.api.__all__ and not hasattr(yoxla.api, "engine_of")
+
+
+def test_rescore_of_a_builtin_engines_run_folder_is_one_clear_error(tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "run.json").write_text(json.dumps({"edition": "v1", "model": "m"}), encoding="utf-8")
+    with pytest.raises(RunError, match=r"built-in engine of an older YOXLA.*--edition v1 --model m"):
+        yoxla.rescore(old)
+    assert [p.name for p in old.iterdir()] == ["run.json"]  # nothing written, not even a lock
+
+
+def test_run_arguments_spell_the_flags_of_a_call():
+    # Every run is a suite run: an edition names the package suite yoxla-<edition>.
     assert run_arguments("sample", {"block": "all", "task": ["a", "b"], "resume": False, "limit": None}) == [
         "--edition",
         "sample",

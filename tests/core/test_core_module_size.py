@@ -18,7 +18,6 @@ KNOWN_LONG = {
     "yoxla.leaderboard.figures",
     "yoxla.leaderboard.tables",
     "yoxla.record",
-    "yoxla.run.engine",
 }
 
 

@@ -415,8 +415,9 @@ def _nli_replies() -> dict[str, Any]:
 
 
 def test_answer_distributions_give_the_legacy_calibration(tmp_path, monkeypatch) -> None:
-    """One model run twice against a loopback server that sends token logprobs: once with
-    ``--edition sample``, once with ``--suite yoxla-sample``; both boards show the same
+    """One model against a loopback server that sends token logprobs: the built-in engine's file of
+    its ``--edition sample`` run (stored in ``cases/legacy-v2/logprobs/``, made at 5d941f1 before
+    that engine was deleted) and a ``--suite yoxla-sample`` run; both boards show the same
     calibration (per-example arrays, pooled reports, the calibration tab's tables)."""
     from yoxla.testing.fakeserver import FakeServer, Reply
 
@@ -427,17 +428,11 @@ def test_answer_distributions_give_the_legacy_calibration(tmp_path, monkeypatch)
         base = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url, "--no-progress"]
         base += ["--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "out")]
         base += ["--timeout", "5", "--backoff-base", "0.01"]
-        from yoxla.run import suite_cli
-
-        with monkeypatch.context() as m:  # a legacy file: the built-in engine, which no new run reaches
-            m.setattr(suite_cli, "is_builtin_folder", lambda a, runs_dir: not a.suite)
-            legacy = ["run", "--edition", "sample", "--block", "all", "--run-id", "legacy", *base]
-            assert cli_run([*legacy, "--results-dir", str(tmp_path / "out-legacy")]) == 0
         assert cli_run(["run", "--suite", "yoxla-sample", "--run-id", "suite", *base]) == 0
     name = "vllm__fake--model-1.json"
     preps = []
     for which, src in (
-        ("legacy", tmp_path / "out-legacy" / "sample" / name),
+        ("legacy", Path(__file__).parent / "cases" / "legacy-v2" / "logprobs" / name),
         ("suite", tmp_path / "out" / "sample" / name),
     ):
         write_result(json.loads(src.read_text(encoding="utf-8")), tmp_path / which / "sample" / name)

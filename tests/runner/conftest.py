@@ -77,34 +77,23 @@ class Runner:
         self.tmp = tmp_path
         self.runs = tmp_path / "runs"
         self.results = tmp_path / "results"
-        self.builtin_results = tmp_path / "builtin-results"  # result files of :meth:`builtin` runs
         self.capsys = capsys
         self.monkeypatch = monkeypatch
 
-    def __call__(self, *args: str, base: bool = True, results: Path | None = None) -> tuple[int, str, str]:
+    def __call__(self, *args: str, base: bool = True) -> tuple[int, str, str]:
         argv = list(args)
         if base and argv and argv[0] == "run":
             argv += [
                 "--runs-dir",
                 str(self.runs),
                 "--results-dir",
-                str(results or self.results),
+                str(self.results),
                 "--no-progress",
             ]
         self.monkeypatch.setattr(sys, "argv", ["yoxla", *argv])  # the command line a run records
         rc = cli_run(argv)
         out, err = self.capsys.readouterr()
         return rc, out, err
-
-    def builtin(self, *args: str) -> tuple[int, str, str]:
-        """``yoxla run --edition …`` on the built-in engine, which no command reaches for a new
-        run any more (every run is a suite run): the parity tests compare the suite engine with
-        it, and go with it. Its result files go under :attr:`builtin_results`."""
-        from yoxla.run import suite_cli
-
-        with self.monkeypatch.context() as m:
-            m.setattr(suite_cli, "is_builtin_folder", lambda a, runs_dir: not a.suite)
-            return self(*args, results=self.builtin_results)
 
     def api(
         self, server: FakeServer, run_id: str, *extra: str, provider: str = "vllm"

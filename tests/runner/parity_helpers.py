@@ -1,6 +1,9 @@
-"""Comparing a built-in engine run of the sample edition (``Runner.builtin``) with a ``--suite
-yoxla-sample`` run: their result files (``yoxla-result`` v2 and v3),
-summary.json and printed summaries."""
+"""Comparing a run of ``yoxla-sample`` with the built-in engine's stored result files of the same
+model (``yoxla-result`` v2, the oracle): the result files, summary.json and the printed summary.
+
+The stored files: :data:`LEGACY`, the eight cue-only baselines of the sample edition (the
+leaderboard's legacy-v2 fixture), and :data:`BUILTIN`, the scripted server runs the parity tests
+made before the built-in engine was deleted (see ``cases/builtin-v2/README.md``)."""
 
 from __future__ import annotations
 
@@ -10,13 +13,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from yoxla.run.finish import calibration_summary
 from yoxla.suite import load_suite
 
 TOL = 1e-9
 SUITE = load_suite()
-# Under the built-in engine's results folder (Runner.builtin_results) and the runner's own: a
-# yoxla-sample suite file goes where the sample edition's always went.
-EDITION_RESULT = Path("sample")
+LEGACY = Path(__file__).resolve().parents[1] / "leaderboard" / "cases" / "legacy-v2" / "sample"
+BUILTIN = Path(__file__).resolve().parent / "cases" / "builtin-v2"
+# Under the runner's results folder: a yoxla-sample suite file goes where the sample edition's
+# always went.
 SUITE_RESULT = Path("sample")
 # The verdict of one example, as both result formats store it.
 VERDICT = ("id", "raw", "finish_reason", "error", "valid", "abstained", "outcome", "reason", "near_miss")
@@ -40,7 +45,28 @@ def same(a: Any, b: Any) -> bool:
 
 def result_file(results: Path, where: Path) -> dict[str, Any]:
     [path] = (results / where).glob("*.json")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return stored(path)
+
+
+def stored(path: Path) -> dict[str, Any]:
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def legacy(strategy: str) -> dict[str, Any]:
+    """The built-in engine's result file of baseline ``strategy`` on the sample edition."""
+    return stored(LEGACY / f"baseline__{strategy}.json")
+
+
+def only_block(edition: dict[str, Any], block: str) -> dict[str, Any]:
+    """The stored file as a run of one block of it would have been: its tasks, that block's score
+    and, as the headline, the block's score (the mean of the one group)."""
+    out = json.loads(json.dumps(edition))
+    out["tasks"] = {tid: t for tid, t in edition["tasks"].items() if t["block"] == block}
+    scores = out["scores"]
+    scores["tasks"] = {tid: v for tid, v in scores["tasks"].items() if tid in out["tasks"]}
+    scores["blocks"] = {block: scores["blocks"][block]}
+    scores["yoxla"] = scores["blocks"][block]
+    return out
 
 
 def _suite_metric(task: dict[str, Any], key: str) -> Any:
@@ -85,18 +111,32 @@ def assert_same_runs(edition: dict[str, Any], suite: dict[str, Any], blocks: lis
     assert suite["suite"]["headline"]["name"] == "YOXLA"
 
 
-def assert_same_summaries(edition: dict[str, Any], suite: dict[str, Any]) -> None:
-    """summary.json of the two run folders: the same scores, complete flags and counts."""
-    for key in ("complete", "examples", "generation_errors", "probabilities", "usage"):
-        assert same(edition[key], suite[key]), key
-    assert same(edition["blocks"], suite["groups"])
-    assert same(edition["yoxla"], suite["suite_score"])
-    assert suite["headline"] == "YOXLA"
+def assert_summary_of(edition: dict[str, Any], summary: dict[str, Any]) -> None:
+    """summary.json of the suite run holds the stored file's scores and counts: the group and
+    headline scores, per task the score, rows, generation errors, invalid rate and calibration."""
+    assert summary["examples"] == sum(t["rows"] for t in edition["tasks"].values())
+    assert summary["generation_errors"] == edition["generation_errors"]
+    assert same(edition["scores"]["blocks"], summary["groups"])
+    assert same(edition["scores"]["yoxla"], summary["suite_score"])
+    assert summary["headline"] == "YOXLA"
+    assert sorted(summary["tasks"]) == sorted(edition["tasks"])
     for tid, want in edition["tasks"].items():
-        got = suite["tasks"][tid]
-        for key in ("score", "rows", "expected", "generation_errors", "invalid_output_rate"):
-            assert same(want[key], got[key]), (tid, key)
-        assert same(want.get("calibration"), got.get("calibration")), tid
+        got, m = summary["tasks"][tid], want["metrics"]
+        assert same(want["score"], got["score"]) and got["rows"] == got["expected"] == want["rows"], tid
+        assert got["generation_errors"] == m["generation_errors"], tid
+        assert same(m["invalid_output_rate"], got["invalid_output_rate"]), tid
+        cal = want.get("calibration")
+        assert same(calibration_summary(cal) if cal else None, got.get("calibration")), tid
+
+
+def printed(edition: dict[str, Any]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """What the printed summary of a run with the stored file's scores shows: (:func:`score_lines`,
+    :func:`task_lines`), every score to two decimals."""
+    two = lambda v: f"{v:.2f}"  # noqa: E731
+    lines = {block: two(v) for block, v in edition["scores"]["blocks"].items()}
+    lines["YOXLA"] = two(edition["scores"]["yoxla"])
+    tasks = {tid: (t["block"], two(t["score"])) for tid, t in edition["tasks"].items()}
+    return lines, tasks
 
 
 def score_lines(out: str) -> dict[str, str]:
@@ -113,10 +153,11 @@ def score_lines(out: str) -> dict[str, str]:
 
 
 def task_lines(out: str) -> dict[str, tuple[str, str]]:
-    """The printed summary's task rows: task id -> (block or group, score as printed)."""
-    rows = {}
+    """The printed summary's task rows: task id -> (block or group, score as printed), from the
+    first table that names the task (the calibration table comes after it)."""
+    rows: dict[str, tuple[str, str]] = {}
     for line in out.splitlines():
         cells = line.split()
         if len(cells) >= 3 and cells[0] in SUITE.tasks:
-            rows[cells[0]] = (cells[1], cells[2])
+            rows.setdefault(cells[0], (cells[1], cells[2]))
     return rows

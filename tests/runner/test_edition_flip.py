@@ -2,16 +2,23 @@
 
 The result file is a ``yoxla-result`` 3 (the suite body) of ``yoxla-sample`` where the edition's results
 always went (``results/sample/baseline__S.json``; partial runs under ``results/partial/sample/``),
-with the scores the built-in engine gives (``Runner.builtin``); ``baseline`` answers suite items
-and ``suite-baseline`` is the same provider under another name. A run folder the built-in engine
-made (an older version) still resumes and re-scores on that engine.
+with the scores the built-in engine stored (the legacy-v2 fixture); ``baseline`` answers suite
+items and ``suite-baseline`` is the same provider under another name. A run folder the built-in
+engine of an older version made is neither resumed, retried nor re-scored: one line says what
+to do, exit 2, and nothing in the folder changes.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from parity_helpers import EDITION_RESULT, assert_same_runs, result_file
+import pytest
+from parity_helpers import assert_same_runs, legacy
+from runner_helpers import one_error_line
+
+import yoxla
+from yoxla.run.errors import RunError
 
 
 def test_an_edition_run_is_a_suite_run_with_the_builtin_engines_scores(runner) -> None:
@@ -24,10 +31,7 @@ def test_an_edition_run_is_a_suite_run_with_the_builtin_engines_scores(runner) -
     assert (doc["format"], doc["format_version"]) == ("yoxla-result", 3)
     assert doc["suite"]["id"] == "yoxla-sample"
     assert runner.json("e", "run.json")["kind"] == "suite"
-    rc, _, err = runner.builtin("run", "--provider", "baseline", "--model", "longest", "--edition", "sample",
-                                "--run-id", "b")  # fmt: skip
-    assert rc == 0, err
-    assert_same_runs(result_file(runner.builtin_results, EDITION_RESULT), doc)
+    assert_same_runs(legacy("longest"), doc)
     # suite-baseline: the same answers under its own name
     rc, _, err = runner("run", "--provider", "suite-baseline", "--model", "longest", "--edition", "sample",
                         "--run-id", "a")  # fmt: skip
@@ -50,20 +54,67 @@ def test_a_partial_edition_run_lands_under_partial_and_the_default_edition_is_v1
     assert len(err.strip().splitlines()) == 1
 
 
-def test_a_run_folder_of_the_builtin_engine_still_resumes_and_rescores(runner) -> None:
-    argv = ("run", "--provider", "baseline", "--model", "first", "--edition", "sample", "--task", "nli_v1")
-    rc, _, err = runner.builtin(*argv, "--run-id", "old")
-    assert rc == 0, err
-    assert "kind" not in runner.json("old", "run.json")
-    before = runner.json("old", "task_scores.json")
-    pred = runner.runs / "old" / "predictions.jsonl"
-    pred.write_bytes(b"".join(pred.read_bytes().splitlines(keepends=True)[:5]))
-    info = runner.json("old", "run.json")
-    info["status"] = "interrupted"
-    (runner.runs / "old" / "run.json").write_text(json.dumps(info), encoding="utf-8")
-    rc, _, err = runner("run", "--run-id", "old", "--resume")  # no --suite: the folder says which
-    assert rc == 0, err
-    assert len(runner.predictions("old")) == 12 and "kind" not in runner.json("old", "run.json")
-    assert runner.json("old", "task_scores.json") == before
-    rc, out, err = runner("rescore", str(runner.runs / "old"))
-    assert rc == 0 and "YOXLA:" in out, err
+def _builtin_folder(runs: Path) -> Path:
+    """A run folder as the built-in engine of an older version left it: run.json without a
+    ``kind``, some answers on disk, interrupted."""
+    folder = runs / "old"
+    folder.mkdir(parents=True)
+    info = {
+        "run_id": "old",
+        "status": "interrupted",
+        "provider": "baseline",
+        "model": "first",
+        "edition": "sample",
+        "task_ids": ["nli_v1"],
+        "settings": {"provider": "baseline", "model": "first", "edition": "sample", "tasks": ["nli_v1"]},
+    }
+    (folder / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    lines = [{"task": "nli_v1", "id": p["id"], "raw": p["raw"], "outcome": p["outcome"]} for p in
+             legacy("first")["tasks"]["nli_v1"]["predictions"][:5]]  # fmt: skip
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return folder
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+NEEDLES = (
+    "was made by the built-in engine of an older YOXLA",
+    "re-run it with `python runner.py --edition sample --provider baseline --model first`",
+    "stays readable and admissible",
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "--run-id", "old", "--resume"),
+        ("run", "--run-id", "old", "--resume", "--edition", "sample"),
+        ("run", "--retry-errors", "old"),
+        ("run", "--retry-errors", "RUNS/old"),
+        ("rescore", "RUNS/old"),
+        ("rescore", "RUNS/old", "--result"),
+    ],
+)
+def test_a_run_folder_of_the_builtin_engine_is_refused_in_one_line_and_left_alone(runner, argv) -> None:
+    folder = _builtin_folder(runner.runs)
+    before = _snapshot(folder)
+    rc, _, err = runner(*(a.replace("RUNS", str(runner.runs)) for a in argv))
+    line = one_error_line(rc, err, str(folder), *NEEDLES)
+    assert rc == 2 and line.startswith("yoxla: error: ") and len(err.strip().splitlines()) == 1
+    assert _snapshot(folder) == before  # no lock file, no rewritten run.json, no answer added
+    assert not runner.results.exists()
+
+
+def test_the_library_refuses_it_the_same_way(runner) -> None:
+    folder = _builtin_folder(runner.runs)
+    before = _snapshot(folder)
+    with pytest.raises(RunError) as caught:
+        yoxla.rescore(folder)
+    assert all(n in str(caught.value) for n in NEEDLES)
+    with pytest.raises(RunError, match="built-in engine of an older YOXLA"):
+        yoxla.run(
+            "sample", provider="baseline", model="first", run_id="old", resume=True, runs_dir=str(runner.runs)
+        )
+    assert _snapshot(folder) == before

@@ -14,7 +14,7 @@ from yoxla.leaderboard import tables
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
-from yoxla.run.finalize import model_info, result_path_for
+from yoxla.run.finish import model_info, result_path_for
 from yoxla.run.model_facts import parse_params, public_model
 from yoxla.run.settings import RunSettings, run_record
 

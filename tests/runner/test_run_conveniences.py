@@ -1,4 +1,4 @@
-"""Runner conveniences: retry from a result file, run-all, row filters, controls and groups."""
+"""Runner conveniences: retry from a result file, run-all, row filters, rescore times, printing."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ from typing import Any
 import pytest
 from runner_helpers import one_error_line
 
-from yoxla import declarations as declarations_module
-from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard.admission import check_file
-from yoxla.rescoring import rescore_task
 from yoxla.suite import load_suite
 from yoxla.testing.fakeserver import FakeServer, Reply
 
@@ -212,96 +209,13 @@ def test_filter_values_of_one_column_are_alternatives(runner) -> None:
     assert runner.json("f", "run.json")["settings"]["filters"] == {"difficulty": ["easy", "hard"]}
 
 
-# Controls and groups ------------------------------------------------------------------------
-
-
-def _declared(nli_ids: list[str]) -> Any:
-    return parse_declarations(
-        {
-            "edition": "sample",
-            "ranking": ["yoxla", "group_consistency", "high_confidence_error_rate", "mean_gold_p"],
-            "tasks": {
-                "nli_v1": {
-                    "controls": {"ids": nli_ids[:2]},
-                    "groups": {"ids": {"g1": nli_ids[2:4], "g2": nli_ids[4:7], "g3": nli_ids[7:9]}},
-                }
-            },
-        }
-    )
-
-
-@pytest.fixture
-def with_controls(monkeypatch):
-    rows = load_rows(load_edition("sample"), "nli_v1")
-    ids = [r["id"] for r in rows]
-    decl = _declared(ids)
-    monkeypatch.setattr(declarations_module, "load_declarations", lambda edition: decl)
-    return rows, ids
-
-
-def test_controls_run_but_are_not_scored_and_groups_are_reported(runner, with_controls) -> None:
-    rows, ids = with_controls
-    rc, _, err = runner.builtin(  # the declarations module is the built-in engine's
-        "run", "--edition", "sample", "--provider", "baseline", "--model", "majority", "--run-id", "c",
-    )  # fmt: skip
-    assert rc == 0, err
-    assert len([r for r in runner.predictions("c") if r["task"] == "nli_v1"]) == 12  # controls ran
-    path = runner.builtin_results / "sample" / "baseline__majority.json"
-    doc = _doc(path)
-    nli = doc["tasks"]["nli_v1"]
-    marked = [p["id"] for p in nli["predictions"] if p.get("control")]
-    assert marked == ids[:2] and all("control" not in p for p in nli["predictions"][2:])
-    task = load_suite().task("nli_v1")
-    from yoxla.baselines import answers
-
-    scored_rows = rows[2:]
-    alone = rescore_task(task, scored_rows, answers("majority", task, rows)[2:])
-    assert nli["metrics"]["n"] == 10 and nli["score"] == pytest.approx(alone.score)
-    assert nli["metrics"]["accuracy"] == pytest.approx(alone.metrics["accuracy"])
-    cal = nli["calibration"]
-    assert cal["n_scored"] == 10 and cal["controls"]["n"] == 2 and cal["controls"]["valid_choice_rate"] == 1.0
-    assert cal["groups"]["n_groups"] == 3 and cal["n_with_probs"] == 0 and cal["mean_gold_p"] is None
-    correct = {p["id"]: p["outcome"] == "correct" for p in nli["predictions"]}
-    groups = [ids[2:4], ids[4:7], ids[7:9]]
-    expected = sum(all(correct[i] for i in g) for g in groups) / 3
-    assert cal["groups"]["value"] == pytest.approx(expected)  # cue-only baselines get it too
-    verdict = check_file(path, use_cache=False)
-    assert verdict.shown, verdict.reasons
-    assert verdict.tasks["nli_v1"].control is not None and verdict.tasks["nli_v1"].control.sum() == 2
-    assert verdict.tasks["nli_v1"].scored_scores.shape == (10,)
-    assert verdict.calibration["overall"]["groups"]["n_groups"] == 3
-
-    # Forging a control mark, or unmarking one, is caught like any derived field.
-    from yoxla.leaderboard.admission import check_document
-    from yoxla.results import finalize
-
-    forged = json.loads(json.dumps(doc))
-    del forged["tasks"]["nli_v1"]["predictions"][0]["control"]
-    bad = check_document(finalize(forged))
-    assert not bad.admitted and any("predictions[0].control" in r for r in bad.reasons)
-
-
-def test_scored_only_skips_the_controls_and_is_partial(runner, with_controls) -> None:
-    _, ids = with_controls
-    rc, _, err = runner.builtin(  # the declarations module is the built-in engine's
-        "run", "--edition", "sample", "--provider", "baseline", "--model", "first", "--run-id", "s",
-        "--scored-only",
-    )  # fmt: skip
-    assert rc == 0, err
-    got = [r["id"] for r in runner.predictions("s") if r["task"] == "nli_v1"]
-    assert got == ids[2:]
-    doc = _doc(runner.builtin_results / "partial" / "sample" / "baseline__first.json")
-    assert doc["run"]["conditions"]["filters"] == {"controls": ["skipped"]}
-    assert "control" not in json.dumps(doc["tasks"]["nli_v1"]["predictions"])
-
-
 # rescore keeps the run's time; rates keep their precision ----------------------------------
 
 
 def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     runner, server, env_key, monkeypatch
 ) -> None:
-    import yoxla.run.finalize as finalize
+    import yoxla.run.finish as finish
     import yoxla.run.suite_finalize as suite_finalize
 
     rc, _, err = runner.api(server, "r1")
@@ -310,7 +224,7 @@ def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     finished = _doc(path)["run"]["finished_at"]
     assert finished and runner.json("r1", "run.json")["finished_at"] == finished
     later = "2099-01-02T03:04:05Z"
-    monkeypatch.setattr(finalize, "now_iso", lambda: later)
+    monkeypatch.setattr(finish, "now_iso", lambda: later)
     monkeypatch.setattr(suite_finalize, "now_iso", lambda: later)  # the result file's created_at
     rc, _, err = runner("rescore", str(runner.runs / "r1"), "--result", base=False)
     assert rc == 0, err

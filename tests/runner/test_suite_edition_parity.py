@@ -1,22 +1,20 @@
-"""An ``--edition sample`` run and a ``--suite yoxla-sample`` run of the same model agree.
+"""A run of ``yoxla-sample`` gives what the built-in engine gave: its stored result files are the oracle.
 
-Before ``--edition X`` becomes a suite run of ``yoxla-X``, the suite engine must give what
-the built-in engine gives. Both runs are made in-process through the command line, with run
-and result folders under tmp_path:
+The built-in engine is gone (issue 13); what it wrote is kept (``yoxla-result`` v2 files):
 
-* offline, for each of the eight cue-only strategies: ``--edition sample --block all
-  --provider baseline --model S`` against ``--suite yoxla-sample --provider suite-baseline
-  --model S``;
-* through the loopback OpenAI-compatible server with token logprobs, the same scripted model
-  behind both runs.
+* offline, for each of the eight cue-only strategies, the leaderboard's legacy-v2 fixture
+  (``tests/leaderboard/cases/legacy-v2/sample/baseline__S.json``) against ``--edition sample
+  --block all --provider baseline --model S``;
+* through the loopback OpenAI-compatible server, the built-in engine's files of the scripted
+  model below (``cases/builtin-v2/``: with token logprobs, without probabilities, with failed
+  requests) against the same model behind a suite run.
 
 Per task: the same example ids in the same order, the same stored answer and verdict per
 example (validity, abstention, outcome, reason, near miss, score), every metric of the
 benchmark's result record equal (floats to 1e-9; the suite file keeps outcome counts under
 ``counts`` and the per-field breakdowns under ``breakdowns``), the same task, block (group)
-and YOXLA (headline) scores in the result files, in summary.json and in the printed summary,
-and with logprobs the same distribution per answer, calibration block per task and
-probability counts.
+and YOXLA (headline) scores in the result file, in summary.json and in the printed summary,
+and with logprobs the same distribution per answer and calibration block per task.
 """
 
 from __future__ import annotations
@@ -27,13 +25,16 @@ from typing import Any
 
 import pytest
 from parity_helpers import (
-    EDITION_RESULT,
+    BUILTIN,
     SUITE_RESULT,
     assert_same_runs,
-    assert_same_summaries,
+    assert_summary_of,
+    legacy,
+    printed,
     result_file,
     same,
     score_lines,
+    stored,
     task_lines,
 )
 
@@ -44,67 +45,58 @@ from yoxla.testing.fakeserver import FakeServer, Reply
 SUITE = load_suite()
 
 
-def _both(runner, edition_argv: list[str], suite_argv: list[str]) -> tuple[dict[str, Any], ...]:
-    rc, e_out, err = runner.builtin(
-        "run", *edition_argv, "--edition", "sample", "--block", "all", "--run-id", "e"
-    )
+def _run(runner, *argv: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(the result file, summary.json, the printed summary) of a run of the sample edition."""
+    rc, out, err = runner("run", *argv, "--run-id", "s")
     assert rc == 0, err
-    rc, s_out, err = runner("run", *suite_argv, "--suite", "yoxla-sample", "--run-id", "s")
-    assert rc == 0, err
-    assert score_lines(e_out) == score_lines(s_out) and len(score_lines(e_out)) == 5, (e_out, s_out)
-    assert task_lines(e_out) == task_lines(s_out) and len(task_lines(s_out)) == len(SUITE.tasks)
-    return (
-        result_file(runner.builtin_results, EDITION_RESULT),
-        result_file(runner.results, SUITE_RESULT),
-        runner.json("e", "summary.json"),
-        runner.json("s", "summary.json"),
-    )
+    return result_file(runner.results, SUITE_RESULT), runner.json("s", "summary.json"), out
+
+
+def _printed_as(edition: dict[str, Any], out: str) -> None:
+    lines, tasks = printed(edition)
+    assert score_lines(out) == lines and len(lines) == 5, out
+    assert task_lines(out) == tasks and len(tasks) == len(SUITE.tasks), out
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_every_strategy_scores_the_same_on_both_engines(runner, strategy) -> None:
-    edition, suite, e_sum, s_sum = _both(
-        runner,
-        ["--provider", "baseline", "--model", strategy],
-        ["--provider", "suite-baseline", "--model", strategy],
+def test_every_strategy_scores_what_the_builtin_engine_stored(runner, strategy) -> None:
+    want = legacy(strategy)
+    suite, summary, out = _run(
+        runner, "--provider", "baseline", "--model", strategy, "--edition", "sample", "--block", "all"
     )
-    assert_same_runs(edition, suite)
-    assert_same_summaries(e_sum, s_sum)
-    # The run folders hold the same answers, per task in the same order (the manifest lists
+    assert_same_runs(want, suite)
+    assert_summary_of(want, summary)
+    assert summary["complete"] is True
+    _printed_as(want, out)
+    # The run folder holds the stored answers, per task in the same order (the manifest lists
     # the tasks in another order than the blocks do).
-    e_preds, s_preds = runner.predictions("e"), runner.predictions("s")
-    assert len(e_preds) == len(s_preds) == sum(t["rows"] for t in edition["tasks"].values())
-    for tid in edition["tasks"]:
-        want = [(p["id"], p["raw"]) for p in e_preds if p["task"] == tid]
-        assert [(p["id"], p["raw"]) for p in s_preds if p["task"] == tid] == want, tid
+    lines = runner.predictions("s")
+    assert len(lines) == sum(t["rows"] for t in want["tasks"].values())
+    for tid, task in want["tasks"].items():
+        assert [(p["id"], p["raw"]) for p in lines if p["task"] == tid] == [
+            (p["id"], p["raw"]) for p in task["predictions"]
+        ], tid
 
 
-def test_rescore_of_both_run_folders_prints_and_keeps_the_same_scores(runner) -> None:
-    _both(
-        runner,
-        ["--provider", "baseline", "--model", "longest"],
-        ["--provider", "suite-baseline", "--model", "longest"],
-    )
-    before = {rid: runner.json(rid, "task_scores.json") for rid in ("e", "s")}
-    printed = {}
-    for rid in ("e", "s"):
-        rc, out, err = runner("rescore", str(runner.runs / rid))
-        assert rc == 0, err
-        printed[rid] = score_lines(out)
-        assert runner.json(rid, "task_scores.json") == before[rid]
-    assert printed["e"] == printed["s"] and len(printed["s"]) == 5
-    assert same(before["s"]["groups"], before["e"]["blocks"])
-    assert same(before["s"]["suite_score"], before["e"]["yoxla"])
+def test_rescore_prints_and_keeps_the_stored_scores(runner) -> None:
+    want = legacy("longest")
+    _run(runner, "--provider", "baseline", "--model", "longest", "--edition", "sample")
+    before = runner.json("s", "task_scores.json")
+    rc, out, err = runner("rescore", str(runner.runs / "s"))
+    assert rc == 0, err
+    assert runner.json("s", "task_scores.json") == before
+    assert score_lines(out) == printed(want)[0]
+    assert same(before["groups"], want["scores"]["blocks"])
+    assert same(before["suite_score"], want["scores"]["yoxla"])
 
 
 def test_the_comparison_sees_a_changed_verdict_metric_and_score(runner) -> None:
     """The checks above can fail: one changed example, metric or group score is caught."""
-    edition, suite, _, _ = _both(
-        runner,
-        ["--provider", "baseline", "--model", "first"],
-        ["--provider", "suite-baseline", "--model", "first"],
+    want = legacy("first")
+    suite, summary, out = _run(
+        runner, "--provider", "suite-baseline", "--model", "first", "--suite", "yoxla-sample"
     )
-    assert_same_runs(edition, suite)
+    assert_same_runs(want, suite)
     for change in (
         lambda d: d["tasks"]["nli_v1"]["predictions"][3].update(outcome="invalid"),
         lambda d: d["tasks"]["sts_v1"]["metrics"].update(mae=d["tasks"]["sts_v1"]["metrics"]["mae"] + 1e-6),
@@ -115,7 +107,13 @@ def test_the_comparison_sees_a_changed_verdict_metric_and_score(runner) -> None:
         forged = json.loads(json.dumps(suite))
         change(forged)
         with pytest.raises(AssertionError):
-            assert_same_runs(edition, forged)
+            assert_same_runs(want, forged)
+    forged_summary = json.loads(json.dumps(summary))
+    forged_summary["tasks"]["sts_v1"]["score"] += 1e-6
+    with pytest.raises(AssertionError):
+        assert_summary_of(want, forged_summary)
+    with pytest.raises(AssertionError):
+        _printed_as(want, out.replace(printed(want)[0]["rag"], "99.99"))
 
 
 # Through the loopback server, with token logprobs -----------------------------------------
@@ -161,18 +159,24 @@ def scripted(examples) -> Any:
     return responder
 
 
-def test_a_model_behind_the_server_gets_the_same_answers_distributions_and_calibration(
+def _server_run(runner, srv: FakeServer, *extra: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
+    return _run(runner, *flags, "--backoff-base", "0.01", "--timeout", "5", *extra, "--edition", "sample")
+
+
+def test_a_model_behind_the_server_gets_the_stored_answers_distributions_and_calibration(
     runner, env_key, scripted
 ) -> None:
+    edition = stored(BUILTIN / "scripted-logprobs.json")
     with FakeServer(responder=scripted) as srv:
-        flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
-        flags += ["--backoff-base", "0.01", "--timeout", "5", "--workers", "3"]
-        edition, suite, e_sum, s_sum = _both(runner, flags, flags)
+        suite, s_sum, out = _server_run(runner, srv, "--workers", "3")
         bodies = list(srv.bodies)
-    _same_requests(bodies)  # the same requests, asked for logprobs on the same closed tasks
+    # one request per example, logprobs asked on the closed tasks only
+    assert len(bodies) == sum(t["rows"] for t in edition["tasks"].values())
     assert any(b.get("logprobs") for b in bodies) and not all(b.get("logprobs") for b in bodies)
     assert_same_runs(edition, suite)
-    assert_same_summaries(e_sum, s_sum)
+    assert_summary_of(edition, s_sum)
+    _printed_as(edition, out)
     # The numbers compared are there: distributions, partial ones and calibration blocks.
     cal = {tid: t["calibration"] for tid, t in suite["tasks"].items() if t.get("calibration")}
     assert {"nli_v1", "sentiment_v1", "knowledge_choice_v1", "rag_selection_v1"} <= set(cal)
@@ -186,39 +190,27 @@ def test_a_model_behind_the_server_gets_the_same_answers_distributions_and_calib
     assert s_sum["probabilities"]["asked"] > s_sum["probabilities"]["received"] > 0
 
 
-def _same_requests(bodies: list[dict[str, Any]]) -> None:
-    """The first half of the requests (the edition run) and the second (the suite run) are the
-    same request bodies, in whatever order the workers sent them."""
-    half = len(bodies) // 2
-    assert bodies and half * 2 == len(bodies)
-    dump = lambda b: json.dumps(b, sort_keys=True, ensure_ascii=False)  # noqa: E731
-    assert sorted(map(dump, bodies[:half])) == sorted(map(dump, bodies[half:]))
-
-
 @pytest.mark.parametrize(
     "extra", [["--no-probabilities"], ["--thinking", "--thinking-budget", "64", "--seed", "5"]]
 )
-def test_the_run_options_send_the_same_requests_on_both_engines(runner, env_key, scripted, extra) -> None:
+def test_the_run_options_give_the_stored_scores_and_reach_the_requests(
+    runner, env_key, scripted, extra
+) -> None:
+    """Without probabilities (and with thinking, which asks none either) the built-in engine
+    stored the same file: the same answers, no distribution, no probability in calibration."""
+    edition = stored(BUILTIN / "scripted-no-probabilities.json")
     with FakeServer(responder=scripted) as srv:
-        flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
-        flags += ["--backoff-base", "0.01", "--timeout", "5", *extra]
-        edition, suite, e_sum, s_sum = _both(runner, flags, flags)
+        suite, s_sum, _ = _server_run(runner, srv, *extra)
         bodies = list(srv.bodies)
-    _same_requests(bodies)
     assert_same_runs(edition, suite)
-    assert_same_summaries(e_sum, s_sum)
+    assert_summary_of(edition, s_sum)
+    assert not any(b.get("logprobs") for b in bodies)
     if "--no-probabilities" in extra:
-        assert not any(b.get("logprobs") for b in bodies)
-        assert not any(t.get("calibration") for t in suite["tasks"].values())
         assert s_sum["probabilities"]["asked"] == 0
     else:
         assert all(b.get("seed") == 5 for b in bodies)
-        assert suite["run"]["conditions"]["thinking"] is edition["run"]["conditions"]["thinking"] is True
-        assert (
-            suite["run"]["conditions"]["thinking_budget"]
-            == edition["run"]["conditions"]["thinking_budget"]
-            == 64
-        )
+        assert suite["run"]["conditions"]["thinking"] is True
+        assert suite["run"]["conditions"]["thinking_budget"] == 64
 
 
 def test_failed_requests_are_stored_scored_and_printed_alike(runner, env_key, examples, answers) -> None:
@@ -227,24 +219,21 @@ def test_failed_requests_are_stored_scored_and_printed_alike(runner, env_key, ex
     def responder(key: str, attempt: int, body: dict[str, Any]) -> Reply:
         return Reply(status=503, message="upstream down") if key in dead else Reply(content=answers[key])
 
+    edition = stored(BUILTIN / "failed-requests.json")
     with FakeServer(responder=responder) as srv:
-        flags = ["--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url]
-        flags += ["--backoff-base", "0.01", "--timeout", "5", "--max-retries", "0"]
-        rc, e_out, err = runner.builtin("run", *flags, "--edition", "sample", "--run-id", "e")
-        assert rc == 0, err
-        rc, s_out, err = runner("run", *flags, "--suite", "yoxla-sample", "--run-id", "s")
-        assert rc == 0, err
-    edition, suite = (
-        result_file(runner.builtin_results, EDITION_RESULT),
-        result_file(runner.results, SUITE_RESULT),
-    )
+        suite, s_sum, out = _server_run(runner, srv, "--max-retries", "0")
     assert_same_runs(edition, suite)
+    assert_summary_of(edition, s_sum)
     assert suite["generation_errors"] == edition["generation_errors"] == 12 + 14
-
-    def errors(out: str, run_id: str) -> list[str]:
-        start = next(i for i, line in enumerate(out.splitlines()) if line.startswith("generation errors"))
-        return [line.replace(f" {run_id})", " RUN)") for line in out.splitlines()[start : start + 12]]
-
-    shown = errors(s_out, "s")
-    assert errors(e_out, "e") == shown
-    assert "re-ask them with --retry-errors RUN" in shown[0] and "… and 16 more" in shown[-1]
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("generation errors"))
+    shown = lines[start : start + 12]
+    assert shown[0] == "generation errors: 26 (scored as wrong; re-ask them with --retry-errors s)"
+    failed = {
+        f"  {tid} {p['id']}: {p['error']}"
+        for tid, t in edition["tasks"].items()
+        for p in t["predictions"]
+        if p["outcome"] == "generation_error"
+    }
+    assert len(set(shown[1:11])) == 10 and set(shown[1:11]) <= failed
+    assert shown[11] == "  … and 16 more (summary.json lists them all)"

@@ -1,15 +1,18 @@
-"""The options of an ``--edition`` run on ``--suite yoxla-sample`` / ``yoxla-v1``: each does on
-the suite engine what it does on the built-in one.
+"""The options of an ``--edition`` run on ``--suite yoxla-sample`` / ``yoxla-v1``: each does what
+it did on the built-in engine, whose stored result files (the legacy-v2 fixture) are the oracle.
 
 ``--block G`` runs the suite's group G (the benchmark's blocks are the package suites'
-groups); the model facts and the signature reach the suite result file as the benchmark's;
-``--filter``/``--difficulty`` pick the same rows; ``--retry-errors`` re-asks the failed items
-of a package-suite run from its run folder or from its result file; and rows read with
-``--data-dir`` that are not the frozen ones are warned of before any model is asked.
+groups) with the stored scores of that block; the model facts and the signature reach the
+result file; ``--filter``/``--difficulty``/``--limit``/``--scored-only`` pick the rows that
+carry those values, each with its stored verdict; ``--retry-errors`` re-asks the failed items
+of a run from its run folder or from its result file (a suite file, or a built-in engine's v2
+file, which seeds a run of the package suite); and rows read with ``--data-dir`` that are not
+the frozen ones are warned of before any model is asked.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -17,9 +20,11 @@ from typing import Any
 
 import pytest
 from parity_helpers import (
-    EDITION_RESULT,
     SUITE_RESULT,
+    VERDICT,
     assert_same_runs,
+    legacy,
+    only_block,
     result_file,
     same,
     score_lines,
@@ -27,7 +32,7 @@ from parity_helpers import (
 from runner_helpers import one_error_line
 
 from yoxla.leaderboard.admission import check_file
-from yoxla.results import content_digest, verify_signature
+from yoxla.results import content_digest, key_id, verify_signature
 from yoxla.suite import load_suite
 from yoxla.testing.fakeserver import FakeServer, Reply
 
@@ -37,12 +42,6 @@ NO_GROUPS = REPO / "suites" / "examples" / "oxu" / "oxu.yaml"
 SUITE = load_suite()
 BASELINE = ("--provider", "baseline", "--model", "overlap")
 SUITE_BASELINE = ("--provider", "suite-baseline", "--model", "overlap")
-
-
-def _edition(runner, *extra: str, run_id: str = "e") -> dict[str, Any]:
-    rc, _, err = runner.builtin("run", *BASELINE, "--edition", "sample", "--run-id", run_id, *extra)
-    assert rc == 0, err
-    return runner.json(run_id, "summary.json")
 
 
 def _suite(runner, *extra: str, run_id: str = "s") -> tuple[dict[str, Any], str, str]:
@@ -59,22 +58,18 @@ def _partial(results: Path, where: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("block", ["rag", "understanding"])
-def test_block_runs_the_suites_group_as_the_edition_runs_the_block(runner, block) -> None:
-    want = _edition(runner, "--block", block)
+def test_block_runs_the_suites_group_with_the_stored_scores_of_the_block(runner, block) -> None:
+    want = only_block(legacy("overlap"), block)
     got, out, _ = _suite(runner, "--block", block)
     tasks = [t.id for t in SUITE.block_tasks(block)]
     assert sorted(got["tasks"]) == sorted(want["tasks"]) == sorted(tasks)
-    assert got["complete"] is want["complete"] is False  # one block: a partial run
-    assert same(got["groups"], want["blocks"]) and list(got["groups"]) == [block]
-    assert same(got["suite_score"], want["yoxla"])
+    assert got["complete"] is False  # one block: a partial run
+    assert same(got["groups"], want["scores"]["blocks"]) and list(got["groups"]) == [block]
+    assert same(got["suite_score"], want["scores"]["yoxla"])
     for tid in tasks:
         assert same(got["tasks"][tid]["score"], want["tasks"][tid]["score"]), tid
     assert list(score_lines(out)) == [block, "YOXLA"]
-    assert_same_runs(
-        _partial(runner.builtin_results, EDITION_RESULT),
-        _partial(runner.results, SUITE_RESULT),
-        blocks=[block],
-    )
+    assert_same_runs(want, _partial(runner.results, SUITE_RESULT), blocks=[block])
     info = runner.json("s", "run.json")
     assert info["conditions"]["tasks"] == info["task_ids"] and sorted(info["task_ids"]) == sorted(tasks)
 
@@ -112,15 +107,17 @@ def test_a_block_that_cannot_be_run_is_one_line(runner, argv, needles) -> None:
 FACTS = ("--display-name", "Örtüşmə Səkkiz", "--license", "apache-2.0", "--weights", "open")
 
 
-def test_model_facts_reach_the_suite_result_file_as_the_benchmarks(runner, tmp_path) -> None:
+def test_model_facts_reach_the_result_file(runner, tmp_path) -> None:
     info = tmp_path / "model.yaml"
     info.write_text("model_card: https://huggingface.co/org/overlap-8b\nparams: 8B\n", encoding="utf-8")
-    _edition(runner, *FACTS, "--model-info", str(info))
     _suite(runner, *FACTS, "--model-info", str(info))
-    want = result_file(runner.builtin_results, EDITION_RESULT)["model"]
     got = result_file(runner.results, SUITE_RESULT)["model"]
-    assert got == {**want, "reported_model": "suite-baseline/overlap", "provider": "suite-baseline"}
-    assert got["display_name"] == "Örtüşmə Səkkiz"  # never folded to ASCII
+    assert {k: got[k] for k in ("provider", "model", "reported_model", "display_name")} == {
+        "provider": "suite-baseline",
+        "model": "overlap",
+        "reported_model": "suite-baseline/overlap",
+        "display_name": "Örtüşmə Səkkiz",  # never folded to ASCII
+    }
     assert got["metadata"] == {
         "parameters": 8_000_000_000,
         "open_weights": True,
@@ -133,20 +130,36 @@ def test_the_sign_key_signs_the_suite_result_file(runner, tmp_path) -> None:
     key = tmp_path / "key.pem"
     rc, _, err = runner("keygen", "--out", str(key))
     assert rc == 0, err
-    _edition(runner, "--sign-key", str(key))
     _suite(runner, "--sign-key", str(key))
-    signed = [result_file(runner.results, where) for where in (EDITION_RESULT, SUITE_RESULT)]
-    checks = [verify_signature(doc) for doc in signed]
-    assert checks[0] == checks[1] and checks[1][0] is True
-    assert signed[1]["signature"]["key_id"] == signed[0]["signature"]["key_id"]
-    assert signed[1]["content_sha256"] == content_digest(signed[1])
-    forged = json.loads(json.dumps(signed[1]))  # a changed score under a re-computed digest
+    signed = result_file(runner.results, SUITE_RESULT)
+    public = base64.b64decode(Path(f"{key}.pub").read_text(encoding="utf-8"))
+    assert verify_signature(signed) == (True, key_id(public))  # signed with this key
+    assert signed["content_sha256"] == content_digest(signed)
+    forged = json.loads(json.dumps(signed))  # a changed score under a re-computed digest
     forged["tasks"]["nli_v1"]["score"] = 99.0
     forged["content_sha256"] = content_digest(forged)
     assert verify_signature(forged)[0] is False
 
 
 # Row filters ---------------------------------------------------------------------------------
+
+
+def _kept(flags: tuple[str, ...]) -> dict[str, list[str]]:
+    """Per task, the ids of the sample rows the flags keep, read off the rows files themselves (a
+    task whose rows lack the filtered field is left out; the sample declares no control rows, so
+    ``--scored-only`` keeps every row)."""
+    out = {}
+    for tid in legacy("overlap")["tasks"]:
+        text = (SAMPLE_ROWS / tid / "test.jsonl").read_text(encoding="utf-8")
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if flags[0] == "--limit":
+            rows = rows[: int(flags[1])]
+        elif flags[0] != "--scored-only":
+            field, value = flags[1].split("=") if flags[0] == "--filter" else ("difficulty", flags[1])
+            rows = [r for r in rows if str(r.get(field)) == value] if field in rows[0] else []
+        if rows:
+            out[tid] = [str(r["id"]) for r in rows]
+    return out
 
 
 @pytest.mark.parametrize(
@@ -159,32 +172,37 @@ def test_the_sign_key_signs_the_suite_result_file(runner, tmp_path) -> None:
         ("--scored-only",),
     ],
 )
-def test_row_selections_pick_the_same_rows_on_both_engines(runner, flags) -> None:
-    want = _edition(runner, *flags)
+def test_row_selections_pick_the_rows_with_those_values_and_their_stored_verdicts(runner, flags) -> None:
+    want, stored = _kept(flags), legacy("overlap")
     got, _, _ = _suite(runner, *flags)
-    assert got["complete"] is want["complete"] is False
-    assert sorted(got["tasks"]) == sorted(want["tasks"]) and want["tasks"]
-    edition, suite = _partial(runner.builtin_results, EDITION_RESULT), _partial(runner.results, SUITE_RESULT)
-    for tid, task in edition["tasks"].items():
-        ids = [p["id"] for p in task["predictions"]]
-        assert [p["id"] for p in suite["tasks"][tid]["predictions"]] == ids, tid
-        assert same(task["score"], suite["tasks"][tid]["score"]), tid
+    assert got["complete"] is False
+    assert sorted(got["tasks"]) == sorted(want) and want
+    suite = _partial(runner.results, SUITE_RESULT)
+    for tid, ids in want.items():
+        predictions = suite["tasks"][tid]["predictions"]
+        assert [p["id"] for p in predictions] == ids, tid
+        verdicts = {p["id"]: p for p in stored["tasks"][tid]["predictions"]}
+        for p in predictions:  # each row's verdict is the stored one (a row is scored alone)
+            w = verdicts[p["id"]]
+            assert all(same(w.get(k), p.get(k)) for k in (*VERDICT, "score")), (tid, p["id"])
+    if flags[0] == "--limit":
+        assert all(len(ids) == 3 for ids in want.values()) and len(want) == len(SUITE.tasks)
 
 
-def test_the_seed_draws_the_same_random_answers_on_both_engines(runner) -> None:
-    runs = {}
-    for seed in ("7", "8"):
-        rc, _, err = runner.builtin("run", "--provider", "baseline", "--model", "random", "--edition", "sample",
-                            "--seed", seed, "--run-id", f"e{seed}")  # fmt: skip
+def test_the_seed_draws_the_random_answers(runner) -> None:
+    def answers(*seed: str, run_id: str) -> tuple[dict[str, Any], list[Any]]:
+        rc, _, err = runner("run", "--provider", "baseline", "--model", "random", "--edition", "sample",
+                            *seed, "--run-id", run_id)  # fmt: skip
         assert rc == 0, err
-        edition = result_file(runner.builtin_results, EDITION_RESULT)
-        rc, _, err = runner("run", "--provider", "suite-baseline", "--model", "random", "--suite", "yoxla-sample",
-                            "--seed", seed, "--run-id", f"s{seed}")  # fmt: skip
-        assert rc == 0, err
-        suite = result_file(runner.results, SUITE_RESULT)
-        assert_same_runs(edition, suite)
-        runs[seed] = [p["raw"] for t in suite["tasks"].values() for p in t["predictions"]]
-    assert runs["7"] != runs["8"]  # the seed is what changed the answers
+        doc = result_file(runner.results, SUITE_RESULT)
+        return doc, [p["raw"] for t in doc["tasks"].values() for p in t["predictions"]]
+
+    default, _ = answers(run_id="d")
+    assert_same_runs(legacy("random"), default)  # the stored run used the default seed
+    _, seven = answers("--seed", "7", run_id="s7")
+    _, again = answers("--seed", "7", run_id="s7b")
+    _, eight = answers("--seed", "8", run_id="s8")
+    assert seven == again and seven != eight  # the seed is what changed the answers
 
 
 # --retry-errors on a package-suite run ------------------------------------------------------
@@ -206,8 +224,8 @@ def failing(runner, env_key, answers, examples):
         yield srv, state
 
 
-def _api(runner, srv: FakeServer, *extra: str, builtin: bool = False) -> tuple[int, str, str]:
-    return (runner.builtin if builtin else runner)(
+def _api(runner, srv: FakeServer, *extra: str) -> tuple[int, str, str]:
+    return runner(
         "run", "--provider", "vllm", "--model", "fake/model-1", "--base-url", srv.base_url,
         "--backoff-base", "0.01", "--timeout", "5", "--max-retries", "0", *extra,
     )  # fmt: skip
@@ -221,7 +239,9 @@ def _retry(runner, target: str, srv: FakeServer) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("source", ["run folder", "result file", "result file, run folder gone"])
-def test_retry_errors_on_a_package_suite_run_gives_the_edition_runs_scores(runner, failing, source) -> None:
+def test_retry_errors_on_a_package_suite_run_gives_the_scores_of_a_run_that_never_failed(
+    runner, failing, source
+) -> None:
     srv, state = failing
     rc, _, err = _api(runner, srv, "--suite", "yoxla-sample", "--run-id", "s")
     assert rc == 0, err
@@ -243,10 +263,84 @@ def test_retry_errors_on_a_package_suite_run_gives_the_edition_runs_scores(runne
     after = json.loads(path.read_text(encoding="utf-8"))
     assert after["generation_errors"] == 0 and after["run"]["run_id"] == "s"
     assert check_file(path, use_cache=False).shown
-    # The same scores as a run that never failed, on the built-in engine.
-    rc, _, err = _api(runner, srv, "--edition", "sample", "--run-id", "e", builtin=True)
+    # The same answers and scores as a run that never failed.
+    rc, _, err = _api(runner, srv, "--edition", "sample", "--run-id", "e")
     assert rc == 0, err
-    assert_same_runs(result_file(runner.builtin_results, EDITION_RESULT), after)
+    never = json.loads(path.read_text(encoding="utf-8"))
+    assert never["run"]["run_id"] == "e" and never["generation_errors"] == 0
+    assert same(after["scores"], never["scores"])
+    for tid, task in never["tasks"].items():
+        got = after["tasks"][tid]
+        assert [(p["id"], p["raw"], p["outcome"]) for p in got["predictions"]] == [
+            (p["id"], p["raw"], p["outcome"]) for p in task["predictions"]
+        ], tid
+        assert same((got["score"], got["metrics"]), (task["score"], task["metrics"])), tid
+
+
+# --retry-errors on a built-in engine's v2 result file ------------------------------------------
+
+FAILED = (("nli_v1", 0), ("nli_v1", 1), ("knowledge_choice_v1", 4))
+
+
+def _failed_v2(tmp: Path, **task_change: Any) -> tuple[Path, dict[str, Any]]:
+    """The built-in engine's file of baseline ``first`` with three answers turned into generation
+    errors (as a server that refused them would have left them)."""
+    doc = legacy("first")
+    for tid, i in FAILED:
+        doc["tasks"][tid]["predictions"][i].update(
+            raw=None, parsed=None, valid=False, abstained=False, outcome="generation_error",
+            reason="generation_error", near_miss=None, score=0.0, finish_reason=None, error="upstream down",
+        )  # fmt: skip
+    doc["generation_errors"] = len(FAILED)
+    doc["tasks"]["nli_v1"].update(task_change)
+    path = tmp / "received" / "baseline__first.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return path, doc
+
+
+def _retry_file(runner, path: Path) -> tuple[int, str, str]:
+    return runner(
+        "run", "--retry-errors", str(path), "--runs-dir", str(runner.runs), "--results-dir", str(runner.results),
+        "--no-progress", base=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_retry_errors_on_a_v2_file_seeds_a_run_of_the_package_suite(runner, folder) -> None:
+    path, doc = _failed_v2(runner.tmp)
+    run_id = doc["run"]["run_id"]
+    if folder:  # the built-in run folder of that id is still there: left alone, a new one is made
+        old = runner.runs / run_id
+        old.mkdir(parents=True)
+        (old / "run.json").write_text(json.dumps({"run_id": run_id, "edition": "sample"}), encoding="utf-8")
+    rc, _, err = _retry_file(runner, path)
+    assert rc == 0, err
+    assert f"retrying its {len(FAILED)} errors" in err
+    [made] = [d for d in runner.runs.iterdir() if (d / "predictions.jsonl").exists()]
+    assert (made.name == run_id) is not folder and made.name.startswith(run_id)
+    info = json.loads((made / "run.json").read_text(encoding="utf-8"))
+    assert info["kind"] == "suite" and info["suite"]["id"] == "yoxla-sample"
+    assert info["seeded_from"]["result_file"] == path.name
+    lines = [
+        json.loads(line) for line in (made / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    asked = {(r["task"], r["id"]) for r in lines if r["attempts"] > 1}  # only the failed ones were re-asked
+    assert asked == {(tid, doc["tasks"][tid]["predictions"][i]["id"]) for tid, i in FAILED}
+    after = result_file(runner.results, SUITE_RESULT)
+    assert after["format"] == "yoxla-suite-result" and after["generation_errors"] == 0
+    assert_same_runs(legacy("first"), after)  # the scores of the run before its answers failed
+    assert check_file(runner.results / SUITE_RESULT / "baseline__first.json", use_cache=False).shown
+    assert path.read_text(encoding="utf-8") == json.dumps(doc, ensure_ascii=False)  # the file is kept
+
+
+def test_a_v2_file_asked_under_another_contract_is_not_retried(runner) -> None:
+    path, _ = _failed_v2(runner.tmp, contract_hash="sha256:" + "0" * 64)
+    rc, _, err = _retry_file(runner, path)
+    one_error_line(
+        rc, err, "task nli_v1", "another contract than the suite yoxla-sample's", "start a new run"
+    )
+    assert rc == 2 and not runner.runs.exists() and not runner.results.exists()
 
 
 # --data-dir on the frozen v1 suite -------------------------------------------------------------
@@ -270,6 +364,6 @@ def test_an_unreadable_hub_dataset_names_data_dir_as_the_benchmark_does(runner, 
     rc, _, err = runner("run", *SUITE_BASELINE, "--suite", "yoxla-v1", "--task", "nli_v1")
     line = one_error_line(rc, err, "could not load Hub dataset LocalDoc/YOXLA-Benchmark", "--data-dir DIR")
     assert rc == 2 and "yoxla download --out DIR" in line
-    rc, _, err = runner.builtin("run", *BASELINE, "--edition", "v1", "--task", "nli_v1")
-    one_error_line(rc, err, "could not load v1", "--data-dir")
+    rc, _, err = runner("run", *BASELINE, "--edition", "v1", "--task", "nli_v1")  # the same suite
+    assert one_error_line(rc, err) == line
     assert not runner.runs.exists()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from yoxla.editions import load_edition, load_rows
 from yoxla.providers.base import Completion, Provider, ProviderError, Request
 from yoxla.providers.registry import load_registry, public_url, redact
 from yoxla.providers.transport import (
@@ -21,7 +21,6 @@ from yoxla.providers.transport import (
 )
 from yoxla.run.executor import execute
 from yoxla.run.settings import RunSettings
-from yoxla.suite import load_suite
 
 
 def test_parse_retry_after() -> None:
@@ -163,15 +162,25 @@ class _BatchProvider(Provider):
         return [Completion(text="x", finish_reason="stop") for _ in requests]
 
 
+class _EchoJob:
+    """The executor's job at its simplest: one request per item, its line the item and the answer."""
+
+    def request(self, task: Any, item: dict[str, Any]) -> Request:
+        return Request(task=task, row=item, example_id=item["id"], messages=[], max_tokens=8)
+
+    def record(
+        self, provider: Provider, request: Request, task: Any, item: Any, comp: Completion
+    ) -> dict[str, Any]:
+        return {"task": task.id, "id": request.example_id, "raw": comp.raw}
+
+
 def test_batched_providers_get_same_task_batches_in_order() -> None:
-    suite, edition = load_suite(), load_edition("sample")
-    items: list[tuple[Any, dict[str, Any]]] = [
-        (suite.task(tid), row) for tid in ("nli_v1", "sts_v1") for row in load_rows(edition, tid)[:4]
-    ]
+    tasks = [SimpleNamespace(id="nli_v1"), SimpleNamespace(id="sts_v1")]
+    items = [(t, {"id": f"{t.id}-{k}"}) for t in tasks for k in range(4)]
     provider = _BatchProvider()
     out: list[dict[str, Any]] = []
     settings = RunSettings(provider="x", model="y", progress=False, transport=TransportSettings(workers=8))
-    execute(provider, items, settings, out.append)
+    execute(provider, items, settings, out.append, job=_EchoJob())
     assert [len(b) for b in provider.batches] == [3, 1, 3, 1]
     assert all(len(set(b)) == 1 for b in provider.batches)
-    assert [(r["task"], r["id"]) for r in out] == [(t.id, str(row["id"])) for t, row in items]
+    assert [(r["task"], r["id"]) for r in out] == [(t.id, row["id"]) for t, row in items]

@@ -1,18 +1,20 @@
-"""The runner: send every example of the benchmark to a provider and keep everything.
+"""The runner: send every item of a suite to a provider and keep everything.
 
-- ``engine``: a run from start to finish (start, resume, retry failed examples), small steps.
+- ``session``: a run folder from start to finish (start, resume, retry failed items), small steps.
 - ``settings``: what a run is asked to do, and its record in run.json (settings, conditions).
-- ``plan``: the tasks and validated rows of a run, what is still to send, the provider.
-- ``executor``: the ordered pool that sends examples and hands records back in example order.
-- ``finalize``: re-scoring, the run folder's scores and summary, the result file (``build_result``).
+- ``provider``: the provider a run asks (checked first, opened) and the secrets it scrubs.
+- ``executor``: the ordered pool that sends items and hands records back in item order.
+- ``finish``: what every finish shares (the stored lines, the summary, the files in an order that never lies).
+- ``seed``: a run folder made from a result file (``--retry-errors FILE.json``, a v2 file included).
 - ``artifacts``: the run folder's files; ``lock``: one process per run folder; ``errors``: one-line errors.
 - ``commands``: the command line (``python runner.py …`` = ``yoxla run …``), ``run-all``, ``rescore``;
   ``options``: the options of ``yoxla run`` and what the commands share; ``tool_commands``:
   ``yoxla providers``, ``test`` and ``keygen``.
 - ``suite_plan``, ``suite_job``, ``suite_judge``, ``suite_engine``, ``suite_finalize``, ``suite_cli``:
-  eval suites (``--suite FILE``) through the same executor, lock and run folder.
+  the suite engine (every run: ``--suite FILE`` or ``--edition E``, the package suite ``yoxla-E``).
 
-Nothing here is imported by ``import yoxla``.
+A run folder made by the built-in engine of older versions is refused in one line
+(:func:`yoxla.run.artifacts.refuse_builtin`). Nothing here is imported by ``import yoxla``.
 """
 
 import sys

@@ -12,8 +12,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import IO, Any
+
+from yoxla.run.errors import RunError
 
 RUN_JSON = "run.json"
 PREDICTIONS = "predictions.jsonl"
@@ -159,13 +162,27 @@ def rewrite_predictions(path: Path, records: list[dict[str, Any]]) -> None:
     _replace_atomically(path, lambda fh: fh.writelines(dumps_line(r) for r in records))
 
 
-SUITE_KIND = "suite"  # run.json "kind" of a suite run (python runner.py --suite)
+SUITE_KIND = "suite"  # run.json "kind" of every run this version makes
 
 
-def is_suite_run(run_dir: Path) -> bool:
-    """Is the run folder a suite run? Read from run.json alone, so a benchmark command never
-    imports the suite machinery."""
+def refuse_builtin(run_dir: Path) -> None:
+    """A run folder that the built-in engine of an older YOXLA made (its run.json has no ``"kind":
+    "suite"``) is neither continued nor re-scored: one line naming it and what to do instead
+    (:class:`~yoxla.run.errors.RunError`), raised before anything in the folder is touched."""
     try:
-        return bool(read_json(run_dir / RUN_JSON).get("kind") == SUITE_KIND)
+        info = read_json(run_dir / RUN_JSON)
     except CorruptRun:
-        return False
+        return  # not a run folder this check can read: the caller says what is wrong with it
+    if not isinstance(info, dict) or info.get("kind") == SUITE_KIND:
+        return
+    settings = info.get("settings")
+    settings = settings if isinstance(settings, dict) else {}
+    argv = ["--edition", str(info.get("edition") or settings.get("edition") or "v1")]
+    for key in ("provider", "model"):
+        if isinstance(info.get(key), str) and info[key]:
+            argv += [f"--{key}", info[key]]
+    raise RunError(
+        f"{run_dir} was made by the built-in engine of an older YOXLA, which this version no longer "
+        f"resumes, retries or re-scores; re-run it with `python runner.py {shlex.join(argv)}` "
+        "(its result file, if one was written, stays readable and admissible)"
+    )

@@ -24,9 +24,7 @@ from yoxla.run.options import (
     guard,
     load_env_file,
     row_filters,
-    task_selection,
 )
-from yoxla.run.printing import print_footer, print_generation_errors, print_probabilities
 from yoxla.run.tool_commands import cmd_keygen, cmd_providers, cmd_test
 
 # yoxla run ----------------------------------------------------------------------------
@@ -53,30 +51,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 def execute_run(args: argparse.Namespace) -> Any:
     """``yoxla run`` without the printing: the finished RunReport, or None when a result file
     given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
-    from yoxla.run.engine import retry_errors, retry_result_file, start_run
+    from yoxla.run.artifacts import refuse_builtin
+    from yoxla.run.seed import retry_result_file
     from yoxla.run.settings import SESSION, RunSettings
-    from yoxla.run.suite_cli import (
-        check_suite_args,
-        is_builtin_folder,
-        run_suite,
-        suite_path,
-        suite_selection,
-    )
+    from yoxla.run.suite_cli import check_suite_args, continued_folder, run_suite, suite_path, suite_selection
     from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
     given = given_options(args)
-    # Every new run is a suite run (--edition E: the package suite yoxla-E); only a run folder
-    # the built-in engine made before is continued (--resume, --retry-errors) by that engine.
-    suite = not is_builtin_folder(args, given.get("runs_dir", "runs"))
-    if suite:
-        check_suite_args(args)
-        asked = run_suite(args)
-        if asked is not None:
-            given["suite"] = suite_path(asked)
-        selection = suite_selection(args, given.get("suite"))
-    else:
-        selection = task_selection(args)
+    # Every run is a suite run (--edition E: the package suite yoxla-E); a run folder the built-in
+    # engine of an older version made is refused in one line, before anything else is read.
+    folder = continued_folder(args, given.get("runs_dir", "runs"))
+    if folder is not None:
+        refuse_builtin(folder)
+    check_suite_args(args)
+    asked = run_suite(args)
+    if asked is not None:
+        given["suite"] = suite_path(asked)
+    selection = suite_selection(args, given.get("suite"))
     explicit = set(given) | ({"tasks"} if selection is not None else set())
     settings = RunSettings(provider="", model="")
     for key, value in given.items():
@@ -143,49 +135,17 @@ def execute_run(args: argparse.Namespace) -> Any:
             report = found
         else:
             run_dir = _resolve_dir(settings.runs_dir, args.retry_errors)
-            report = (retry_suite_errors if suite else retry_errors)(run_dir, overrides)
+            report = retry_suite_errors(run_dir, overrides)
     else:
-        report = (start_suite_run if suite else start_run)(settings, explicit=explicit)
+        report = start_suite_run(settings, explicit=explicit)
     return report
 
 
 def print_summary(report: Any) -> None:
-    from yoxla.suite import load_suite
+    """The finished run's tables, scores and footer (:func:`yoxla.run.suite_cli.print_suite_summary`)."""
+    from yoxla.run.suite_cli import print_suite_summary
 
-    s = report.summary
-    if "suite" in s:
-        from yoxla.run.suite_cli import print_suite_summary
-
-        print_suite_summary(report)
-        return
-    suite = load_suite()
-    rows = []
-    for tid, t in s["tasks"].items():
-        inv = t["invalid_output_rate"]
-        rows.append(
-            [
-                tid,
-                t["block"],
-                f"{t['score']:.2f}" if t["score"] is not None else "-",
-                f"{100 * inv:.1f}%" if inv is not None else "-",
-                f"{t['rows']}/{t['expected']}",
-                t["generation_errors"],
-            ]
-        )
-    print()
-    print(table(["task", "block", "score", "invalid", "examples", "gen. errors"], rows))
-    print()
-    print(
-        table(
-            ["block", "score"], [[f"{b} ({suite.block_names.get(b, b)})", v] for b, v in s["blocks"].items()]
-        )
-    )
-    print_probabilities(s)
-    print()
-    yoxla = s["yoxla"]
-    print(f"YOXLA: {yoxla:.2f}" if yoxla is not None else "YOXLA: -")
-    print_generation_errors(s)
-    print_footer(report)
+    print_suite_summary(report)
 
 
 # yoxla run-all --------------------------------------------------------------------------
@@ -283,13 +243,9 @@ def cmd_run_all(args: argparse.Namespace) -> int:
 
 @guard
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from yoxla.run.artifacts import is_suite_run
+    from yoxla.run.suite_finalize import rescore_suite_run
 
-    if is_suite_run(Path(args.run_dir)):
-        from yoxla.run.suite_finalize import rescore_suite_run as rescore
-    else:
-        from yoxla.run.finalize import rescore_run as rescore
-    report = rescore(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
+    report = rescore_suite_run(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
     print_summary(report)
     return 0
 

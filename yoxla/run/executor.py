@@ -1,4 +1,4 @@
-"""The executor: examples → provider → one record per example, handed over in example order.
+"""The executor: items → provider → one record per item, handed over in item order.
 
 Examples are sent by a thread pool (up to ``workers`` in flight, under the provider's
 adaptive limiter, which also owns retries and the Retry-After cap) but consumed *in
@@ -15,25 +15,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from yoxla.calibration.stored import ASKED_KEY, DISTRIBUTION_KEY, LOGPROBS_KEY, REFUSED_KEY
-from yoxla.parsing import answer_text
 from yoxla.providers.base import Completion, Provider, ProviderError, Request
 from yoxla.providers.registry import redact
-from yoxla.rescoring import stored_value
-from yoxla.run.settings import RunSettings, generation_for
-from yoxla.suite import Task
-from yoxla.suites.benchmark_example import AnswerScorer, example_metrics, score_answer
+from yoxla.run.settings import RunSettings
 
 ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no success at all: stop
-Item = tuple[Task, dict[str, Any]]
 
 
 class Job(Protocol):
-    """How the examples of a run other than the built-in benchmark (an eval suite) are sent.
+    """How the items of a run are sent and recorded (a suite run's: :class:`yoxla.run.suite_job.SuiteJob`).
 
-    Without a job the executor sends built-in tasks (:func:`request_for`, :func:`make_record`).
     A job's :meth:`record` runs in the sending thread, right after the answer came back (so
     scoring that asks a judge model runs in parallel); the records are still handed over in
-    example order.
+    item order.
     """
 
     def request(self, task: Any, item: Any) -> Request: ...
@@ -43,34 +37,8 @@ class Job(Protocol):
     ) -> dict[str, Any]: ...
 
 
-def make_record(
-    task: Task, row: dict[str, Any], comp: Completion, scorer: AnswerScorer | None = None
-) -> dict[str, Any]:
-    """One line of predictions.jsonl: the model's answer as stored, and how it scored now
-    (on the replay's path: :func:`yoxla.suites.benchmark_example.score_answer`; ``scorer``,
-    the run's, gives the same verdict from tasks prepared once per run)."""
-    raw = None if comp.error else comp.raw
-    score = scorer.score if scorer is not None else score_answer
-    res = score(task, row, raw, comp.finish_reason, comp.error)
-    return {
-        "task": task.id,
-        "id": res.id,
-        "raw": raw,
-        "text": answer_text(raw),
-        "parsed": stored_value(task, res),
-        "valid": res.valid,
-        "abstained": res.abstained,
-        "outcome": res.outcome,
-        "reason": "generation_error" if comp.error else res.reason,
-        "near_miss": res.near_miss,
-        "score": res.score,
-        "metrics": example_metrics(task, res),
-        **sent_fields(comp),
-    }
-
-
 def sent_fields(comp: Completion) -> dict[str, Any]:
-    """The end of every predictions.jsonl line (benchmark and suite alike): how the answer was sent."""
+    """The end of every predictions.jsonl line: how the answer was sent."""
     return {
         "finish_reason": comp.finish_reason,
         "model": comp.model,
@@ -84,7 +52,7 @@ def sent_fields(comp: Completion) -> dict[str, Any]:
 
 def probability_fields(comp: Completion) -> dict[str, Any]:
     """What a predictions.jsonl line keeps to derive the answer's distribution from when the run
-    is finished (benchmark and suite lines alike; absent: none)."""
+    is finished (absent: none)."""
     out: dict[str, Any] = {}
     if comp.probabilities_asked:
         out[ASKED_KEY] = True
@@ -97,20 +65,6 @@ def probability_fields(comp: Completion) -> dict[str, Any]:
     if comp.label_scores is not None:
         out[DISTRIBUTION_KEY] = comp.label_scores
     return out
-
-
-def request_for(task: Task, row: dict[str, Any], thinking: bool, thinking_budget: int) -> Request:
-    gen = generation_for(task, thinking, thinking_budget)
-    return Request(
-        task=task,
-        row=row,
-        example_id=str(row[task.id_field]),
-        messages=task.messages(row),
-        max_tokens=gen.max_tokens,
-        temperature=gen.temperature,
-        top_p=gen.top_p,
-        thinking=thinking,
-    )
 
 
 def _batch_size(provider: Provider) -> int:
@@ -156,20 +110,17 @@ def execute(
     initial: int = 0,
     total: int | None = None,
     secrets: list[str] | None = None,
-    job: Job | None = None,
+    job: Job,
 ) -> int:
-    """Send ``items``; hand each record to ``on_record`` in item order. Returns requests completed."""
+    """Send ``items`` with ``job``; hand each record to ``on_record`` in item order. Returns requests completed."""
     secrets = secrets or []
     workers = max(1, settings.transport.workers) if provider.parallel else 1
     window_max = workers * 4 if provider.parallel else 2
     batched = _batch_size(provider) > 1
-    Done = list[tuple[Completion, dict[str, Any] | None]]
+    Done = list[tuple[Completion, dict[str, Any]]]
 
     def work(unit: list[tuple[Any, Any]]) -> Done:
-        if job is not None:
-            reqs = [job.request(t, r) for t, r in unit]
-        else:
-            reqs = [request_for(t, r, settings.thinking, settings.thinking_budget) for t, r in unit]
+        reqs = [job.request(t, r) for t, r in unit]
         try:
             comps = provider.generate_batch(reqs) if batched else [provider.generate(r) for r in reqs]
         except ProviderError:
@@ -183,14 +134,11 @@ def execute(
         for comp in comps:
             if comp.error:
                 comp.error = redact(comp.error, secrets)
-        if job is None:
-            return [(comp, None) for comp in comps]
         return [
             (comp, job.record(provider, req, t, r, comp))
             for (t, r), req, comp in zip(unit, reqs, comps, strict=True)
         ]
 
-    scorer = AnswerScorer(items) if job is None else None  # each task prepared once for the run
     bar = _progress(settings.progress, total if total is not None else len(items), initial)
     done = 0
     watch = _FailureWatch()
@@ -206,8 +154,8 @@ def execute(
         fill()
         while window:
             unit, fut = window.popleft()
-            for (task, row), (comp, record) in zip(unit, fut.result(), strict=True):
-                on_record(record if record is not None else make_record(task, row, comp, scorer))
+            for comp, record in fut.result():
+                on_record(record)
                 done += 1
                 watch.see(comp)
             if bar is not None:

@@ -1,10 +1,9 @@
-"""The runner's library entry points: a run, a re-scoring, and which engine a run folder is for.
+"""The runner's library entry points: a run and a run folder's re-scoring.
 
 ``yoxla.run(...)`` (this package, callable), ``yoxla.rescore`` and ``yoxla.api`` use these.
-Every new run goes through the suite engine: an edition name (``v1``/``sample``) stands for the
-package suite ``yoxla-<edition>``. Only a run folder that the built-in engine of older versions
-made is re-scored by that engine: :func:`engine_of` is the one place the public surface asks,
-and it goes with the built-in engine (issue 13).
+Every run goes through the one engine: an edition name (``v1``/``sample``) stands for the
+package suite ``yoxla-<edition>``. A run folder that the built-in engine of older versions made
+is refused with one line (:func:`yoxla.run.artifacts.refuse_builtin`).
 """
 
 from __future__ import annotations
@@ -12,22 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from yoxla.run.artifacts import RUN_JSON, is_suite_run
 from yoxla.suites.registry import BENCHMARK_EDITIONS
-
-Engine = Literal["builtin", "suite"]
-
-
-def engine_of(target: str | os.PathLike[str]) -> Engine:
-    """Which engine handles ``target``: ``"suite"`` for an edition name, a manifest path or a
-    committed suite id (every new run) and for a suite run folder; ``"builtin"`` only for a run
-    folder the built-in engine of an older version made."""
-    path = Path(target)
-    if not (isinstance(target, str) and target in BENCHMARK_EDITIONS) and path.is_dir():
-        return "builtin" if (path / RUN_JSON).is_file() and not is_suite_run(path) else "suite"
-    return "suite"
 
 
 def committed_suite(suite_id: str) -> Any:
@@ -112,9 +98,6 @@ def rescore_folder(run_dir: str | os.PathLike[str]) -> Any:
     """Replay a run folder's stored raw outputs through today's extraction and graders (no model
     is asked), rewrite ``task_scores.json`` and ``summary.json``; the ``RunReport`` (as ``yoxla
     rescore RUN_DIR``)."""
-    target = Path(run_dir)
-    if engine_of(target) == "suite":
-        from yoxla.run.suite_finalize import rescore_suite_run as replay
-    else:
-        from yoxla.run.finalize import rescore_run as replay
-    return replay(target)
+    from yoxla.run.suite_finalize import rescore_suite_run
+
+    return rescore_suite_run(Path(run_dir))

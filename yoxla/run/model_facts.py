@@ -2,7 +2,7 @@
 
 ``--display-name``, ``--model-card``, ``--license``, ``--weights open|closed`` and ``--params``
 (or the same keys in a small YAML file, ``--model-info FILE.yaml``; a flag wins over the file)
-are checked here, stored in the run's settings and written by :mod:`yoxla.run.finalize` into the
+are checked here, stored in the run's settings and written by :mod:`yoxla.run.finish` into the
 result file's ``model.metadata``. A model given as a local folder is never published by its path:
 its public id comes from the folder's own ``config.json`` (the Hub id it was saved from), else
 its architecture (``local-<model_type>``).

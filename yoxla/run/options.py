@@ -183,23 +183,6 @@ def add_transport_args(
         )
 
 
-def task_selection(args: argparse.Namespace) -> list[str] | None:
-    from yoxla.suite import load_suite
-
-    if args.block and args.block not in BLOCKS:
-        raise UsageError(f"unknown block {args.block!r}; use one of: {', '.join(BLOCKS)}")
-    if args.block and args.task:
-        raise UsageError("give --block or --task, not both")
-    if args.task:
-        suite = load_suite()
-        for tid in args.task:
-            suite.task(tid)
-        return list(dict.fromkeys(args.task))
-    if args.block and args.block != "all":
-        return [t.id for t in load_suite().tasks.values() if t.block == args.block]
-    return None
-
-
 FILTER_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 

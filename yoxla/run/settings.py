@@ -17,10 +17,9 @@ from typing import Any
 from yoxla.providers.base import ProviderOptions
 from yoxla.providers.registry import redact, scrub_url
 from yoxla.providers.transport import TransportSettings
-from yoxla.results import SIGN_KEY_ENV, model_slug
+from yoxla.results import SIGN_KEY_ENV
 from yoxla.run.errors import RunError
 from yoxla.run.model_facts import public_model, without_path
-from yoxla.suite import Suite, Task
 
 # What defines a run: a resumed session must not change it.
 IDENTITY = (
@@ -158,11 +157,6 @@ def resolve_sign_key(s: RunSettings) -> None:
 # Run ids -------------------------------------------------------------------------------------
 
 
-def default_run_id(s: RunSettings) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}_{model_slug(s.provider)}__{model_slug(public_model(s.model))}_{s.edition}"
-
-
 def check_run_id(run_id: str) -> str:
     """A run id names one folder inside the runs folder: no path separators, not . or .."""
     if not run_id or run_id in (".", "..") or any(c in run_id for c in "/\\\0"):
@@ -171,41 +165,6 @@ def check_run_id(run_id: str) -> str:
 
 
 # The record ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Generation:
-    """The effective generation settings of one task's requests."""
-
-    temperature: float
-    top_p: float
-    max_tokens: int
-
-
-def generation_for(task: Task, thinking: bool, thinking_budget: int) -> Generation:
-    """What every request of ``task`` is sent with: the contract's settings, plus the thinking budget."""
-    gen = task.generation
-    extra = thinking_budget if thinking else 0
-    return Generation(float(gen.temperature), float(gen.top_p), gen.max_tokens + extra)
-
-
-def run_conditions(s: RunSettings, suite: Suite, task_ids: list[str]) -> dict[str, Any]:
-    """The conditions that decide whether this run's scores compare with another run's."""
-    per_task = {
-        tid: asdict(generation_for(suite.task(tid), s.thinking, s.thinking_budget)) for tid in task_ids
-    }
-    return {
-        "system_prompt": "contract",  # each request carries its task's own system prompt (prompt_hash)
-        "thinking": s.thinking,
-        "thinking_budget": s.thinking_budget if s.thinking else 0,
-        "seed": s.seed,
-        "limit": s.limit,
-        "task_filter": list(s.tasks) or None,  # --task / --block as given; None: the whole edition
-        "filters": {k: list(v) for k, v in s.filters.items()},  # row filters (--filter, --category, …)
-        "scored_only": s.scored_only,  # controls skipped
-        "probabilities": s.probabilities,  # answer probabilities asked for where the provider can
-        "tasks": per_task,
-    }
 
 
 def run_record(

@@ -5,7 +5,7 @@ an eval suite, and ``--edition sample|v1`` (default ``v1``) names the package su
 ``yoxla-sample``/``yoxla-v1``, with every runner feature (workers, resume, ``--retry-errors``,
 ``rescore``, signing); ``--task ID`` picks tasks of the suite, ``--block G`` the tasks of its
 group G. A resumed or retried run, and ``yoxla rescore``, find out from run.json which suite it
-ran (or that the built-in engine of older versions made it), so they need no ``--suite``.
+ran, so they need no ``--suite``; a folder the built-in engine of older versions made is refused.
 """
 
 from __future__ import annotations
@@ -88,27 +88,24 @@ def run_suite(args: argparse.Namespace) -> str | None:
     return f"yoxla-{args.edition or DEFAULT_EDITION}"
 
 
-def is_builtin_folder(args: argparse.Namespace, runs_dir: str) -> bool:
-    """Does this ``run`` command continue a run folder the built-in engine made (an older
-    version of YOXLA): ``--resume --run-id ID`` or ``--retry-errors RUN`` naming such a folder?
-    Only those go to the built-in engine; everything else is a suite run."""
-    from yoxla.run.artifacts import RUN_JSON, is_suite_run
+def continued_folder(args: argparse.Namespace, runs_dir: str) -> Path | None:
+    """The run folder this ``run`` command continues (``--resume --run-id ID``, ``--retry-errors
+    RUN``), if there is one with a run.json; None for anything else (a new run, a result file)."""
+    from yoxla.run.artifacts import RUN_JSON
     from yoxla.suites.registry import is_dir, is_file, shown_ref
 
-    if args.suite:
-        return False
     try:
         if args.retry_errors:
             path = Path(args.retry_errors)
-            if is_file(path):  # a result file: --retry-errors FILE.json (the file says which kind)
-                return False
+            if is_file(path):  # a result file: --retry-errors FILE.json
+                return None
             folder = path if is_dir(path) else Path(runs_dir) / args.retry_errors
         elif args.resume and args.run_id:
             folder = Path(runs_dir) / args.run_id
         else:
-            return False
+            return None
         # unguarded: a name that cannot be a path here raises, and is said so below
-        return (folder / RUN_JSON).is_file() and not is_suite_run(folder)
+        return folder if (folder / RUN_JSON).is_file() else None
     except (OSError, ValueError) as exc:  # a name that cannot be a path here (too long, …)
         option, name = (
             ("--retry-errors", args.retry_errors) if args.retry_errors else ("--run-id", args.run_id)

@@ -48,11 +48,10 @@ from yoxla.run.artifacts import (
     read_json,
 )
 from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.finalize import (
+from yoxla.run.finish import (
     Info,
     Lines,
     RunReport,
-    _usage_total,
     bounded,
     calibration_summary,
     model_info,
@@ -62,6 +61,7 @@ from yoxla.run.finalize import (
     run_facts,
     stored_records,
     summary_document,
+    usage_total,
     write_finished,
 )
 from yoxla.run.settings import RunSettings, now_iso, settings_from
@@ -292,7 +292,7 @@ def build_suite_result(
             **_dataset_override(info, judge),
         ),
         tasks=results,
-        usage=Usage(**_usage_total(records)),
+        usage=Usage(**usage_total(records)),
         created_at=now_iso(),
         sign_key=sign_key,
     )

@@ -147,7 +147,7 @@ def _refuse_masked(judge: RunSettings) -> None:
 
 def precheck_judge(s: RunSettings) -> None:
     """The judge's provider known, its key present, its base URL whole; nothing without a judge."""
-    from yoxla.run.plan import precheck_provider
+    from yoxla.run.provider import precheck_provider
 
     judge = judge_settings(s)
     if judge is not None:

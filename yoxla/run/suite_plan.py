@@ -19,10 +19,10 @@ passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from yoxla.providers.base import Request
 from yoxla.run.errors import Log, RunError, ValidationFailed
@@ -43,6 +43,7 @@ from yoxla.suites.worker import WorkerPool
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_TOP_P = 1.0
+R = TypeVar("R")  # a row of a task, as the row filter reads it
 REQUEST_OPTIONS = ("stop", "presence_penalty", "frequency_penalty")
 RUN_OFFLINE_HINT = (  # what the runner adds to a Hub dataset it cannot read (as the benchmark says)
     " A run can read it from a local copy in the Hub layout instead: --data-dir DIR "
@@ -162,14 +163,71 @@ def filter_fields(task: SuiteTask) -> list[str]:
     return list(dict.fromkeys(n for n in named if n))
 
 
+def _as_text(value: Any) -> str:
+    """A row value as a filter compares it: JSON spelling for true/false/null, else its text."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return str(value)
+
+
+def pick_rows(
+    task_ids: list[str],
+    columns: Mapping[str, Sequence[str]],
+    rows: Mapping[str, Sequence[R]],
+    value: Callable[[R, str], Any],
+    filters: Mapping[str, Sequence[str]],
+    controls: Mapping[str, Callable[[R], bool]],
+    log: Log | None = None,
+) -> tuple[list[str], dict[str, list[R]]]:
+    """(the tasks that keep rows, the rows each keeps): the one row filter of every run.
+
+    ``columns`` names what each task may be filtered by, ``value(row, column)`` reads one,
+    ``controls`` (``--scored-only``) says per task which rows are controls to skip. A row
+    passes when, for every filtered column, its value is one of the given values (a column's
+    values are alternatives; columns must all match). A task without a filtered column is left
+    out of the run, and so is a task with no row left; a column that no selected task has is
+    an error (a typo must not run nothing), and so is a filter that leaves no row at all.
+    """
+    for name in filters:
+        if not any(name in columns[tid] for tid in task_ids):
+            known = sorted({c for tid in task_ids for c in columns[tid]})
+            raise RunError(
+                f"no selected task has a column {name!r} to filter by; filterable columns: "
+                + (", ".join(known) or "none (declare some in the task's metadata)")
+            )
+    kept: list[str] = []
+    chosen: dict[str, list[R]] = {}
+    for tid in task_ids:
+        lacking = [name for name in filters if name not in columns[tid]]
+        if lacking:
+            if log:
+                log(f"filter: {tid} has no column {lacking[0]!r}; left out of this run")
+            continue
+        is_control = controls.get(tid)
+        picked = [
+            row
+            for row in rows[tid]
+            if all(_as_text(value(row, name)) in values for name, values in filters.items())
+            and not (is_control is not None and is_control(row))
+        ]
+        if not picked:
+            if log:
+                log(f"filter: no row of {tid} passes; left out of this run")
+            continue
+        kept.append(tid)
+        chosen[tid] = picked
+    if not kept:
+        raise RunError("no row of any selected task passes the filters; nothing to run")
+    return kept, chosen
+
+
 def choose_items(
     tasks: dict[str, SuiteRunTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
 ) -> tuple[dict[str, SuiteRunTask], dict[str, tuple[Item, ...]]]:
     """(the tasks that keep items, the items each keeps) under ``--filter``/``--category``/
-    ``--difficulty`` and ``--scored-only``, by the benchmark's rule (:func:`yoxla.run.plan.pick_rows`)."""
+    ``--difficulty`` and ``--scored-only``, by the one row filter (:func:`pick_rows`)."""
     if not filters and not scored_only:
         return tasks, {}
-    from yoxla.run.plan import pick_rows
     from yoxla.suites.tally import is_control
     from yoxla.suites.templates import lookup
 
