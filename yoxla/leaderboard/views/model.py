@@ -11,9 +11,11 @@ import hashlib
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
-from yoxla.leaderboard import calibration, figures, tables
+from yoxla.leaderboard import calibration
 from yoxla.leaderboard.admission import MAX_BYTES, Verdict
+from yoxla.leaderboard.plot import empty_figure
 from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData, headline
 from yoxla.leaderboard.views.base import (
     NOTHING,
@@ -25,17 +27,20 @@ from yoxla.leaderboard.views.base import (
     plot_data,
     set_param_js,
 )
-from yoxla.leaderboard.views.common import components
+from yoxla.leaderboard.views.calibration import board_calibration, reliability_figure
+from yoxla.leaderboard.views.common import components, model_choices
+from yoxla.leaderboard.views.model_tables import (
+    model_breakdowns,
+    model_diagnostics,
+    model_facts,
+    model_figure,
+    model_near_miss,
+    model_scores,
+    weakest_tasks,
+)
 from yoxla.strictjson import read_regular_file
 
 PICK = "Pick a model to see its page."
-
-
-def board_calibration(ctx: Context, ed: EditionData) -> calibration.BoardCalibration:
-    """The board's calibration (reports and intervals), computed once per board."""
-    return ctx.memo(  # type: ignore[no-any-return]
-        "calibration", ed.name, make=lambda: calibration.board_calibration(ed, ctx.prepared.board.B)
-    )
 
 
 def calibration_line(ed: EditionData, v: Verdict, cal: calibration.BoardCalibration | None) -> str:
@@ -116,11 +121,11 @@ class ModelView(View):
         hit = ctx.prepared.locate(key) if key else None
         if hit is None:
             out: Update = {self.summary: PICK, self.download: gr.update(value=None, interactive=False)}
-            out[self.plot] = plot_data(figures.empty_figure("Task scores", PICK))
-            out[self.cal_plot] = plot_data(figures.empty_figure("Reliability diagram", PICK))
+            out[self.plot] = plot_data(empty_figure("Task scores", PICK))
+            out[self.cal_plot] = plot_data(empty_figure("Reliability diagram", PICK))
             out[self.cal_line] = ""
             for t in (*self.tables(), self.cal_table):
-                out.update(t.update(ctx.downloads, tables.pd.DataFrame(), empty=PICK))
+                out.update(t.update(ctx.downloads, pd.DataFrame(), empty=PICK))
             return out
         edition, board, v = hit
         ed = ctx.prepared.edition(edition)
@@ -153,15 +158,15 @@ class ModelView(View):
         out = {
             self.summary: summary,
             self.download: gr.update(value=self._file(ctx, v), interactive=True),
-            self.plot: ctx.plot("model-fig", v.key, make=lambda: figures.model_figure(v, board, ed)),
+            self.plot: ctx.plot("model-fig", v.key, make=lambda: model_figure(v, board, ed)),
         }
         frames = {
-            self.scores: tables.model_scores(v, board, ed),
-            self.facts: tables.model_facts(v, ed),
-            self.weakest: tables.weakest_tasks(v, ed),
-            self.diagnostics: tables.model_diagnostics(v),
-            self.breakdowns: tables.model_breakdowns(v),
-            self.near_miss: tables.model_near_miss(v),
+            self.scores: model_scores(v, board, ed),
+            self.facts: model_facts(v, ed),
+            self.weakest: weakest_tasks(v, ed),
+            self.diagnostics: model_diagnostics(v),
+            self.breakdowns: model_breakdowns(v),
+            self.near_miss: model_near_miss(v),
         }
         for table, frame in frames.items():
             empty = "No invalid output: every answer parsed." if table is self.near_miss else NOTHING
@@ -173,14 +178,14 @@ class ModelView(View):
         """The model's calibration: every scope's metrics with intervals, the pooled reliability diagram."""
         cal = board_calibration(ctx, ed) if on_standard else None
         line = calibration_line(ed, v, cal)
-        frame = calibration.model_table(cal, v.key) if cal is not None else tables.pd.DataFrame()
+        frame = calibration.model_table(cal, v.key) if cal is not None else pd.DataFrame()
         row = cal.row(calibration.OVERALL, v.key) if cal is not None else None
         title = f"Reliability diagram: {v.name}, all tasks"
         empty = f"Answer probabilities: {calibration.NO_PROBS_PROVIDER}."
         fig = ctx.plot(
             "model-reliability",
             v.key,
-            make=lambda: figures.reliability_figure(
+            make=lambda: reliability_figure(
                 calibration.reliability_bins(row.report) if row is not None else [], title, empty
             ),
         )
@@ -210,7 +215,7 @@ class ModelView(View):
     def show(self, ctx: Context, edition: str, key: str | None) -> Update:
         """Picker (this edition's models, ``key`` selected) and the page."""
         ed = ctx.prepared.edition(edition)
-        choices = tables.model_choices(ed)
+        choices = model_choices(ed)
         value = keep_or_first(key, choices)
         return {self.picker: gr.update(choices=choices, value=value), **self.page(ctx, value)}
 
