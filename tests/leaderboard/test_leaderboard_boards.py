@@ -301,7 +301,7 @@ def test_each_committed_suite_has_a_board_in_the_picker(committed_prepared) -> N
     for sid in committed:
         files = sorted((REPO / "results" / "suites" / sid).glob("*.json"))
         ed = committed_prepared.edition(suite_board_id(sid))
-        assert ed.is_suite and len(ed.standard.models) == len(files), sid
+        assert ed.suite is not None and len(ed.standard.models) == len(files), sid
     # muraciet's macro-F1 is no mean of per-item scores: no interval, and the rule says so.
     from yoxla.leaderboard.views.leaderboard import rule_text
 

@@ -634,7 +634,7 @@ def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) 
     assert len(set(per_task.values())) > 1  # the rows' n do differ
     for tid, n in per_task.items():
         assert scores.loc[tid, "Items"] == n, tid
-    for blk, tids in ed.block_tasks().items():
+    for blk, tids in ed.groups_of_tasks().items():
         assert scores.loc[block_title(blk), "Items"] == sum(per_task[t] for t in tids if t in per_task), blk
     assert scores.loc[ed.headline, "Items"] == sum(per_task.values())
     diff = compare_table(ed.standard, a.key, b.key).set_index("Name")

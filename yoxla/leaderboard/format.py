@@ -134,16 +134,21 @@ def metric_label(key: str) -> str:
 
 
 def task_label(ed: EditionData, task_id: str) -> str:
-    """A task's column header: its short name; a suite task's id, marked when judge-scored or
-    when lower is better (then the column holds the raw metric, not a 0-100 score)."""
-    if not ed.is_suite:
-        return task_short(task_id)
+    """A task's column header: its short name (a task without one: its id), marked when
+    judge-scored or when lower is better (then the column holds the raw metric, not a 0-100 score)."""
     marks = []
     if suite_judged(ed, task_id):
         marks.append("judge-scored")
     if lower_is_better(ed, task_id):
         marks.append("raw, lower is better")
-    return task_id + (f" ({', '.join(marks)})" if marks else "")
+    return task_short(task_id) + (f" ({', '.join(marks)})" if marks else "")
+
+
+def primary_name(ed: EditionData, task_id: str) -> str:
+    """A task's primary metric's name, as its suite definition gives it."""
+    if ed.suite is not None:
+        return ed.suite.primary.get(task_id, "score")
+    return load_suite().task(task_id).primary
 
 
 def suite_judged(ed: EditionData, task_id: str) -> bool:
@@ -151,11 +156,9 @@ def suite_judged(ed: EditionData, task_id: str) -> bool:
 
 
 def lower_is_better(ed: EditionData, task_id: str) -> bool:
-    """A suite task whose primary metric is lower-is-better: it has no 0-100 score."""
-    if not ed.is_suite:
-        return False
-    recs = [v.tasks[task_id] for g in ed.boards.values() for v in g.models if task_id in v.tasks]
-    return bool(recs) and not recs[0].higher_is_better
+    """A task whose primary metric is lower-is-better (as its files record it): it has no 0-100 score."""
+    first = next((v.tasks[task_id] for g in ed.boards.values() for v in g.models if task_id in v.tasks), None)
+    return first is not None and not first.higher_is_better
 
 
 def judge_text(v: Verdict, task_id: str | None = None) -> str:

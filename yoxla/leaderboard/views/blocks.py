@@ -15,7 +15,7 @@ import gradio as gr
 import pandas as pd
 
 from yoxla.leaderboard.admission import Verdict
-from yoxla.leaderboard.format import pm, task_label
+from yoxla.leaderboard.format import pm, primary_name, task_label
 from yoxla.leaderboard.plot import (
     FLOOR_COLOUR,
     OKABE_ITO,
@@ -35,7 +35,6 @@ from yoxla.leaderboard.plot import (
 from yoxla.leaderboard.prepared import EditionData, group_score
 from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View
-from yoxla.suite import load_suite
 
 
 def block_table(ed: EditionData, block: str) -> pd.DataFrame:
@@ -58,13 +57,6 @@ def block_table(ed: EditionData, block: str) -> pd.DataFrame:
             rec[f"{task_label(ed, tid)}: {primary_name(ed, tid)}"] = round(t.primary_raw, 4)
         out.append(rec)
     return pd.DataFrame(out)
-
-
-def primary_name(ed: EditionData, task_id: str) -> str:
-    """A task's primary metric's name, as its suite definition gives it."""
-    if ed.suite is not None:
-        return ed.suite.primary.get(task_id, "score")
-    return load_suite().task(task_id).primary
 
 
 BLOCK_COLUMNS = 2  # panels per row: wide enough for their titles and ticks on a phone's screen too

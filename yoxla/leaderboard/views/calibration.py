@@ -200,8 +200,9 @@ class CalibrationView(View):
     title = "Calibration"
 
     def shown_on(self, ed: EditionData) -> bool:
-        """Every edition; a suite board when one of its files stores answer probabilities."""
-        if not ed.is_suite:
+        """A board that knows its tasks' answer spaces (chance levels: the benchmark's editions), or
+        one of whose files stores answer probabilities (a suite's)."""
+        if ed.has_reference:
             return True
         return any(t.calibration is not None for v in ed.all_models() for t in v.tasks.values())
 

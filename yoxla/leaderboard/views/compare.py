@@ -11,7 +11,7 @@ import pandas as pd
 from yoxla.leaderboard.bootstrap import mcnemar, paired_interval
 from yoxla.leaderboard.format import benchmark_task, task_short
 from yoxla.leaderboard.plot import OKABE_ITO, ROW_PX, Figure, category_axis, dots, empty_figure, figure, vline
-from yoxla.leaderboard.prepared import Ranked, block_title, headline
+from yoxla.leaderboard.prepared import Ranked, group_score, headline
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first
 from yoxla.leaderboard.views.common import components
 
@@ -24,7 +24,8 @@ HIDDEN = ["A − B low", "A − B high"]  # the interval's ends: in the CSV, not
 
 
 def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
-    """A minus B per task, block and overall, with paired bootstrap intervals and McNemar's test."""
+    """A minus B per task, group (the benchmark's blocks) and overall, with paired bootstrap
+    intervals and McNemar's test."""
     cols = [
         "Level",
         "Name",
@@ -44,15 +45,11 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     if ia is None or ib is None or r.boot is None:
         return pd.DataFrame(columns=cols)
     a, b, boot = r.models[ia], r.models[ib], r.boot
-    suite_board = a.suite is not None
     out: list[dict[str, Any]] = []
 
     def items(block: str | None = None) -> dict[str, Any]:  # a row's n: its tasks' items, which differ
-        def in_block(t: str) -> bool:
-            task = benchmark_task(t)
-            return block is None or (task is not None and task.block == block)
-
-        return {"items": sum(len(a.tasks[t].ids) for t in boot.task_ids if in_block(t))}
+        inside = r.group_tasks.get(block, []) if block is not None else boot.task_ids
+        return {"items": sum(len(a.tasks[t].ids) for t in boot.task_ids if t in inside)}
 
     def row(
         level: str, name: str, sa: float, sb: float, ra: np.ndarray, rb: np.ndarray, extra: dict[str, Any]
@@ -80,20 +77,20 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     if boot.task_ids:
         row(
             "overall",
-            "Suite score" if suite_board else "YOXLA",
+            r.headline,
             headline(a),
             headline(b),
             boot.yoxla_reps[ia],
             boot.yoxla_reps[ib],
             items(),
         )
-    for bi, blk in enumerate(boot.blocks):
-        if blk in a.scores.get("blocks", {}):
+    for bi, blk in enumerate(boot.blocks):  # the groups the headline averages (none: "suite", no row)
+        if np.isfinite(group_score(a, blk)):
             row(
                 "block",
-                block_title(blk),
-                float(a.scores["blocks"][blk]),
-                float(b.scores["blocks"][blk]),
+                r.group_title(blk),
+                group_score(a, blk),
+                group_score(b, blk),
                 boot.block_reps[ia, bi],
                 boot.block_reps[ib, bi],
                 items(blk),

@@ -16,7 +16,7 @@ import numpy as np
 
 from yoxla.leaderboard.format import lower_is_better
 from yoxla.leaderboard.prepared import GROUP_TITLES, RANK_RULE, SIZE_BANDS, UNKNOWN, EditionData
-from yoxla.leaderboard.texts import code, md
+from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, set_param_js
 from yoxla.leaderboard.views.common import components
 from yoxla.leaderboard.views.leaderboard_tables import (
@@ -43,8 +43,9 @@ HOW_TO_READ = (
 
 
 def how_to_read(ed: EditionData) -> str:
-    """The one line above the table: intervals, rank ranges, the floor (the full rule is one click away)."""
-    if ed.is_suite:
+    """The one line above the table: intervals, rank ranges, the floor where the board has one (the
+    full rule is one click away)."""
+    if not ed.reference.available:
         return (
             "**How to read this:** a Rank such as *1–3* means the intervals (where a task has them) cannot "
             "order the model more finely; ranks are those of the whole board."
@@ -57,7 +58,7 @@ def how_to_read(ed: EditionData) -> str:
 
 def board_note(ed: EditionData) -> str:
     """The board's first line: what this board is (and, for ``sample``, what it is not)."""
-    if ed.is_suite:
+    if ed.suite is not None:  # a committed suite: its own name
         return f"**{md(ed.label)}**: an eval suite committed under `suites/`, re-scored with its own graders."
     if ed.name == "sample":
         models = [v for g in ed.groups() for v in ed.boards[g].models]
@@ -73,12 +74,12 @@ def board_note(ed: EditionData) -> str:
 def rule_text(ed: EditionData) -> str:
     """The board's ranking rule and how to read a rank range (our words, and the suite's escaped id)."""
     floor = (
-        ""
-        if ed.is_suite
-        else " The grey row is the best cue-only floor: what reading only a surface cue scores."
+        " The grey row is the best cue-only floor: what reading only a surface cue scores."
+        if ed.reference.available
+        else ""
     )
     r = ed.standard
-    if ed.is_suite and not r.empty and not np.isfinite(r.yoxla_lo).any():
+    if not r.empty and not np.isfinite(r.yoxla_lo).any():
         rank = (
             "This suite's score has no interval (a task's score is not a mean of per-item scores, "
             "so items cannot be resampled): ranks follow the scores, and equal scores share a range."
@@ -249,7 +250,7 @@ class LeaderboardView(View):
             if view.floor_row is not None:
                 row_styles[view.floor_row] = FLOOR_STYLE
         board = ed.boards[group]
-        where = f"suite {code(ed.suite_id)}" if ed.is_suite else f"edition `{ed.name}`"
+        where = ed.label_md
         reported = len(view.reported_rows)
         if board.empty and reported:
             count = (
@@ -307,7 +308,8 @@ class LeaderboardView(View):
             self.columns: [],
             **self.refresh(ctx, ed.name, "standard"),
         }
-        out[self.about] = gr.update(value=suite_about(ed), visible=ed.is_suite)
+        about = suite_about(ed)
+        out[self.about] = gr.update(value=about, visible=bool(about))
         out[self.note] = board_note(ed)
         out[self.how] = how_to_read(ed)
         out[self.rule] = rule_text(ed)

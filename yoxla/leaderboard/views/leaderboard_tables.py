@@ -47,6 +47,7 @@ from yoxla.leaderboard.prepared import (
     EditionData,
     Ranked,
     block_title,
+    group_score,
     headline,
     licence,
     rank_board,
@@ -63,9 +64,10 @@ FLOOR_NAME = "Best cue-only floor (reference, not a model)"
 def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
     """The full leaderboard of one board, numbers unrounded: what the CSV download holds.
 
-    A suite board's headline is the suite score; per task it also holds the raw primary
-    metric (``<task> raw``: the only number of a lower-is-better task) and, when the suite
-    has judge-scored tasks, the judge model.
+    The headline is the one the board's suite names (YOXLA; a suite's score), then each of its
+    groups (the benchmark's blocks); per task the score and the raw primary metric (``<task> raw``:
+    the only number of a lower-is-better task) and, when the suite has judge-scored tasks, the
+    judge model.
     """
     r = ed.boards[group]
     h = ed.headline
@@ -74,9 +76,9 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
     cols += ["Parameters", "Size band", "Weights", "Licence", "Card", "Board", h, f"{h} low", f"{h} high"]
     cols += ["Judge"] if judged else []
     for b in r.blocks:
-        cols += [block_title(b), f"{block_title(b)} low", f"{block_title(b)} high"]
+        cols += [r.group_title(b), f"{r.group_title(b)} low", f"{r.group_title(b)} high"]
     for t in r.task_ids:
-        cols += [t, f"{t} low", f"{t} high"] + ([f"{t} raw"] if ed.is_suite else [])
+        cols += [t, f"{t} low", f"{t} high", f"{t} raw"]
     cols += [
         "Invalid-output rate %",
         "Generation errors",
@@ -108,16 +110,15 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
         if judged:
             rec["Judge"] = judge_text(v)
         for b in r.blocks:
-            lo, hi = r.block_interval(i, b)
-            rec[block_title(b)] = float(v.scores["blocks"].get(b, np.nan))
-            rec[f"{block_title(b)} low"], rec[f"{block_title(b)} high"] = lo, hi
+            title = r.group_title(b)
+            rec[title] = group_score(v, b)
+            rec[f"{title} low"], rec[f"{title} high"] = r.block_interval(i, b)
         for t in r.task_ids:
             lo, hi = r.task_interval(i, t)
             task = v.tasks.get(t)
             rec[t] = float(task.score) if task is not None else np.nan
             rec[f"{t} low"], rec[f"{t} high"] = lo, hi
-            if ed.is_suite:
-                rec[f"{t} raw"] = float(task.primary_raw) if task is not None else np.nan
+            rec[f"{t} raw"] = float(task.primary_raw) if task is not None else np.nan
         rec["Invalid-output rate %"] = 100 * invalid_rate(v)
         rec["Generation errors"] = int(v.generation_errors)
         rec["Prompt tokens"], rec["Completion tokens"] = v.tokens
@@ -223,7 +224,7 @@ def _reported_records(
     """The results the benchmark's authors reported, as compact rows (standard board only: the
     reported conditions are the standard ones); the search filter applies, the others (which
     these results cannot state) leave them out."""
-    if group != "standard" or not ed.publications or ed.is_suite:
+    if group != "standard" or not ed.publications:
         return []
     if filters.providers or filters.weights != "any" or filters.size != "any" or filters.trust != "any":
         return []
@@ -233,7 +234,7 @@ def _reported_records(
     for m in sorted(models, key=lambda m: (-m.yoxla, m.model)):
         if q and q not in m.model.casefold():
             continue
-        num = {h: m.yoxla, **{block_title(b): m.blocks.get(b, np.nan) for b in BLOCKS}}
+        num = {h: m.yoxla, **{ed.group_title(b): m.blocks.get(b, np.nan) for b in BLOCKS}}
         rec: dict[str, Any] = {
             "Rank": REPORTED_RANK,
             "Model": m.model,
@@ -251,7 +252,8 @@ def leaderboard_view(
     filters: Filters | None = None,
     columns: Iterable[str] = (),
 ) -> CompactTable:
-    """The compact table: rank, model, YOXLA ±, the four blocks, trust; more on request.
+    """The compact table: rank, model, the headline ±, the suite's groups (the benchmark's four
+    blocks; a suite without groups: its tasks), trust; more on request.
 
     Re-checked rows come first (ranked); the floor sits among them by its score; the results
     the benchmark's authors reported follow, marked as reported and never ranked (when there is
@@ -264,9 +266,11 @@ def leaderboard_view(
     part = frame[filters.mask(frame)] if len(frame) else frame
     with_iv, with_tasks, with_diag = (
         "intervals" in columns,
-        "task scores" in columns or ed.is_suite,  # a suite has no blocks: its tasks are the columns
+        "task scores" in columns or not r.blocks,  # a suite without groups: its tasks are the columns
         "diagnostics" in columns,
     )
+    # Per task: its column's title and whether it holds the raw value (lower is better, no score).
+    task_cols = [(tid, task_label(ed, tid), lower_is_better(ed, tid)) for tid in r.task_ids]
     rows: list[dict[str, Any]] = []
     nums: list[dict[str, Any]] = []  # per row, the number behind each cell that shows one
     keys: list[str | None] = []
@@ -283,19 +287,19 @@ def leaderboard_view(
         if with_iv:
             rec[f"{h} 95% interval"] = interval_text(row[f"{h} low"], row[f"{h} high"])
         for b in r.blocks:
-            t = block_title(b)
+            t = r.group_title(b)
             rec[t] = pm(row[t], row[f"{t} low"], row[f"{t} high"]) if with_iv else num_text(row[t])
             num[t] = row[t]
         if with_tasks:
-            for tid in r.task_ids:
-                if lower_is_better(ed, tid):
-                    rec[task_label(ed, tid)] = raw_text(row[f"{tid} raw"])
-                    num[task_label(ed, tid)] = row[f"{tid} raw"]
+            for tid, label, lower in task_cols:
+                if lower:
+                    rec[label] = raw_text(row[f"{tid} raw"])
+                    num[label] = row[f"{tid} raw"]
                 else:
-                    num[task_label(ed, tid)] = row[tid]
-                    rec[task_label(ed, tid)] = (
+                    num[label] = row[tid]
+                    rec[label] = (
                         pm(row[tid], row[f"{tid} low"], row[f"{tid} high"])
-                        if with_iv or ed.is_suite
+                        if with_iv or not r.blocks
                         else num_text(row[tid])
                     )
         rec["Trust"] = "✔ verified" if row["Trust"] == "verified" else "community"
@@ -323,7 +327,7 @@ def leaderboard_view(
         keys.append(str(row["File"]))
         links.append(row["Card"] or None)
     ranked = len(rows)
-    cols = list(rows[0]) if rows else ["Rank", "Model", h, *map(block_title, r.blocks), "Trust"]
+    cols = list(rows[0]) if rows else ["Rank", "Model", h, *map(r.group_title, r.blocks), "Trust"]
     reported_records = _reported_records(ed, group, filters, h)
     reported = [{k: rec.get(k, "") for k in cols} for rec, _ in reported_records]
     rows += reported
@@ -331,13 +335,13 @@ def leaderboard_view(
     keys += [None] * len(reported)
     links += [None] * len(reported)
     floor_row = None
-    summary = ed.reference.summary(ed.block_tasks())
+    summary = ed.reference.summary(ed.groups_of_tasks())
     if summary is not None and len(rows):
         rec = {k: "" for k in cols}
         rec.update(Rank="—", Model=FLOOR_NAME, Trust="reference")
-        num = {h: summary["yoxla"], **{block_title(b): summary["blocks"].get(b, np.nan) for b in r.blocks}}
+        num = {h: summary["yoxla"], **{r.group_title(b): summary["blocks"].get(b, np.nan) for b in r.blocks}}
         if with_tasks:
-            num.update({task_label(ed, tid): ed.reference.best(tid) or np.nan for tid in r.task_ids})
+            num.update({label: ed.reference.best(tid) or np.nan for tid, label, _ in task_cols})
         rec.update({k: num_text(x) for k, x in num.items()})
         if ranked:
             floor_row = sum(float(s) >= summary["yoxla"] for s in part[h])
@@ -379,18 +383,15 @@ def trust_badge(v: Verdict) -> str:
 
 def unchecked_table(ed: EditionData) -> pd.DataFrame:
     """Admitted files whose scores could not be re-checked here: listed apart, never ranked."""
-    head, key = f"{ed.headline} (as stored)", "suite" if ed.is_suite else "yoxla"
-    parts = dict(ed.suite.group_names) if ed.suite is not None else {b: block_title(b) for b in BLOCKS}
+    head = f"{ed.headline} (as stored)"
+    parts = {g: ed.group_title(g) for g in ed.standard.blocks}
     cols = ["Model", "Provider", "Trust", head, *parts.values(), "Why not re-checked", "File"]
     out = []
     for v in ed.unchecked:
         rec: dict[str, Any] = {"Model": v.name, "Provider": v.provider, "Trust": trust_badge(v)}
-        stored = v.scores.get(key)
-        rec[head] = num_text(float(stored) if stored is not None else np.nan)
-        for b, title in parts.items():
-            rec[title] = num_text(
-                float((v.scores.get("groups" if ed.is_suite else "blocks") or {}).get(b, np.nan))
-            )
+        rec[head] = num_text(headline(v))
+        for g, title in parts.items():
+            rec[title] = num_text(group_score(v, g))
         why = next((n for n in v.notes if n.startswith(NOT_RECHECKED + ": ")), None)
         rec["Why not re-checked"] = (
             why.removeprefix(NOT_RECHECKED + ": ") if why else ed.rows_problem or NOT_RECHECKED
@@ -492,7 +493,7 @@ def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
             what=h,
         )
     ]
-    summary = ed.reference.summary(ed.block_tasks())
+    summary = ed.reference.summary(ed.groups_of_tasks())
     shapes, legend = reference_line(
         summary["yoxla"] if summary else None, "best cue-only floor", FLOOR_COLOUR, "dash"
     )

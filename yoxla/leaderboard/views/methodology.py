@@ -127,12 +127,11 @@ class MethodologyView(View):
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)
         board = ctx.prepared.board
-        where = (ed.name, None) if not ed.is_suite else (None, ed.suite_id)
+        where = ed.listed_as
         stem = ed.name.replace(":", "-")
         out: Update = {
-            self.suite_note: gr.update(value=texts.SUITE_METHOD, visible=ed.is_suite),
-            self.line: f"**{'Suite' if ed.is_suite else 'Edition'} {texts.code(ed.suite_id or ed.name)}:** "
-            f"{board.admission_line(*where)}.",
+            self.suite_note: gr.update(value=texts.SUITE_METHOD, visible=ed.suite is not None),
+            self.line: f"**{ed.label_md[:1].upper()}{ed.label_md[1:]}:** {board.admission_line(*where)}.",
             **self.admitted.update(
                 ctx.downloads,
                 admitted_table(ed),
@@ -146,7 +145,7 @@ class MethodologyView(View):
                 stem=f"excluded-{stem}",
             ),
         }
-        if ed.is_suite:
+        if ed.suite is not None:  # a committed suite's data is reviewed with its pull request
             out[self.review_line] = (
                 "Review status is kept for the benchmark's editions (`annotations/<edition>/`); a suite's data "
                 "is reviewed with its pull request."

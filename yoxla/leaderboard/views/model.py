@@ -149,7 +149,7 @@ class ModelView(View):
                 f"**Not ranked: scores not re-checked** on `{where}` · {ed.headline} as stored "
                 f"**{score_text}** (no interval)"
             )
-        ref = ed.reference.summary(ed.block_tasks())
+        ref = ed.reference.summary(ed.groups_of_tasks())
         if ref is not None:
             summary += f" · best cue-only floor {ref['yoxla']:.1f}"
         if v.generation_errors:

@@ -20,7 +20,7 @@ from yoxla.leaderboard.format import (
     metric_label,
     metric_text,
     num_text,
-    raw_text,
+    primary_name,
     task_label,
     tokens_text,
 )
@@ -40,14 +40,13 @@ from yoxla.leaderboard.prepared import (
     UNKNOWN,
     EditionData,
     Ranked,
-    block_title,
+    group_score,
     headline,
     size_text,
     weights,
 )
 from yoxla.leaderboard.views.diagnostics import outcome_counts
 from yoxla.record import RunConditions, SuiteRunConditions
-from yoxla.suite import load_suite
 
 
 def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
@@ -123,7 +122,8 @@ def _temperature(v: Verdict, cond: RunConditions | None, scond: SuiteRunConditio
 
 
 def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
-    """YOXLA, blocks and tasks with interval, rank range on the board, floor and chance."""
+    """The headline, the groups (the benchmark's blocks) and the tasks with interval, rank range on
+    the board, floor and chance (the last three left out where the board has neither)."""
     cols = [
         "Level",
         "Name",
@@ -137,7 +137,7 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         "Primary metric",
     ]
     i = r.index(v.key) if r is not None else None
-    blocks = ed.block_tasks()
+    blocks = ed.groups_of_tasks()
 
     def items(tids: Iterable[str]) -> int:  # a row's n: the items of its tasks (they differ by task)
         return sum(len(v.tasks[t].ids) for t in tids if t in v.tasks)
@@ -188,25 +188,26 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
         f"{placed[0].rank(placed[1])} of {n}" if placed else NA,
         ref["yoxla"] if ref else None,
         None,
-        "mean of the tasks with a 0–100 score" if ed.is_suite else "mean of the blocks",
+        "mean of the blocks" if ed.by_groups else "mean of the tasks with a 0–100 score",
         items(v.tasks),
     )
-    if ed.suite is not None:
-        for tid in ed.suite.tasks:
+
+    def add_tasks(tids: Iterable[str]) -> None:
+        for tid in tids:
             t = v.tasks.get(tid)
             if t is None:
                 continue
-            primary = ed.suite.primary.get(tid, "primary metric")
+            raw = f"{t.primary_raw:.4f}" if math.isfinite(t.primary_raw) else NA
             direction = "" if t.higher_is_better else " (lower is better: no 0–100 score)"
             judge = f" · judge: {judge_text(v, tid)}" if t.judge_scored else ""
-            add_task(tid, None, None, f"{primary} = {raw_text(t.primary_raw)}{direction}{judge}")
-        return pd.DataFrame(out, columns=cols).drop(columns=["Best floor", "Chance", "Above floor"])
-    suite = load_suite()
-    for b, tids in blocks.items():
+            primary = f"{primary_name(ed, tid)} = {raw}{direction}{judge}"
+            add_task(tid, ed.reference.best(tid), ed.reference.chance.get(tid), primary)
+
+    for b, tids in blocks.items():  # the suite's groups (the benchmark's blocks), each with its tasks
         add(
             "block",
-            block_title(b),
-            float(v.scores["blocks"].get(b, np.nan)),
+            ed.group_title(b),
+            group_score(v, b),
             placed[0].block_interval(placed[1], b) if placed else None,
             NA,
             ref["blocks"].get(b) if ref else None,
@@ -214,10 +215,13 @@ def model_scores(v: Verdict, r: Ranked | None, ed: EditionData) -> pd.DataFrame:
             "mean of its tasks",
             items(tids),
         )
-        for tid in tids:
-            primary = f"{suite.task(tid).primary} = {v.tasks[tid].primary_raw:.4f}"
-            add_task(tid, ed.reference.best(tid), ed.reference.chance.get(tid), primary)
-    return pd.DataFrame(out, columns=cols)
+        add_tasks(tids)
+    grouped = {t for tids in blocks.values() for t in tids}
+    add_tasks(t for t in (r.task_ids if r is not None else ed.standard.task_ids) if t not in grouped)
+    frame = pd.DataFrame(out, columns=cols)
+    if not ed.has_reference:
+        return frame.drop(columns=["Best floor", "Chance", "Above floor"])  # no reference to compare with
+    return frame
 
 
 def model_diagnostics(v: Verdict) -> pd.DataFrame:
@@ -285,10 +289,8 @@ def weakest_tasks(v: Verdict, ed: EditionData, k: int = 3) -> pd.DataFrame:
 
 def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
     """One model: every task score with its interval, the task's best floor and chance level."""
-    title = (
-        "Task scores with 95% intervals"
-        if ed.is_suite
-        else "Task scores with 95% intervals, best cue-only floors and chance levels"
+    title = "Task scores with 95% intervals" + (
+        ", best cue-only floors and chance levels" if ed.has_reference else ""
     )
     i = r.index(v.key) if r is not None else None
     tids = [t for t in v.tasks if math.isfinite(v.tasks[t].score)]

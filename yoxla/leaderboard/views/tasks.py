@@ -16,7 +16,6 @@ import pandas as pd
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard.format import (
     NA,
-    benchmark_task,
     interval_text,
     judge_text,
     lower_is_better,
@@ -196,12 +195,12 @@ def spreads_table(ed: EditionData) -> pd.DataFrame:
     ]
     if r.empty:
         return pd.DataFrame(columns=cols)
+    groups = ed.groups_of_tasks()  # a task's group (the benchmark's block) names its row
     out: list[dict[str, Any]] = []
     for ti, tid in enumerate(r.task_ids):
         s = np.array([v.tasks[tid].score if tid in v.tasks else np.nan for v in r.models])
         s = s[np.isfinite(s)]
-        task = benchmark_task(tid)
-        block = block_title(task.block) if task is not None else "suite"
+        block = next((ed.group_title(g) for g, tasks in groups.items() if tid in tasks), "suite")
         if not len(s):  # a suite task whose primary metric is lower-is-better: no 0-100 score
             out.append({"Task": tid, "Block": block, "Separates models": "no 0–100 score (lower is better)"})
             continue
@@ -292,10 +291,8 @@ def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
 def spreads_figure(ed: EditionData) -> Figure:
     """Every task's model scores on one row, with its best floor and chance level marked."""
     r = ed.standard
-    title = (
-        "Task scores across models"
-        if ed.is_suite
-        else "Task scores across models, with each task's best floor and chance level"
+    title = "Task scores across models" + (
+        ", with each task's best floor and chance level" if ed.has_reference else ""
     )
     if r.empty:
         return empty_figure(title, no_models_message(ed.label))
@@ -343,7 +340,7 @@ def spreads_figure(ed: EditionData) -> Figure:
         title,
         "task score (0–100)",
         "task (sorted by range)",
-        height=max(320 if ed.is_suite else 380, 42 * len(order) + 170),
+        height=max(380 if ed.has_reference else 320, 42 * len(order) + 170),
         xaxis=score_axis("task score (0–100)"),
         yaxis=axis(
             "task (sorted by range)",
