@@ -29,6 +29,7 @@ from yoxla.leaderboard.prepared import Prepared, block_title, prepare, rank_rang
 from yoxla.leaderboard.published import publications
 from yoxla.leaderboard.routing import resolve
 from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
+from yoxla.leaderboard.views import model_tables
 from yoxla.leaderboard.views.blocks import BLOCK_COLUMNS, block_figure
 from yoxla.leaderboard.views.breakdowns import breakdown_heatmap
 from yoxla.leaderboard.views.compare import compare_figure, compare_table
@@ -44,15 +45,6 @@ from yoxla.leaderboard.views.leaderboard_tables import (
     reported_table,
     reported_vs_admitted,
     unchecked_table,
-)
-from yoxla.leaderboard.views.model_tables import (
-    model_breakdowns,
-    model_diagnostics,
-    model_facts,
-    model_figure,
-    model_near_miss,
-    model_scores,
-    weakest_tasks,
 )
 from yoxla.leaderboard.views.tasks import spreads_figure, spreads_table, task_figure
 from yoxla.stats import spearman
@@ -214,11 +206,11 @@ def test_diagnostics_show_every_metric_and_na(prepared: Prepared) -> None:
     assert {"normalised EM", "strict EM"} <= set(span.columns)
     cls = diagnostics_table(models, "nli_v1")
     assert {"macro-F1", "modal answer share", "invalid-output rate"} <= set(cls.columns)
-    long = model_diagnostics(evil)
+    long = model_tables.model_diagnostics(evil)
     assert set(long["Task"]) == set(evil.tasks)
-    bd = model_breakdowns(evil)
+    bd = model_tables.model_breakdowns(evil)
     assert {"class", "phenomenon", "claim_type"} <= set(bd["By"])
-    nm = model_near_miss(evil)
+    nm = model_tables.model_near_miss(evil)
     assert len(nm) > 0 and (nm["Outputs"] > 0).all()
     why = span_table(models, prepared.edition("sample").standard.task_ids)
     assert (
@@ -231,21 +223,21 @@ def test_model_page_tables(prepared: Prepared) -> None:
     ed = prepared.edition("sample")
     r = ed.standard
     v = r.models[r.index("sample/baseline__overlap.json")]
-    scores = model_scores(v, r, ed)
+    scores = model_tables.model_scores(v, r, ed)
     assert list(scores["Level"]).count("task") == 11 and scores.iloc[0]["Name"] == "YOXLA"
     assert scores.iloc[0]["Rank"].endswith(f"of {len(r.models)}")
     assert (scores[scores["Level"] == "task"]["Best floor"] != "n/a").all()
-    facts = dict(zip(*model_facts(v, ed).T.values, strict=True))
+    facts = dict(zip(*model_tables.model_facts(v, ed).T.values, strict=True))
     assert facts["File"] == "sample/baseline__overlap.json" and facts["Content digest"].startswith("sha256:")
     assert facts["Parameters"] == "not stated"
     evil = next(m for m in r.models if m.provider == "evil")
-    efacts = dict(zip(*model_facts(evil, ed).T.values, strict=True))
+    efacts = dict(zip(*model_tables.model_facts(evil, ed).T.values, strict=True))
     assert efacts["Parameters"] == "7B" and efacts["Weights"] == "open" and efacts["Licence"] == "<b>mit</b>"
-    weak = weakest_tasks(v, ed)
+    weak = model_tables.weakest_tasks(v, ed)
     assert len(weak) == 3 and list(weak["Margin"]) == sorted(weak["Margin"])
     v1 = prepared.edition("v1")
     unchecked = v1.unchecked[0]
-    s = model_scores(unchecked, None, v1)
+    s = model_tables.model_scores(unchecked, None, v1)
     assert (s["95% interval"] == "n/a").all()
 
 
@@ -273,8 +265,8 @@ def test_figures_have_titles_data_or_a_message(prepared: Prepared) -> None:
         breakdown_heatmap(models, "nli_v1", "sample", "per_class_accuracy"),
         near_miss_figure(models, None, "sample"),
         span_figure(models, ed.standard.task_ids, "sample"),
-        model_figure(v, ed.standard, ed),
-        model_figure(v1.unchecked[0], None, v1),
+        model_tables.model_figure(v, ed.standard, ed),
+        model_tables.model_figure(v1.unchecked[0], None, v1),
         compare_figure(compare_table(ed.standard, models[0].key, models[1].key), "sample"),
     ]
     made += [block_figure(ed, b) for b in ed.standard.blocks]
@@ -629,7 +621,7 @@ def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) 
     different numbers of items: each row says its own n."""
     ed = prepared.edition("sample")
     a, b = ed.standard.models[0], ed.standard.models[1]
-    scores = model_scores(a, ed.standard, ed).set_index("Name")
+    scores = model_tables.model_scores(a, ed.standard, ed).set_index("Name")
     per_task = {tid: len(t.ids) for tid, t in a.tasks.items()}
     assert len(set(per_task.values())) > 1  # the rows' n do differ
     for tid, n in per_task.items():

@@ -238,9 +238,8 @@ def rank_board(board: Board, edition: str, group: str) -> Ranked:
         name, rule = package_headline(edition)
     except ManifestError:  # a broken package suite: the scores stay, their name is the generic one
         name, rule = SUITE_SCORE, "mean_of_groups"
-    r = Ranked(
-        edition, group, models, tids, blocks, name, rule, {b: block_title(b) for b in blocks}, group_tasks
-    )
+    titles = {b: block_title(b) for b in blocks}
+    r = Ranked(edition, group, models, tids, blocks, name, rule, group_titles=titles, group_tasks=group_tasks)
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
@@ -291,9 +290,9 @@ def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
     groups = list(group_tasks)
     models = board.suite_ranked(suite_id, group)
     headline_name = meta.headline_name or SUITE_SCORE
+    titles = {g: meta.group_names.get(g, g) for g in groups}
     r = Ranked(suite_board_id(suite_id), group, models, tids, groups, headline_name, meta.headline_rule)
-    r.group_titles = {g: meta.group_names.get(g, g) for g in groups}
-    r.group_tasks = group_tasks
+    r.group_titles, r.group_tasks = titles, group_tasks
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
@@ -347,8 +346,9 @@ class EditionData:
     """One board of the app: an edition of the benchmark, or a committed eval suite.
 
     ``name`` is the board id (``v1``, ``sample``, ``suite:<id>``); a suite board has ``suite``
-    (its :class:`~yoxla.leaderboard.board.SuiteMeta`), no blocks, floors, reported results or
-    unchecked files.
+    (its :class:`~yoxla.leaderboard.board.SuiteMeta`, the committed manifest as the board presents
+    it) and no floors or reported results. The views read the board's headline and groups (the
+    benchmark's blocks, a suite's declared ``groups``) from its :attr:`standard` board.
     """
 
     name: str

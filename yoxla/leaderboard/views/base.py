@@ -27,8 +27,8 @@ import pandas as pd
 from gradio.components.plot import PlotData
 
 from yoxla.csvsafe import safe_frame
+from yoxla.leaderboard import plot
 from yoxla.leaderboard.format import task_short
-from yoxla.leaderboard.plot import Figure, to_json
 from yoxla.leaderboard.prepared import Prepared
 
 Update = dict[Any, Any]
@@ -289,9 +289,9 @@ class Table:
         return {self.df: gr.update(value=value, datatype=types), self.csv: path}
 
 
-def plot_data(fig: Figure) -> PlotData:
+def plot_data(fig: plot.Figure) -> PlotData:
     """A figure (see :mod:`yoxla.leaderboard.plot`) serialised once, sent without re-encoding."""
-    return PlotData(type="plotly", plot=to_json(fig))
+    return PlotData(type="plotly", plot=plot.to_json(fig))
 
 
 @dataclass

@@ -14,24 +14,9 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from yoxla.leaderboard import plot
 from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.format import pm, primary_name, task_label
-from yoxla.leaderboard.plot import (
-    FLOOR_COLOUR,
-    OKABE_ITO,
-    ROW_PX,
-    Figure,
-    axis,
-    category_axis,
-    dots,
-    empty_figure,
-    figure,
-    no_models_message,
-    panel_title,
-    plain,
-    top_models,
-    vline,
-)
 from yoxla.leaderboard.prepared import EditionData, group_score
 from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View
@@ -62,17 +47,17 @@ def block_table(ed: EditionData, block: str) -> pd.DataFrame:
 BLOCK_COLUMNS = 2  # panels per row: wide enough for their titles and ticks on a phone's screen too
 
 
-def block_figure(ed: EditionData, block: str) -> Figure:
+def block_figure(ed: EditionData, block: str) -> plot.Figure:
     """Small multiples: the block score and each of its tasks in its own panel, models on rows;
     at most :data:`BLOCK_COLUMNS` panels a row, so no panel is too narrow for its title."""
     r = ed.standard
-    title = f"{plain(ed.group_name(block))}: group and task scores"
+    title = f"{plot.plain(ed.group_name(block))}: group and task scores"
     if r.empty:
-        return empty_figure(title + " with 95% intervals", no_models_message(ed.label))
-    keep, cut = top_models(r)
+        return plot.empty_figure(title + " with 95% intervals", plot.no_models_message(ed.label))
+    keep, cut = plot.top_models(r)
     tids = ed.groups_of_tasks().get(block, [])
     panels = [None, *tids]
-    names = [plain(r.models[i].name) for i in keep]
+    names = [plot.plain(r.models[i].name) for i in keep]
     cols = min(BLOCK_COLUMNS, len(panels))
     n_rows = -(-len(panels) // cols)
     gap, vgap = 0.04, 0.5 / max(1, len(keep))  # between panels; between rows (room for titles)
@@ -94,11 +79,11 @@ def block_figure(ed: EditionData, block: str) -> Figure:
         ay = "y" if row == 0 else f"y{row + 1}"
         lo_d = col * (width + gap)
         top = 1.0 - row * (height_each + vgap)
-        layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = axis(
+        layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = plot.axis(
             "score", domain=[lo_d, lo_d + width], range=[-3, 103], anchor=ay
         )
         if col == 0:  # long names shortened on the axis (the hover has them whole): room for panels
-            yaxis = category_axis(names, "model")
+            yaxis = plot.category_axis(names, "model")
             yaxis.update(
                 domain=[top - height_each, top],
                 tickmode="array",
@@ -107,34 +92,34 @@ def block_figure(ed: EditionData, block: str) -> Figure:
             )
             layout["yaxis" if row == 0 else f"yaxis{row + 1}"] = yaxis
         data.append(
-            dots(
+            plot.dots(
                 xs,
                 names,
                 [a for a, _ in ivs],
                 [b for _, b in ivs],
                 name=label,
-                color=OKABE_ITO[c % len(OKABE_ITO)],
+                color=plot.OKABE_ITO[c % len(plot.OKABE_ITO)],
                 what=label,
                 showlegend=False,
                 xaxis=ax,
                 yaxis=ay,
             )
         )
-        heading = panel_title(plain(label), lo_d + width / 2, 13)
+        heading = plot.panel_title(plot.plain(label), lo_d + width / 2, 13)
         heading["y"] = top
         annotations.append(heading)
         floor = ed.reference.best(panel) if panel else None
-        shapes += vline(floor, FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
+        shapes += plot.vline(floor, plot.FLOOR_COLOUR, "dash", xref=ax, yref=f"{ay} domain")
     # One short line each (a phone's width holds about 40 characters of it).
     lines = [title, "with 95% intervals" + cut]
     if ed.reference.available:
         lines.append("dashed: the task's best cue-only floor")
-    fig = figure(
+    fig = plot.figure(
         data,
         "<br>".join(lines),
         "score",
         "model",
-        height=max(320, n_rows * (ROW_PX * len(keep) + 90) + 110),
+        height=max(320, n_rows * (plot.ROW_PX * len(keep) + 90) + 110),
         annotations=annotations,
         shapes=shapes,
         margin={"t": 40 + 18 * len(lines) + 40},
@@ -161,22 +146,22 @@ class BlocksView(View):
         self.slots: list[tuple[Any, Table, Any]] = []
         for k in range(n):
             heading = gr.Markdown(elem_id=f"block-heading-{k}")
-            plot = gr.Plot(label="Group", elem_classes=["yoxla-plot"], elem_id=f"block-plot-{k}")
+            chart = gr.Plot(label="Group", elem_classes=["yoxla-plot"], elem_id=f"block-plot-{k}")
             table = Table("Scores ± half the 95% interval", f"block-{k}", elem_id=f"block-{k}")
-            self.slots.append((heading, table, plot))
+            self.slots.append((heading, table, chart))
 
     def outputs(self) -> list[Any]:
-        return [c for heading, table, plot in self.slots for c in (heading, *table.outputs, plot)]
+        return [c for heading, table, chart in self.slots for c in (heading, *table.outputs, chart)]
 
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)
         groups = list(ed.groups_of_tasks())
         stem = ed.name.replace(":", "-")
         out: Update = {}
-        for k, (heading, table, plot) in enumerate(self.slots):
+        for k, (heading, table, chart) in enumerate(self.slots):
             if k >= len(groups):
                 out[heading] = gr.update(value="", visible=False)
-                out[plot] = gr.update(value=None, visible=False)
+                out[chart] = gr.update(value=None, visible=False)
                 out.update(table.update(ctx.downloads, pd.DataFrame()))
                 out[table.df] = gr.update(visible=False)
                 out[table.csv] = gr.update(value=None, visible=False)
@@ -184,7 +169,7 @@ class BlocksView(View):
             g = groups[k]
             name = ed.group_name(g)
             out[heading] = gr.update(value=f"### {md(name)} (`{g}`)", visible=True)
-            out[plot] = gr.update(
+            out[chart] = gr.update(
                 value=ctx.plot("block-fig", ed.name, g, make=lambda g=g: block_figure(ed, g)),
                 label=f"{name}: group and task scores",
                 visible=True,

@@ -12,20 +12,9 @@ import gradio as gr
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard import breakdown
+from yoxla.leaderboard import breakdown, plot
 from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.format import task_label, task_short
-from yoxla.leaderboard.plot import (
-    HEATMAP_SCALE,
-    MAX_PLOT_MODELS,
-    Figure,
-    axis,
-    empty_figure,
-    figure,
-    json_numbers,
-    no_models_message,
-    plain,
-)
 from yoxla.leaderboard.prepared import EditionData, Ranked
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first, plot_data
 from yoxla.suite import load_suite
@@ -102,7 +91,7 @@ def breakdown_heatmap(
     edition: str,
     by: breakdown.Field | str | None = None,
     values: breakdown.RowValues | None = None,
-) -> Figure:
+) -> plot.Figure:
     """Models x the values of one field (``by``: a field, or a stored metric's key; default the
     benchmark task's stored field, else its classes), coloured by score; few-item cells keep
     their colour and get a *. ``values``: the rows' values by id, for fields no file stores."""
@@ -111,12 +100,12 @@ def breakdown_heatmap(
         by = breakdown.Field(task.breakdown or breakdown.CLASS)
     field = by if isinstance(by, breakdown.Field) else breakdown.Field(breakdown.metric_field(by) or by)
     what = field.name.replace("_", " ")
-    title = f"{plain(task_id)}: score by {plain(what)}"
+    title = f"{plot.plain(task_id)}: score by {plot.plain(what)}"
     if not models:
-        return empty_figure(title, no_models_message(edition))
-    acc, cnt = breakdown.frames(models[:MAX_PLOT_MODELS], task_id, field, values)
+        return plot.empty_figure(title, plot.no_models_message(edition))
+    acc, cnt = breakdown.frames(models[: plot.MAX_PLOT_MODELS], task_id, field, values)
     if acc.empty or acc.shape[1] == 0:
-        return empty_figure(title, f"{task_id} records no breakdown by {what}.")
+        return plot.empty_figure(title, f"{task_id} records no breakdown by {what}.")
     z = acc.to_numpy(dtype=float)
     n = cnt.fillna(0).to_numpy()
     few = breakdown.few(cnt)
@@ -124,18 +113,18 @@ def breakdown_heatmap(
         [("—" if np.isnan(a) else f"{a:.0f}") + ("*" if f else "") for a, f in zip(ra, rf, strict=True)]
         for ra, rf in zip(z, few, strict=True)
     ]
-    ys = [plain(m) for m in acc.index]
-    xs = [plain(c) for c in acc.columns]
+    ys = [plot.plain(m) for m in acc.index]
+    xs = [plot.plain(c) for c in acc.columns]
     data = [
         {
             "type": "heatmap",
-            "z": [json_numbers(row) for row in z],
+            "z": [plot.json_numbers(row) for row in z],
             "x": xs,
             "y": ys,
             "text": text,
             "customdata": [[int(k) for k in row] for row in n],
             "texttemplate": "%{text}",
-            "colorscale": HEATMAP_SCALE,
+            "colorscale": plot.HEATMAP_SCALE,
             "zmin": 0,
             "zmax": 100,
             "colorbar": {"title": {"text": "score %"}},
@@ -143,16 +132,16 @@ def breakdown_heatmap(
             "hovertemplate": "%{y} · %{x}<br>score %{z:.1f}% on %{customdata} item(s)<extra></extra>",
         }
     ]
-    cut = f" (best {MAX_PLOT_MODELS} of {len(models)})" if len(models) > MAX_PLOT_MODELS else ""
+    cut = f" (best {plot.MAX_PLOT_MODELS} of {len(models)})" if len(models) > plot.MAX_PLOT_MODELS else ""
     note = f"<br><sup>* fewer than {BREAKDOWN_MIN_N} items: read with care</sup>" if few.any() else ""
-    return figure(
+    return plot.figure(
         data,
         title + cut + note,
-        plain(what),
+        plot.plain(what),
         "model",
         height=max(320, 26 * len(ys) + 190),
-        xaxis=axis(plain(what), type="category"),
-        yaxis=axis("model", type="category", autorange="reversed"),
+        xaxis=plot.axis(plot.plain(what), type="category"),
+        yaxis=plot.axis("model", type="category", autorange="reversed"),
     )
 
 
@@ -215,8 +204,8 @@ class BreakdownsView(TaskPickerView):
             msg = f"No task of {ed.label} has a field to break it down by."
             return {
                 self.by: gr.update(choices=[], value=None),
-                self.heatmap: plot_data(empty_figure("Breakdown", msg)),
-                self.classes: plot_data(empty_figure("Per-class accuracy", msg)),
+                self.heatmap: plot_data(plot.empty_figure("Breakdown", msg)),
+                self.classes: plot_data(plot.empty_figure("Per-class accuracy", msg)),
                 **self.table.update(ctx.downloads, pd.DataFrame(), empty=msg),
             }
         found = ctx.memo("bd-fields", ed.name, task_id, make=lambda: by_fields(ed, task_id))

@@ -17,21 +17,7 @@ import gradio as gr
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard import calibration
-from yoxla.leaderboard.plot import (
-    MAX_PLOT_MODELS,
-    OKABE_ITO,
-    ROW_PX,
-    Figure,
-    axis,
-    category_axis,
-    dots,
-    empty_figure,
-    figure,
-    no_models_message,
-    panel_title,
-    plain,
-)
+from yoxla.leaderboard import calibration, plot
 from yoxla.leaderboard.prepared import EditionData
 from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, plot_data
@@ -74,14 +60,16 @@ CALIBRATION_PANELS = (
 )
 
 
-def calibration_figure(rows: Sequence[Any], scope_label: str, board: str) -> Figure:
+def calibration_figure(rows: Sequence[Any], scope_label: str, board: str) -> plot.Figure:
     """Small multiples: per model (rows) mean gold p, high-confidence error rate, Brier and ECE
     with their 95% intervals; only models with probabilities at this scope."""
-    title = f"How sure, and how right: {plain(scope_label)} ({plain(board)})"
-    shown = [r for r in rows if int(r.report.get("n_with_probs") or 0) > 0][:MAX_PLOT_MODELS]
+    title = f"How sure, and how right: {plot.plain(scope_label)} ({plot.plain(board)})"
+    shown = [r for r in rows if int(r.report.get("n_with_probs") or 0) > 0][: plot.MAX_PLOT_MODELS]
     if not shown:
-        return empty_figure(title, f"No model on {board} has answer probabilities here: nothing to plot.")
-    names = [plain(r.model.name) for r in shown]
+        return plot.empty_figure(
+            title, f"No model on {board} has answer probabilities here: nothing to plot."
+        )
+    names = [plot.plain(r.model.name) for r in shown]
     gap = 0.03
     width = (1.0 - gap * (len(CALIBRATION_PANELS) - 1)) / len(CALIBRATION_PANELS)
     data, annotations = [], []
@@ -93,32 +81,32 @@ def calibration_figure(rows: Sequence[Any], scope_label: str, board: str) -> Fig
         lo_d = c * (width + gap)
         top = max([x for x in xs if x is not None] + [b[1] for b in ivs if b] + [0.05])
         rng = [lo_r, hi_r if hi_r is not None else min(2.0, top * 1.1)]
-        layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = axis(
+        layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = plot.axis(
             label, domain=[lo_d, lo_d + width], range=rng, anchor="y"
         )
         data.append(
-            dots(
+            plot.dots(
                 [np.nan if x is None else x for x in xs],
                 names,
                 [b[0] if b else (np.nan if x is None else x) for x, b in zip(xs, ivs, strict=True)],
                 [b[1] if b else (np.nan if x is None else x) for x, b in zip(xs, ivs, strict=True)],
                 name=label,
-                color=OKABE_ITO[c % len(OKABE_ITO)],
+                color=plot.OKABE_ITO[c % len(plot.OKABE_ITO)],
                 what=label,
                 showlegend=False,
                 xaxis=ax,
             )
         )
         better = "lower is better" if c else "higher is better"
-        annotations.append(panel_title(f"{plain(label)}<br>({better})", lo_d + width / 2, 12))
-    cut = f" (first {MAX_PLOT_MODELS} in the board's order)" if len(rows) > MAX_PLOT_MODELS else ""
-    fig = figure(
+        annotations.append(plot.panel_title(f"{plot.plain(label)}<br>({better})", lo_d + width / 2, 12))
+    cut = f" (first {plot.MAX_PLOT_MODELS} in the board's order)" if len(rows) > plot.MAX_PLOT_MODELS else ""
+    fig = plot.figure(
         data,
         title + cut,
         "value",
         "model",
-        height=max(320, ROW_PX * len(names) + 190),
-        yaxis=category_axis(names, "model"),
+        height=max(320, plot.ROW_PX * len(names) + 190),
+        yaxis=plot.category_axis(names, "model"),
         annotations=annotations,
         margin={"t": 100},
     )
@@ -126,13 +114,13 @@ def calibration_figure(rows: Sequence[Any], scope_label: str, board: str) -> Fig
     return fig
 
 
-def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -> Figure:
+def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -> plot.Figure:
     """Reliability diagram from stored ECE bins: accuracy against confidence per non-empty bin
     (marker area by its count), the bin counts as bars on a second axis, and the diagonal."""
-    title = plain(title)
+    title = plot.plain(title)
     filled = [b for b in bins if int(b.get("count") or 0) > 0 and b.get("mean_confidence") is not None]
     if not filled:
-        return empty_figure(title, empty)
+        return plot.empty_figure(title, empty)
     counts = [int(b["count"]) for b in bins]
     biggest = max(counts) or 1
     centres = [(float(b["lower"]) + float(b["upper"])) / 2 for b in bins]
@@ -165,9 +153,9 @@ def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -
             "y": [float(b["accuracy"]) for b in filled],
             "mode": "lines+markers",
             "name": "this model (one point per bin)",
-            "line": {"color": OKABE_ITO[0], "width": 2},
+            "line": {"color": plot.OKABE_ITO[0], "width": 2},
             "marker": {
-                "color": OKABE_ITO[0],
+                "color": plot.OKABE_ITO[0],
                 "size": [8 + 22 * (int(b["count"]) / biggest) ** 0.5 for b in filled],
             },
             "customdata": [[int(b["count"]), float(b["lower"]), float(b["upper"])] for b in filled],
@@ -175,14 +163,14 @@ def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -
             "<br>mean confidence %{x:.3f}, accuracy %{y:.3f}<extra></extra>",
         },
     ]
-    return figure(
+    return plot.figure(
         data,
         title + "<br><sup>above the diagonal: under-confident; below: over-confident</sup>",
         "confidence: probability of the most probable label",
         "accuracy of the most probable label",
         height=460,
-        xaxis=axis("confidence: probability of the most probable label", range=[0, 1.0]),
-        yaxis=axis("accuracy of the most probable label", range=[0, 1.02]),
+        xaxis=plot.axis("confidence: probability of the most probable label", range=[0, 1.0]),
+        yaxis=plot.axis("accuracy of the most probable label", range=[0, 1.02]),
         yaxis2={
             "title": {"text": "examples in the bin"},
             "overlaying": "y",
@@ -247,14 +235,14 @@ class CalibrationView(View):
         cal = self._data(ctx, ed)
         title = "Reliability diagram"
         if cal is None:
-            return {self.diagram: plot_data(empty_figure(title, no_probabilities(ed)))}
+            return {self.diagram: plot_data(plot.empty_figure(title, no_probabilities(ed)))}
         row = cal.row(scope or calibration.OVERALL, key or "")
         label = {s: lab for lab, s in cal.scopes}.get(scope or "", "")
         if row is None:
             message = (
                 no_probabilities(ed) if not cal.any_probabilities else "Pick a model with probabilities."
             )
-            return {self.diagram: plot_data(empty_figure(title, message))}
+            return {self.diagram: plot_data(plot.empty_figure(title, message))}
         title = f"Reliability diagram: {row.model.name}, {label.lower() or 'all tasks'}"
         return {
             self.diagram: ctx.plot(
@@ -276,12 +264,12 @@ class CalibrationView(View):
         cal = self._data(ctx, ed)
         title = "Calibration metrics"
         if cal is None or not cal.rows:
-            msg = no_models_message(ed.label) if ed.standard.empty else no_probabilities(ed)
+            msg = plot.no_models_message(ed.label) if ed.standard.empty else no_probabilities(ed)
             return {
-                self.plot: plot_data(empty_figure(title, msg)),
+                self.plot: plot_data(plot.empty_figure(title, msg)),
                 **self.table.update(ctx.downloads, pd.DataFrame(), empty=msg),
                 self.model: gr.update(choices=[], value=None, visible=False),
-                self.diagram: plot_data(empty_figure("Reliability diagram", msg)),
+                self.diagram: plot_data(plot.empty_figure("Reliability diagram", msg)),
             }
         scope = keep_or_first(scope, cal.scopes)
         label = {s: lab for lab, s in cal.scopes}.get(scope, "")

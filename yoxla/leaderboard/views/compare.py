@@ -8,9 +8,9 @@ import gradio as gr
 import numpy as np
 import pandas as pd
 
+from yoxla.leaderboard import plot
 from yoxla.leaderboard.bootstrap import mcnemar, paired_interval
 from yoxla.leaderboard.format import benchmark_task, task_short
-from yoxla.leaderboard.plot import OKABE_ITO, ROW_PX, Figure, category_axis, dots, empty_figure, figure, vline
 from yoxla.leaderboard.prepared import Ranked, group_score, headline
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first
 from yoxla.leaderboard.views.common import components
@@ -115,32 +115,32 @@ def ranked_choices(r: Ranked) -> list[tuple[str, str]]:
     return [(f"{v.name} · {v.provider}", v.key) for v in r.models]
 
 
-def compare_figure(table: pd.DataFrame, edition: str) -> Figure:
+def compare_figure(table: pd.DataFrame, edition: str) -> plot.Figure:
     title = "A − B with paired 95% intervals (right of 0: A is better)"
     if table.empty:
-        return empty_figure(title, "Pick two different re-checked models of this board to compare them.")
+        return plot.empty_figure(title, "Pick two different re-checked models of this board to compare them.")
     names = [
         task_short(n) if lvl == "task" else n for lvl, n in zip(table["Level"], table["Name"], strict=True)
     ]
     data = [
-        dots(
+        plot.dots(
             [float(x) for x in table["A − B"]],
             names,
             list(table["A − B low"]),
             list(table["A − B high"]),
             name="A − B (paired 95% interval)",
-            color=OKABE_ITO[0],
+            color=plot.OKABE_ITO[0],
             what="A − B",
         )
     ]
-    return figure(
+    return plot.figure(
         data,
         title,
         "difference in score points",
         "level",
-        height=ROW_PX * len(names) + 200,
-        yaxis=category_axis(names, "level"),
-        shapes=vline(0.0, "#000000", "solid"),
+        height=plot.ROW_PX * len(names) + 200,
+        yaxis=plot.category_axis(names, "level"),
+        shapes=plot.vline(0.0, "#000000", "solid"),
     )
 
 

@@ -9,21 +9,9 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from yoxla.leaderboard import plot
 from yoxla.leaderboard.admission import TaskRecord, Verdict
 from yoxla.leaderboard.format import metric_keys, metric_label, metric_text, task_short
-from yoxla.leaderboard.plot import (
-    MAX_PLOT_MODELS,
-    OKABE_ITO,
-    ROW_PX,
-    Figure,
-    axis,
-    category_axis,
-    empty_figure,
-    figure,
-    json_numbers,
-    no_models_message,
-    plain,
-)
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
 from yoxla.suite import load_suite
 
@@ -165,18 +153,18 @@ def span_table(models: list[Verdict], task_ids: Iterable[str]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def near_miss_figure(models: list[Verdict], task_id: str | None, edition: str) -> Figure:
+def near_miss_figure(models: list[Verdict], task_id: str | None, edition: str) -> plot.Figure:
     title = f"Invalid outputs by near-miss kind ({task_id or 'all tasks'})"
     if not models:
-        return empty_figure(title, no_models_message(edition))
+        return plot.empty_figure(title, plot.no_models_message(edition))
     d = near_miss_table(models, task_id)
-    d = d[d["Invalid outputs"] > 0].sort_values("Invalid outputs", ascending=False).head(MAX_PLOT_MODELS)
+    d = d[d["Invalid outputs"] > 0].sort_values("Invalid outputs", ascending=False).head(plot.MAX_PLOT_MODELS)
     kinds = [c for c in d.columns if c not in ("Model", "Invalid outputs")]
     if d.empty:
-        return empty_figure(
+        return plot.empty_figure(
             title, "No invalid output: every answer parsed, so there is no near miss to show."
         )
-    names = [plain(m) for m in d["Model"]]
+    names = [plot.plain(m) for m in d["Model"]]
     unclassified = d["Invalid outputs"] - (d[kinds].sum(axis=1) if kinds else 0)
     series = [(k, d[k]) for k in kinds] + (
         [("not classified", unclassified)] if (unclassified > 0).any() else []
@@ -186,48 +174,48 @@ def near_miss_figure(models: list[Verdict], task_id: str | None, edition: str) -
             "type": "bar",
             "y": names,
             "x": [int(x) for x in values],
-            "name": plain(k),
+            "name": plot.plain(k),
             "orientation": "h",
-            "marker": {"color": OKABE_ITO[j % len(OKABE_ITO)]},
-            "hovertemplate": "%{y}<br>" + plain(k) + ": %{x} output(s)<extra></extra>",
+            "marker": {"color": plot.OKABE_ITO[j % len(plot.OKABE_ITO)]},
+            "hovertemplate": "%{y}<br>" + plot.plain(k) + ": %{x} output(s)<extra></extra>",
         }
         for j, (k, values) in enumerate(series)
     ]
-    return figure(
+    return plot.figure(
         data,
         title + " · models with invalid outputs",
         "invalid outputs",
         "model",
-        height=max(300, ROW_PX * len(names) + 190),
+        height=max(300, plot.ROW_PX * len(names) + 190),
         barmode="stack",
-        yaxis=category_axis(names, "model"),
+        yaxis=plot.category_axis(names, "model"),
     )
 
 
-def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> Figure:
+def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> plot.Figure:
     """Why did the score move: span recall (the score) against token F1, per model and span task."""
     title = "Span recall (the score) against token F1"
     if not models:
-        return empty_figure(title, no_models_message(edition))
-    d = span_table(models[:MAX_PLOT_MODELS], task_ids)
+        return plot.empty_figure(title, plot.no_models_message(edition))
+    d = span_table(models[: plot.MAX_PLOT_MODELS], task_ids)
     if d.empty:
-        return empty_figure(title, "This board has no span task.")
+        return plot.empty_figure(title, "This board has no span task.")
     data: list[dict[str, Any]] = []
     for j, (task, g) in enumerate(d.groupby("Task", sort=False)):
         data.append(
             {
                 "type": "scatter",
-                "x": json_numbers(g["Span recall"]),
-                "y": json_numbers(g["Token F1"]),
+                "x": plot.json_numbers(g["Span recall"]),
+                "y": plot.json_numbers(g["Token F1"]),
                 "mode": "markers",
                 "name": str(task),
                 "marker": {
-                    "color": OKABE_ITO[j % len(OKABE_ITO)],
+                    "color": plot.OKABE_ITO[j % len(plot.OKABE_ITO)],
                     "size": 9,
                     "symbol": ["circle", "diamond"][j % 2],
                 },
                 "customdata": [
-                    [plain(m), float(p), float(o)]
+                    [plot.plain(m), float(p), float(o)]
                     for m, p, o in zip(g["Model"], g["Span precision"], g["Over sentence"], strict=True)
                 ],
                 "hovertemplate": "%{customdata[0]}<br>span recall %{x:.1f}, token F1 %{y:.1f}<br>"
@@ -245,15 +233,15 @@ def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> Fig
             "hoverinfo": "skip",
         }
     )
-    cut = f" (best {MAX_PLOT_MODELS} of {len(models)})" if len(models) > MAX_PLOT_MODELS else ""
-    return figure(
+    cut = f" (best {plot.MAX_PLOT_MODELS} of {len(models)})" if len(models) > plot.MAX_PLOT_MODELS else ""
+    return plot.figure(
         data,
         title + cut + "<br><sup>above the line: F1 credits words the score does not</sup>",
         "span recall %",
         "token F1 %",
         height=480,
-        xaxis=axis("span recall %", range=[-2, 102]),
-        yaxis=axis("token F1 %", range=[-2, 102]),
+        xaxis=plot.axis("span recall %", range=[-2, 102]),
+        yaxis=plot.axis("token F1 %", range=[-2, 102]),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from yoxla.leaderboard import plot
 from yoxla.leaderboard.admission import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.board import Board, model_key
 from yoxla.leaderboard.format import (
@@ -26,21 +27,6 @@ from yoxla.leaderboard.format import (
     raw_text,
     task_label,
     tokens_text,
-)
-from yoxla.leaderboard.plot import (
-    FLOOR_COLOUR,
-    OKABE_ITO,
-    ROW_PX,
-    Figure,
-    category_axis,
-    dots,
-    empty_figure,
-    figure,
-    no_models_message,
-    plain,
-    reference_line,
-    score_axis,
-    top_models,
 )
 from yoxla.leaderboard.prepared import (
     GROUP_TITLES,
@@ -473,38 +459,38 @@ def leaderboard_table(board: Board, edition: str, search: str = "") -> pd.DataFr
     return frame.reset_index(drop=True)
 
 
-def leaderboard_figure(ed: EditionData, group: str = "standard") -> Figure:
+def leaderboard_figure(ed: EditionData, group: str = "standard") -> plot.Figure:
     """YOXLA with its 95% interval per model, and the best cue-only floor as a line."""
     r = ed.boards[group]
     h = ed.headline
-    title = f"{h} with 95% bootstrap interval ({plain(ed.label)})"
+    title = f"{h} with 95% bootstrap interval ({plot.plain(ed.label)})"
     if r.empty:
-        return empty_figure(title, no_models_message(ed.label))
-    keep, cut = top_models(r)
-    names = [plain(r.models[i].name) for i in keep]
+        return plot.empty_figure(title, plot.no_models_message(ed.label))
+    keep, cut = plot.top_models(r)
+    names = [plot.plain(r.models[i].name) for i in keep]
     data = [
-        dots(
+        plot.dots(
             [headline(r.models[i]) for i in keep],
             names,
             [float(r.yoxla_lo[i]) for i in keep],
             [float(r.yoxla_hi[i]) for i in keep],
             name="model (95% interval)",
-            color=OKABE_ITO[0],
+            color=plot.OKABE_ITO[0],
             what=h,
         )
     ]
     summary = ed.reference.summary(ed.groups_of_tasks())
-    shapes, legend = reference_line(
-        summary["yoxla"] if summary else None, "best cue-only floor", FLOOR_COLOUR, "dash"
+    shapes, legend = plot.reference_line(
+        summary["yoxla"] if summary else None, "best cue-only floor", plot.FLOOR_COLOUR, "dash"
     )
     data += legend
-    return figure(
+    return plot.figure(
         data,
         title + cut,
         f"{h} (0–100)",
         "model",
-        height=max(300, ROW_PX * len(keep) + 170),
-        yaxis=category_axis(names, "model"),
-        xaxis=score_axis(f"{h} (0–100)"),
+        height=max(300, plot.ROW_PX * len(keep) + 170),
+        yaxis=plot.category_axis(names, "model"),
+        xaxis=plot.score_axis(f"{h} (0–100)"),
         shapes=shapes,
     )

@@ -13,10 +13,10 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from yoxla.leaderboard import calibration
+from yoxla.leaderboard import calibration, plot
 from yoxla.leaderboard.admission import MAX_BYTES, Verdict
-from yoxla.leaderboard.plot import empty_figure
 from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData, headline
+from yoxla.leaderboard.views import model_tables
 from yoxla.leaderboard.views.base import (
     NOTHING,
     Context,
@@ -29,15 +29,6 @@ from yoxla.leaderboard.views.base import (
 )
 from yoxla.leaderboard.views.calibration import board_calibration, reliability_figure
 from yoxla.leaderboard.views.common import components, model_choices
-from yoxla.leaderboard.views.model_tables import (
-    model_breakdowns,
-    model_diagnostics,
-    model_facts,
-    model_figure,
-    model_near_miss,
-    model_scores,
-    weakest_tasks,
-)
 from yoxla.strictjson import read_regular_file
 
 PICK = "Pick a model to see its page."
@@ -121,8 +112,8 @@ class ModelView(View):
         hit = ctx.prepared.locate(key) if key else None
         if hit is None:
             out: Update = {self.summary: PICK, self.download: gr.update(value=None, interactive=False)}
-            out[self.plot] = plot_data(empty_figure("Task scores", PICK))
-            out[self.cal_plot] = plot_data(empty_figure("Reliability diagram", PICK))
+            out[self.plot] = plot_data(plot.empty_figure("Task scores", PICK))
+            out[self.cal_plot] = plot_data(plot.empty_figure("Reliability diagram", PICK))
             out[self.cal_line] = ""
             for t in (*self.tables(), self.cal_table):
                 out.update(t.update(ctx.downloads, pd.DataFrame(), empty=PICK))
@@ -158,15 +149,15 @@ class ModelView(View):
         out = {
             self.summary: summary,
             self.download: gr.update(value=self._file(ctx, v), interactive=True),
-            self.plot: ctx.plot("model-fig", v.key, make=lambda: model_figure(v, board, ed)),
+            self.plot: ctx.plot("model-fig", v.key, make=lambda: model_tables.model_figure(v, board, ed)),
         }
         frames = {
-            self.scores: model_scores(v, board, ed),
-            self.facts: model_facts(v, ed),
-            self.weakest: weakest_tasks(v, ed),
-            self.diagnostics: model_diagnostics(v),
-            self.breakdowns: model_breakdowns(v),
-            self.near_miss: model_near_miss(v),
+            self.scores: model_tables.model_scores(v, board, ed),
+            self.facts: model_tables.model_facts(v, ed),
+            self.weakest: model_tables.weakest_tasks(v, ed),
+            self.diagnostics: model_tables.model_diagnostics(v),
+            self.breakdowns: model_tables.model_breakdowns(v),
+            self.near_miss: model_tables.model_near_miss(v),
         }
         for table, frame in frames.items():
             empty = "No invalid output: every answer parsed." if table is self.near_miss else NOTHING

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard import breakdown
+from yoxla.leaderboard import breakdown, plot
 from yoxla.leaderboard.admission import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.format import (
     NA,
@@ -23,17 +23,6 @@ from yoxla.leaderboard.format import (
     primary_name,
     task_label,
     tokens_text,
-)
-from yoxla.leaderboard.plot import (
-    OKABE_ITO,
-    Figure,
-    category_axis,
-    dots,
-    empty_figure,
-    figure,
-    plain,
-    reference_markers,
-    score_axis,
 )
 from yoxla.leaderboard.prepared import (
     GROUP_TITLES,
@@ -287,7 +276,7 @@ def weakest_tasks(v: Verdict, ed: EditionData, k: int = 3) -> pd.DataFrame:
     return df.sort_values(["Margin", "Task"]).head(k).reset_index(drop=True)
 
 
-def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
+def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> plot.Figure:
     """One model: every task score with its interval, the task's best floor and chance level."""
     title = "Task scores with 95% intervals" + (
         ", best cue-only floors and chance levels" if ed.has_reference else ""
@@ -295,8 +284,10 @@ def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
     i = r.index(v.key) if r is not None else None
     tids = [t for t in v.tasks if math.isfinite(v.tasks[t].score)]
     if not tids:
-        return empty_figure(title, "No task of this file has a 0–100 score (every one is lower-is-better).")
-    labels = [plain(task_label(ed, t)) for t in tids]
+        return plot.empty_figure(
+            title, "No task of this file has a 0–100 score (every one is lower-is-better)."
+        )
+    labels = [plot.plain(task_label(ed, t)) for t in tids]
     xs = [float(v.tasks[t].score) for t in tids]
     if r is not None and i is not None:
         ivs = [r.task_interval(i, t) for t in tids]
@@ -304,25 +295,25 @@ def model_figure(v: Verdict, r: Ranked | None, ed: EditionData) -> Figure:
         ivs = [(x, x) for x in xs]
         title += " (no intervals: scores not re-checked)"
     data = [
-        dots(
+        plot.dots(
             xs,
             labels,
             [a for a, _ in ivs],
             [b for _, b in ivs],
             name="this model (95% interval)",
-            color=OKABE_ITO[0],
+            color=plot.OKABE_ITO[0],
             what="score",
         )
     ]
-    data += reference_markers(
+    data += plot.reference_markers(
         [ed.reference.best(t) for t in tids], [ed.reference.chance.get(t) for t in tids], labels, labels, 18
     )
-    return figure(
+    return plot.figure(
         data,
         title,
         "task score (0–100)",
         "task",
         height=30 * len(tids) + 170,
-        xaxis=score_axis("task score (0–100)"),
-        yaxis=category_axis(labels, "task"),
+        xaxis=plot.score_axis("task score (0–100)"),
+        yaxis=plot.category_axis(labels, "task"),
     )

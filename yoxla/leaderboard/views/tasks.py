@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from yoxla.editions import load_edition, load_rows
+from yoxla.leaderboard import plot
 from yoxla.leaderboard.format import (
     NA,
     interval_text,
@@ -22,26 +23,6 @@ from yoxla.leaderboard.format import (
     num_text,
     task_label,
     task_short,
-)
-from yoxla.leaderboard.plot import (
-    CHANCE_COLOUR,
-    FLOOR_COLOUR,
-    MAX_PLOT_MODELS,
-    OKABE_ITO,
-    ROW_PX,
-    Figure,
-    axis,
-    category_axis,
-    dots,
-    empty_figure,
-    figure,
-    json_number,
-    json_numbers,
-    no_models_message,
-    plain,
-    reference_line,
-    reference_markers,
-    score_axis,
 )
 from yoxla.leaderboard.prepared import EditionData, Ranked, block_title
 from yoxla.leaderboard.task_notes import note
@@ -288,19 +269,21 @@ def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
     )
 
 
-def spreads_figure(ed: EditionData) -> Figure:
+def spreads_figure(ed: EditionData) -> plot.Figure:
     """Every task's model scores on one row, with its best floor and chance level marked."""
     r = ed.standard
     title = "Task scores across models" + (
         ", with each task's best floor and chance level" if ed.has_reference else ""
     )
     if r.empty:
-        return empty_figure(title, no_models_message(ed.label))
+        return plot.empty_figure(title, plot.no_models_message(ed.label))
     spreads = spreads_table(ed)
     order = [t for t, lo in zip(spreads["Task"], spreads["Lowest"], strict=True) if pd.notna(lo)]
     if not order:
-        return empty_figure(title, "No task of this board has a 0–100 score (every one is lower-is-better).")
-    labels = [plain(task_label(ed, t)) for t in order]
+        return plot.empty_figure(
+            title, "No task of this board has a 0–100 score (every one is lower-is-better)."
+        )
+    labels = [plot.plain(task_label(ed, t)) for t in order]
     rng = np.random.default_rng(0)
     xs: list[float] = []
     ys: list[float] = []
@@ -313,36 +296,41 @@ def spreads_figure(ed: EditionData) -> Figure:
             xs.append(float(v.tasks[tid].score))
             ys.append(j + float(rng.uniform(-0.2, 0.2)))
             cds.append(
-                [plain(v.name), labels[j], json_number(r.task_lo[i, ti]), json_number(r.task_hi[i, ti])]
+                [
+                    plot.plain(v.name),
+                    labels[j],
+                    plot.json_number(r.task_lo[i, ti]),
+                    plot.json_number(r.task_hi[i, ti]),
+                ]
             )
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
-            "x": json_numbers(xs),
+            "x": plot.json_numbers(xs),
             "y": ys,
             "mode": "markers",
             "name": "a model",
-            "marker": {"color": OKABE_ITO[0], "size": 7, "opacity": 0.7},
+            "marker": {"color": plot.OKABE_ITO[0], "size": 7, "opacity": 0.7},
             "customdata": cds,
             "hovertemplate": "%{customdata[0]} on %{customdata[1]}<br>score %{x:.2f} "
             "(95% interval %{customdata[2]:.2f}–%{customdata[3]:.2f})<extra></extra>",
         }
     ]
-    data += reference_markers(
+    data += plot.reference_markers(
         [ed.reference.best(t) for t in order],
         [ed.reference.chance.get(t) for t in order],
         list(range(len(order))),
         labels,
         24,
     )
-    return figure(
+    return plot.figure(
         data,
         title,
         "task score (0–100)",
         "task (sorted by range)",
         height=max(380 if ed.has_reference else 320, 42 * len(order) + 170),
-        xaxis=score_axis("task score (0–100)"),
-        yaxis=axis(
+        xaxis=plot.score_axis("task score (0–100)"),
+        yaxis=plot.axis(
             "task (sorted by range)",
             tickmode="array",
             tickvals=list(range(len(order))),
@@ -353,14 +341,14 @@ def spreads_figure(ed: EditionData) -> Figure:
     )
 
 
-def task_figure(ed: EditionData, task_id: str) -> Figure:
+def task_figure(ed: EditionData, task_id: str) -> plot.Figure:
     """One task: every model's score with its interval, the best floor and the chance level."""
     r = ed.standard
-    title = f"{plain(task_id)}: model scores with 95% intervals"
+    title = f"{plot.plain(task_id)}: model scores with 95% intervals"
     if r.empty:
-        return empty_figure(title, no_models_message(ed.label))
+        return plot.empty_figure(title, plot.no_models_message(ed.label))
     if lower_is_better(ed, task_id):
-        return empty_figure(
+        return plot.empty_figure(
             title,
             f"{task_id}'s primary metric is lower-is-better: it has no 0–100 score (its raw values are in the table).",
         )
@@ -370,37 +358,37 @@ def task_figure(ed: EditionData, task_id: str) -> Figure:
         key=lambda i: -r.models[i].tasks[task_id].score,
     )
     cut = ""
-    if len(order) > MAX_PLOT_MODELS:
-        cut = f" (best {MAX_PLOT_MODELS} of {len(order)}; the table has all)"
-        order = order[:MAX_PLOT_MODELS]
-    names = [plain(r.models[i].name) for i in order]
+    if len(order) > plot.MAX_PLOT_MODELS:
+        cut = f" (best {plot.MAX_PLOT_MODELS} of {len(order)}; the table has all)"
+        order = order[: plot.MAX_PLOT_MODELS]
+    names = [plot.plain(r.models[i].name) for i in order]
     data = [
-        dots(
+        plot.dots(
             [r.models[i].tasks[task_id].score for i in order],
             names,
             [float(r.task_lo[i, ti]) for i in order],
             [float(r.task_hi[i, ti]) for i in order],
             name="model (95% interval)",
-            color=OKABE_ITO[0],
+            color=plot.OKABE_ITO[0],
             what="score",
         )
     ]
-    floor_shapes, floor_legend = reference_line(
-        ed.reference.best(task_id), "best cue-only floor", FLOOR_COLOUR, "dash"
+    floor_shapes, floor_legend = plot.reference_line(
+        ed.reference.best(task_id), "best cue-only floor", plot.FLOOR_COLOUR, "dash"
     )
-    chance_shapes, chance_legend = reference_line(
-        ed.reference.chance.get(task_id), "chance", CHANCE_COLOUR, "dot"
+    chance_shapes, chance_legend = plot.reference_line(
+        ed.reference.chance.get(task_id), "chance", plot.CHANCE_COLOUR, "dot"
     )
     shapes = floor_shapes + chance_shapes
     data += floor_legend + chance_legend
-    return figure(
+    return plot.figure(
         data,
         title + cut,
         "task score (0–100)",
         "model",
-        height=max(300, ROW_PX * len(order) + 170),
-        xaxis=score_axis("task score (0–100)"),
-        yaxis=category_axis(names, "model"),
+        height=max(300, plot.ROW_PX * len(order) + 170),
+        xaxis=plot.score_axis("task score (0–100)"),
+        yaxis=plot.category_axis(names, "model"),
         shapes=shapes,
     )
 
@@ -495,7 +483,7 @@ class TasksView(TaskPickerView):
                 make=lambda: (
                     breakdown_heatmap(models, task_id, ed.label, key)
                     if draw
-                    else empty_figure(f"{task_id}: breakdown", why)
+                    else plot.empty_figure(f"{task_id}: breakdown", why)
                 ),
             ),
             **self.floors.update(ctx.downloads, floors, empty=no_floors, stem=f"floors-{stem}"),
