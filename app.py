@@ -6,7 +6,7 @@ events from one shared, read-only :class:`~yoxla.leaderboard.prepared.Prepared`.
 loaded at import: ``build_app()`` admits the files under ``results/``, prepares everything
 the views read, and builds the page. Every string from a result file or a dataset is shown
 in text components, never as HTML or Markdown, but for the leaderboard's model names: escaped
-(``texts.md``) and linked only to a checked https model card (``tables.model_cell``).
+(``texts.md``) and linked only to a checked https model card (``views.leaderboard_tables.model_cell``).
 """
 
 from __future__ import annotations

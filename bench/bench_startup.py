@@ -42,14 +42,16 @@ sys.path.insert(0, str(ROOT))
 
 def first_tables(board: Any) -> None:
     """The first tables the app shows: intervals and ranks (bootstrap), leaderboard, spreads, blocks."""
-    from yoxla.leaderboard import tables
     from yoxla.leaderboard.prepared import prepare
+    from yoxla.leaderboard.views.blocks import block_table
+    from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame
+    from yoxla.leaderboard.views.tasks import spreads_table
 
     ed = prepare(board, floors=False).edition("v1")
-    tables.leaderboard_frame(ed)
-    tables.spreads_table(ed)
+    leaderboard_frame(ed)
+    spreads_table(ed)
     for b in ed.standard.blocks:
-        tables.block_table(ed, b)
+        block_table(ed, b)
 
 
 def _files(folder: Path) -> list[Path]:
@@ -65,7 +67,7 @@ def child(mode: str, folder: Path) -> dict[str, Any]:
                 json.load(fh)
         return {"wall_s": time.perf_counter() - t0}
     import yoxla.leaderboard.prepared
-    import yoxla.leaderboard.tables  # noqa: F401  (pandas: `python app.py` imports it with gradio, untimed here)
+    import yoxla.leaderboard.views  # noqa: F401  (gradio, pandas: `python app.py` imports them, untimed here)
     from yoxla.testing.boards import synthetic_board, synthetic_v1
 
     data = synthetic_v1()  # the rows the files were written against (not timed)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from yoxla.leaderboard.tables import TASK_SHORT
+from yoxla.leaderboard.format import TASK_SHORT
 from yoxla.testing.browser import browser_available
 
 pytestmark = pytest.mark.browser

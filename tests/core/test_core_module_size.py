@@ -15,8 +15,6 @@ PACKAGE = Path(yoxla.__file__).parent
 
 KNOWN_LONG = {
     "yoxla.leaderboard.admission",
-    "yoxla.leaderboard.figures",
-    "yoxla.leaderboard.tables",
     "yoxla.record",
 }
 

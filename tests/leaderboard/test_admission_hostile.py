@@ -27,6 +27,8 @@ from yoxla.leaderboard.admission import (
 from yoxla.leaderboard.board import find_result_files, load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.synthetic import build_result
+from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
+from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.testing.hostile import refinalize, write_hostile_folder
 
 
@@ -234,11 +236,10 @@ def test_trusted_keys_of_the_fixture_make_the_signed_file_verified(hostile) -> N
 
 
 def test_app_board_serves_whatever_the_folder_holds(hostile) -> None:
-    from yoxla.leaderboard import tables
 
     folder, expect, trusted = hostile
     board = load_board(folder, allow_hub=False, trusted_keys=trusted)
     shown = board.shown("sample")
     assert {v.key for v in shown} >= {f"sample/{p.name}" for p in LEGACY}
-    assert len(tables.leaderboard_table(board, "sample")) == len(shown)
-    assert len(tables.excluded_table(board)) == sum(e.status != ADMITTED for e in expect.values())
+    assert len(leaderboard_table(board, "sample")) == len(shown)
+    assert len(excluded_table(board)) == sum(e.status != ADMITTED for e in expect.values())

@@ -26,12 +26,33 @@ from leaderboard_helpers import LEGACY
 
 from yoxla.cli import run as cli_run
 from yoxla.editions import load_edition
-from yoxla.leaderboard import breakdown, explorer, tables
+from yoxla.leaderboard import breakdown, explorer
 from yoxla.leaderboard.admission import admit, check_document
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.calibration import board_calibration, model_table, scope_choices, scope_table
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import EditionData, Prepared, prepare
+from yoxla.leaderboard.views.blocks import block_table
+from yoxla.leaderboard.views.breakdowns import breakdown_display, breakdown_tasks, modal_share_table
+from yoxla.leaderboard.views.compare import compare_table
+from yoxla.leaderboard.views.diagnostics import (
+    diagnostics_table,
+    near_miss_table,
+    outcomes_table,
+    span_table,
+    span_tasks,
+)
+from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view, unchecked_table
+from yoxla.leaderboard.views.methodology import admitted_table
+from yoxla.leaderboard.views.model_tables import (
+    model_breakdowns,
+    model_diagnostics,
+    model_facts,
+    model_near_miss,
+    model_scores,
+    weakest_tasks,
+)
+from yoxla.leaderboard.views.tasks import floors_table, spreads_table, task_models_table
 from yoxla.results import finalize, write_result
 
 STRATEGIES = ("abstain", "first", "longest", "majority", "most_linked", "none_of_them", "overlap", "random")
@@ -161,39 +182,39 @@ def test_scores_intervals_ranks_and_task_records_are_the_legacy_ones(boards) -> 
 
 def test_the_leaderboard_block_and_task_tables_are_the_legacy_ones(boards) -> None:
     ea, eb = _eds(boards)
-    fa, fb = tables.leaderboard_frame(ea), tables.leaderboard_frame(eb)
+    fa, fb = leaderboard_frame(ea), leaderboard_frame(eb)
     _same(fa, fb, "leaderboard frame")
-    _same(tables.leaderboard_view(fa, ea).table, tables.leaderboard_view(fb, eb).table, "leaderboard table")
-    _same(tables.admitted_table(ea), tables.admitted_table(eb), "admitted files")
-    _same(tables.spreads_table(ea), tables.spreads_table(eb), "task spreads")
+    _same(leaderboard_view(fa, ea).table, leaderboard_view(fb, eb).table, "leaderboard table")
+    _same(admitted_table(ea), admitted_table(eb), "admitted files")
+    _same(spreads_table(ea), spreads_table(eb), "task spreads")
     for block in ea.standard.blocks:
-        _same(tables.block_table(ea, block), tables.block_table(eb, block), f"block {block}")
+        _same(block_table(ea, block), block_table(eb, block), f"block {block}")
     for tid in ea.standard.task_ids:
         _same(
-            tables.task_models_table(ea.standard, tid),
-            tables.task_models_table(eb.standard, tid),
+            task_models_table(ea.standard, tid),
+            task_models_table(eb.standard, tid),
             f"task {tid}",
         )
         # the floors and the shortcut gate come from the edition's rows: the same on both boards
-        _same(tables.floors_table(ea, tid), tables.floors_table(eb, tid), f"floors {tid}")
-        _same(tables.modal_share_table(ea.standard), tables.modal_share_table(eb.standard), "modal share")
+        _same(floors_table(ea, tid), floors_table(eb, tid), f"floors {tid}")
+        _same(modal_share_table(ea.standard), modal_share_table(eb.standard), "modal share")
         _same(
-            tables.diagnostics_table(ea.standard.models, tid),
-            tables.diagnostics_table(eb.standard.models, tid),
+            diagnostics_table(ea.standard.models, tid),
+            diagnostics_table(eb.standard.models, tid),
             f"diagnostics {tid}",
         )
         _same(
-            tables.outcomes_table(ea.standard.models, tid),
-            tables.outcomes_table(eb.standard.models, tid),
+            outcomes_table(ea.standard.models, tid),
+            outcomes_table(eb.standard.models, tid),
             f"outcomes {tid}",
         )
-    _same(tables.near_miss_table(ea.standard.models), tables.near_miss_table(eb.standard.models), "near miss")
-    spans = tables.span_tasks(ea.standard.task_ids)
-    _same(tables.span_table(ea.standard.models, spans), tables.span_table(eb.standard.models, spans), "spans")
+    _same(near_miss_table(ea.standard.models), near_miss_table(eb.standard.models), "near miss")
+    spans = span_tasks(ea.standard.task_ids)
+    _same(span_table(ea.standard.models, spans), span_table(eb.standard.models, spans), "spans")
     keys = [v.key for v in ea.standard.models]
     _same(
-        tables.compare_table(ea.standard, keys[0], keys[1]),
-        tables.compare_table(eb.standard, keys[0], keys[1]),
+        compare_table(ea.standard, keys[0], keys[1]),
+        compare_table(eb.standard, keys[0], keys[1]),
         "compare",
     )
 
@@ -202,14 +223,14 @@ def test_breakdowns_are_the_legacy_ones_for_every_declared_field(boards) -> None
     """Per task and every field the package suite declares: the legacy board computes the cells
     from the rows, the suite file stores them (re-derived at admission); they are equal."""
     ea, eb = _eds(boards)
-    assert tables.breakdown_tasks(ea) == tables.breakdown_tasks(eb)
-    assert tables.breakdown_tasks(ea), "the sample board breaks tasks down"
+    assert breakdown_tasks(ea) == breakdown_tasks(eb)
+    assert breakdown_tasks(ea), "the sample board breaks tasks down"
     compared = 0
-    for tid in tables.breakdown_tasks(ea):
+    for tid in breakdown_tasks(ea):
         for by in ea.breakdown_fields(tid):
             _same(
-                tables.breakdown_display(ea, ea.standard.models, tid, by),
-                tables.breakdown_display(eb, eb.standard.models, tid, by),
+                breakdown_display(ea, ea.standard.models, tid, by),
+                breakdown_display(eb, eb.standard.models, tid, by),
                 f"breakdown {tid} by {by.name}",
             )
             compared += 1
@@ -223,7 +244,7 @@ def test_breakdowns_are_the_legacy_ones_for_every_declared_field(boards) -> None
 
 
 def _facts(v: Any, ed: EditionData) -> dict[str, str]:
-    frame = tables.model_facts(v, ed)
+    frame = model_facts(v, ed)
     # The offline provider is ``suite-baseline`` in a suite run, ``baseline`` in a benchmark run
     # (the provider's row, and the model id as the provider reported it: ``<provider>/<model>``).
     facts = {
@@ -243,21 +264,19 @@ def test_model_pages_are_the_legacy_ones(boards) -> None:
         # The provider's name is the offline provider's of each engine; the notes are equal.
         assert vb.provider == "suite-baseline" and va.provider == "baseline"
         assert a_facts == b_facts, va.key
-        _same(
-            tables.model_scores(va, ea.standard, ea), tables.model_scores(vb, eb.standard, eb), "model scores"
-        )
-        _same(tables.model_diagnostics(va), tables.model_diagnostics(vb), "model diagnostics")
-        _same(tables.model_near_miss(va), tables.model_near_miss(vb), "model near misses") if len(
-            tables.model_near_miss(va)
+        _same(model_scores(va, ea.standard, ea), model_scores(vb, eb.standard, eb), "model scores")
+        _same(model_diagnostics(va), model_diagnostics(vb), "model diagnostics")
+        _same(model_near_miss(va), model_near_miss(vb), "model near misses") if len(
+            model_near_miss(va)
         ) else None
-        _same(tables.weakest_tasks(va, ea), tables.weakest_tasks(vb, eb), "weakest tasks")
+        _same(weakest_tasks(va, ea), weakest_tasks(vb, eb), "weakest tasks")
         # every breakdown the legacy file stores, the suite file stores the same (it stores more)
-        bd_a, bd_b = tables.model_breakdowns(va), tables.model_breakdowns(vb)
+        bd_a, bd_b = model_breakdowns(va), model_breakdowns(vb)
         merged = bd_a.merge(bd_b, how="left", on=["Task", "By", "Value"], suffixes=("", " suite"))
         assert len(bd_b) > len(bd_a) and not merged["n suite"].isna().any()
         assert list(merged["Score %"]) == list(merged["Score % suite"])
         assert list(merged["n"]) == list(merged["n suite"])
-    facts = tables.model_facts(eb.standard.models[0], eb)
+    facts = model_facts(eb.standard.models[0], eb)
     fmt = dict(zip(facts["Field"], facts["Value"], strict=True))["Result format"]
     assert fmt == "yoxla-result v3 (suite yoxla-sample)"
 
@@ -378,7 +397,7 @@ def test_a_v1_suite_file_is_admitted_not_rechecked_on_the_v1_board(suite_docs, t
     assert bad in board.listed(edition="v1") and bad not in board.listed(edition="sample")
     ready = prepare(board, floors=False)
     assert [u.key for u in ready.edition("v1").unchecked] == ["v1/first.json"]
-    assert tables.unchecked_table(ready.edition("v1"))["Model"].tolist() == ["first"]
+    assert unchecked_table(ready.edition("v1"))["Model"].tolist() == ["first"]
 
 
 NLI = ("entailment", "neutral", "contradiction")
@@ -452,7 +471,7 @@ def test_answer_distributions_give_the_legacy_calibration(tmp_path, monkeypatch)
         for x, y in zip(scope_table(ca, scope), scope_table(cb, scope), strict=True):
             pd.testing.assert_frame_equal(_normal(x), _normal(y), obj=scope)
     pd.testing.assert_frame_equal(model_table(ca, va.key), model_table(cb, vb.key))
-    _same(tables.model_scores(va, ea.standard, ea), tables.model_scores(vb, eb.standard, eb), "model scores")
+    _same(model_scores(va, ea.standard, ea), model_scores(vb, eb.standard, eb), "model scores")
 
 
 def test_verify_checks_both_formats_alike(suite_docs, tmp_path, capsys) -> None:
@@ -505,6 +524,6 @@ def test_run_conditions_put_a_suite_file_on_the_boards_a_legacy_file_goes_to(sui
     assert [v.key for v in board.shown("sample", "non-standard")] == ["sample/warm.json"]
     assert [v.key for v in board.shown("sample")] == ["sample/plain.json"]
     ready = prepare(board, floors=False)
-    facts = tables.model_facts(board.shown("sample", "non-standard")[0], ready.edition("sample"))
+    facts = model_facts(board.shown("sample", "non-standard")[0], ready.edition("sample"))
     temperature = dict(zip(facts["Field"], facts["Value"], strict=True))["Temperature"]
     assert temperature == "changed for some tasks (see the file's run conditions)"

@@ -16,12 +16,13 @@ import yaml
 from leaderboard_helpers import REPO, value, view_context, write
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard import breakdown, tables
+from yoxla.leaderboard import breakdown
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.prepared import Prepared, prepare, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows
+from yoxla.leaderboard.views.blocks import block_table
 from yoxla.suite import load_suite
 from yoxla.suites import bridge
 
@@ -177,7 +178,7 @@ def test_benchmark_blocks_come_from_the_suite(board: Prepared) -> None:
     for k, b in enumerate(suite.blocks):
         heading = out[blocks.slots[k][0]]
         assert heading["visible"] and suite.block_names[b] in heading["value"]
-    frame = tables.block_table(ed, "language")
+    frame = block_table(ed, "language")
     assert suite.block_names["language"] in frame.columns
 
 

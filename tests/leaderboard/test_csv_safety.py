@@ -7,11 +7,11 @@ import io
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from leaderboard_helpers import COMMITTED, view_context, write
 
 from yoxla import csvsafe
-from yoxla.leaderboard import tables
 from yoxla.leaderboard.admission import ADMITTED
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
@@ -53,7 +53,7 @@ def test_non_text_cells_are_left_as_they_are():
 
 
 def test_downloads_escape_cells_and_headers_and_keep_numbers(tmp_path: Path) -> None:
-    frame = tables.pd.DataFrame(
+    frame = pd.DataFrame(
         {"Model": [CALC, "ok"], "Score": [-1.5, 61.2], "Diff": ["-1.5", "=2"], "=HEADER()": ["x", "y"]}
     )
     rows = list(

@@ -30,6 +30,8 @@ from yoxla.leaderboard.admission import (
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, synthetic_rows
+from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
+from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.results import finalize, keygen, sign
 from yoxla.stats import block_scores, yoxla_score
 from yoxla.suite import load_suite
@@ -202,10 +204,9 @@ def test_app_starts_with_every_corruption_present(
     board = load_board(results, allow_hub=False)
     assert len(board.shown("sample")) == len(committed)
     assert len([v for v in board.excluded() if v.status == EXCLUDED]) == len(CORRUPTIONS)
-    from yoxla.leaderboard import tables
 
-    assert len(tables.leaderboard_table(board, "sample")) == len(committed)
-    assert len(tables.excluded_table(board)) == len(CORRUPTIONS)
+    assert len(leaderboard_table(board, "sample")) == len(committed)
+    assert len(excluded_table(board)) == len(CORRUPTIONS)
 
 
 def test_signatures_make_verified_or_community(base_doc: dict[str, Any], tmp_path: Path) -> None:

@@ -30,13 +30,17 @@ from yoxla.calibration.ranking import explain_order
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
 from yoxla.gold import gold_value
-from yoxla.leaderboard import calibration, explorer, figures, tables
+from yoxla.leaderboard import calibration, explorer
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.bootstrap import Boot
 from yoxla.leaderboard.data import DataSource, EditionRows
+from yoxla.leaderboard.plot import empty_figure
 from yoxla.leaderboard.prepared import Prepared, prepare, rank_board, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows
+from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view
+from yoxla.leaderboard.views.model_tables import model_scores
+from yoxla.leaderboard.views.tasks import spreads_table, task_models_table
 from yoxla.suite import load_suite
 
 SPACE = ("entailment", "neutral", "contradiction")
@@ -219,7 +223,7 @@ def test_ranking_rule_is_shown_and_rows_follow_the_declared_order(cal) -> None:
         "Ranking rule of this board"
         in ctx.views["calibration"].render(ctx, "sample")[ctx.views["calibration"].rule]
     )
-    frame = tables.leaderboard_frame(ed)
+    frame = leaderboard_frame(ed)
     order = list(frame["Model"])
     # Same answers, same YOXLA and group consistency: the high-confidence error rate decides
     # (careful has none, bold has some), and a model without one ranks last at that step;
@@ -297,15 +301,15 @@ def test_each_committed_suite_has_a_board_in_the_picker(committed_prepared) -> N
     for sid in committed:
         files = sorted((REPO / "results" / "suites" / sid).glob("*.json"))
         ed = committed_prepared.edition(suite_board_id(sid))
-        assert ed.is_suite and len(ed.standard.models) == len(files), sid
+        assert ed.suite is not None and len(ed.standard.models) == len(files), sid
     # muraciet's macro-F1 is no mean of per-item scores: no interval, and the rule says so.
     from yoxla.leaderboard.views.leaderboard import rule_text
 
     mur = committed_prepared.edition(suite_board_id("muraciet"))
     assert np.isnan(mur.standard.yoxla_lo).all() and "has no interval" in rule_text(mur)
-    frame = tables.leaderboard_frame(mur)
+    frame = leaderboard_frame(mur)
     assert frame["Suite score"].is_monotonic_decreasing
-    assert "±" not in tables.leaderboard_view(frame, mur).table["Suite score"].iloc[0]
+    assert "±" not in leaderboard_view(frame, mur).table["Suite score"].iloc[0]
     oxu = committed_prepared.edition(suite_board_id("oxu"))
     assert np.isfinite(oxu.standard.yoxla_lo).all() and "has no interval" not in rule_text(oxu)
 
@@ -315,12 +319,12 @@ def test_suite_board_leaderboard_spreads_breakdowns_and_explorer(committed_prepa
     board, bid = prepared.board, suite_board_id("oxu")
     ed = prepared.edition(bid)
     models = ed.standard.models
-    frame = tables.leaderboard_frame(ed)
+    frame = leaderboard_frame(ed)
     assert list(frame["Suite score"]) == sorted((v.scores["suite"] for v in models), reverse=True)
-    view = tables.leaderboard_view(frame, ed)
+    view = leaderboard_view(frame, ed)
     assert list(view.table.columns) == ["Rank", "Model", "Suite score", "oxu_v1", "Trust"]
     assert view.floor_row is None  # suites have no cue-only floor
-    spreads = tables.spreads_table(ed)
+    spreads = spreads_table(ed)
     scores = [v.tasks["oxu_v1"].score for v in models]
     assert spreads.iloc[0]["Task"] == "oxu_v1"
     assert (spreads.iloc[0]["Lowest"], spreads.iloc[0]["Highest"]) == (
@@ -398,20 +402,20 @@ def test_a_judge_scored_task_is_marked_with_its_judge_model(judged) -> None:
     assert ed.suite is not None and ed.suite.judge_scored_tasks == ["toplama_v1"]
     (v,) = ed.standard.models
     assert v.judge == "hakim-1"
-    frame = tables.leaderboard_frame(ed)
+    frame = leaderboard_frame(ed)
     assert frame["Judge"].iloc[0].startswith("hakim-1")
-    view = tables.leaderboard_view(frame, ed)
+    view = leaderboard_view(frame, ed)
     assert "toplama_v1 (judge-scored)" in view.table.columns and view.table["Judge"].iloc[0].startswith(
         "hakim-1"
     )
-    assert tables.task_models_table(ed.standard, "toplama_v1")["Judge"].iloc[0].startswith("hakim-1")
-    scores = tables.model_scores(v, ed.standard, ed)
+    assert task_models_table(ed.standard, "toplama_v1")["Judge"].iloc[0].startswith("hakim-1")
+    scores = model_scores(v, ed.standard, ed)
     assert "judge: hakim-1" in scores.loc[scores["Name"] == "toplama_v1", "Primary metric"].iloc[0]
     ctx = view_context(judged)
     tasks = ctx.views["tasks"]
     assert "Judge-scored" in tasks.render(ctx, ed.name)[tasks.about]
     oxu = judged.edition(suite_board_id("oxu"))
-    assert "Judge" not in tables.leaderboard_frame(oxu) and not oxu.suite.judge_scored_tasks  # type: ignore[union-attr]
+    assert "Judge" not in leaderboard_frame(oxu) and not oxu.suite.judge_scored_tasks  # type: ignore[union-attr]
     # Breakdowns of the judged task by its metadata.breakdowns field.
     bd = ctx.views["breakdowns"]
     out = bd.render(ctx, ed.name)
@@ -490,7 +494,7 @@ def test_every_view_renders_every_board_of_the_judged_folder(judged) -> None:
                 if isinstance(update, PlotData):
                     fig = json.loads(update.plot)
                     assert fig["data"] or fig["layout"]["annotations"][0]["text"].strip(), (bid, v.tab_id)
-    assert figures.empty_figure("t", "x " * 200)["layout"]["annotations"][0]["text"].count("<br>") >= 3
+    assert empty_figure("t", "x " * 200)["layout"]["annotations"][0]["text"].count("<br>") >= 3
 
 
 def test_a_board_without_files_says_so_in_the_explorer(committed_prepared) -> None:

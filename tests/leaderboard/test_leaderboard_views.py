@@ -14,18 +14,39 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from leaderboard_helpers import COMMITTED, REPO, view_context, write
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard import explorer, figures, tables
+from yoxla.leaderboard import explorer
 from yoxla.leaderboard.board import Board, load_board, model_key
 from yoxla.leaderboard.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
 from yoxla.leaderboard.data import DataSource
+from yoxla.leaderboard.format import TASK_SHORT, task_short
+from yoxla.leaderboard.plot import to_json
 from yoxla.leaderboard.prepared import Prepared, block_title, prepare, rank_ranges
 from yoxla.leaderboard.published import publications
 from yoxla.leaderboard.routing import resolve
 from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
+from yoxla.leaderboard.views import model_tables
+from yoxla.leaderboard.views.blocks import BLOCK_COLUMNS, block_figure
+from yoxla.leaderboard.views.breakdowns import breakdown_heatmap
+from yoxla.leaderboard.views.compare import compare_figure, compare_table
+from yoxla.leaderboard.views.diagnostics import diagnostics_table, near_miss_figure, span_figure, span_table
+from yoxla.leaderboard.views.leaderboard_tables import (
+    COLUMN_SETS,
+    FLOOR_NAME,
+    REPORTED_RANK,
+    Filters,
+    leaderboard_figure,
+    leaderboard_frame,
+    leaderboard_view,
+    reported_table,
+    reported_vs_admitted,
+    unchecked_table,
+)
+from yoxla.leaderboard.views.tasks import spreads_figure, spreads_table, task_figure
 from yoxla.stats import spearman
 
 EVIL = "<script>x</script>"
@@ -88,8 +109,8 @@ def test_rank_ranges_explain_ties() -> None:
 
 def test_leaderboard_is_compact_with_floor_row_and_rank_ranges(prepared: Prepared) -> None:
     ed = prepared.edition("sample")
-    frame = tables.leaderboard_frame(ed)
-    view = tables.leaderboard_view(frame, ed)
+    frame = leaderboard_frame(ed)
+    view = leaderboard_view(frame, ed)
     assert list(view.table.columns) == [
         "Rank",
         "Model",
@@ -103,7 +124,7 @@ def test_leaderboard_is_compact_with_floor_row_and_rank_ranges(prepared: Prepare
     assert len(view.table) == len(ed.standard.models) + 1 == len(COMMITTED) + 2
     floor = view.floor_row
     assert floor is not None and view.keys[floor] is None
-    assert view.table.iloc[floor]["Model"] == tables.FLOOR_NAME
+    assert view.table.iloc[floor]["Model"] == FLOOR_NAME
     floor_score = float(view.table.iloc[floor]["YOXLA"])
     above = [float(s.split(" ±")[0]) for s in view.table["YOXLA"][:floor]]
     below = [float(s.split(" ±")[0]) for s in view.table["YOXLA"][floor + 1 :]]
@@ -119,44 +140,44 @@ def test_leaderboard_is_compact_with_floor_row_and_rank_ranges(prepared: Prepare
 
 def test_columns_and_filters_hide_rows_but_keep_ranks(prepared: Prepared) -> None:
     ed = prepared.edition("sample")
-    frame = tables.leaderboard_frame(ed)
-    wide = tables.leaderboard_view(frame, ed, columns=tables.COLUMN_SETS)
+    frame = leaderboard_frame(ed)
+    wide = leaderboard_view(frame, ed, columns=COLUMN_SETS)
     assert {"NLI", "RAG select", "YOXLA 95% interval", "Provider", "Invalid %", "Size"} <= set(
         wide.table.columns
     )
     assert "±" in wide.table["Understanding"].iloc[1]
-    evil = tables.leaderboard_view(frame, ed, filters=tables.Filters(weights="open"))
-    models = [m for m in evil.table["Model"] if m != tables.FLOOR_NAME]
+    evil = leaderboard_view(frame, ed, filters=Filters(weights="open"))
+    models = [m for m in evil.table["Model"] if m != FLOOR_NAME]
     assert models == [EVIL]
     rank = frame.loc[frame["Model"] == EVIL, "Rank"].iloc[0]
     assert evil.table.loc[evil.table["Model"] == EVIL, "Rank"].iloc[0] == rank
     assert frame.loc[frame["Model"] == EVIL, "Size band"].iloc[0] == "4–15B"
     for f, n in [
-        (tables.Filters(size="4–15B"), 1),
-        (tables.Filters(weights="unknown"), len(COMMITTED)),
-        (tables.Filters(providers=("baseline",)), len(COMMITTED)),
-        (tables.Filters(trust="verified"), 0),
-        (tables.Filters(search="OVER"), 1),
+        (Filters(size="4–15B"), 1),
+        (Filters(weights="unknown"), len(COMMITTED)),
+        (Filters(providers=("baseline",)), len(COMMITTED)),
+        (Filters(trust="verified"), 0),
+        (Filters(search="OVER"), 1),
     ]:
-        assert tables.leaderboard_view(frame, ed, filters=f).shown == n, f
+        assert leaderboard_view(frame, ed, filters=f).shown == n, f
 
 
 def test_unchecked_and_reported_stay_apart(prepared: Prepared) -> None:
     v1 = prepared.edition("v1")
     assert v1.standard.empty and len(v1.unchecked) == 1
-    assert tables.leaderboard_frame(v1).empty  # never ranked
-    un = tables.unchecked_table(v1)
+    assert leaderboard_frame(v1).empty  # never ranked
+    un = unchecked_table(v1)
     assert list(un["File"]) == ["v1/openrouter__gpt-4o-mini.json"] and "Why not re-checked" in un
     (pub,) = publications()
     assert pub.edition == "v1" and len(pub.models) == 9 and pub.date == "2026-09-13"
     for m in pub.models:  # the reported YOXLA is the mean of the reported blocks
         assert abs(sum(m.blocks.values()) / 4 - m.yoxla) < 0.006
-    assert len(tables.reported_table(v1)) == 9
-    side = tables.reported_vs_admitted(v1)
+    assert len(reported_table(v1)) == 9
+    side = reported_vs_admitted(v1)
     assert set(side["Model (as reported)"]) == {REPORTED}
     yoxla = side[side["Level"] == "YOXLA"].iloc[0]
     assert float(yoxla["Admitted − reported"]) == pytest.approx(float(yoxla["Admitted"]) - 67.96, abs=0.01)
-    assert tables.reported_table(prepared.edition("sample")).empty
+    assert reported_table(prepared.edition("sample")).empty
 
 
 def test_floors_and_chance(prepared: Prepared) -> None:
@@ -176,22 +197,22 @@ def test_diagnostics_show_every_metric_and_na(prepared: Prepared) -> None:
     models = prepared.edition("sample").standard.models
     evil = next(v for v in models if v.provider == "evil")
     assert "mae" not in evil.tasks["sts_v1"].metrics  # no valid STS answer: no error to report
-    diag = tables.diagnostics_table(models, "sts_v1")
+    diag = diagnostics_table(models, "sts_v1")
     assert diag.loc[diag["Model"] == EVIL, "MAE (valid only)"].iloc[0] == "n/a"
     assert diag.loc[diag["Model"] == "overlap", "MAE (valid only)"].iloc[0] != "n/a"
-    span = tables.diagnostics_table(models, "extractive_qa_v1")
+    span = diagnostics_table(models, "extractive_qa_v1")
     for label in ("span precision", "exact-span rate", "unsupported rate", "over-sentence rate", "token F1"):
         assert label in span
     assert {"normalised EM", "strict EM"} <= set(span.columns)
-    cls = tables.diagnostics_table(models, "nli_v1")
+    cls = diagnostics_table(models, "nli_v1")
     assert {"macro-F1", "modal answer share", "invalid-output rate"} <= set(cls.columns)
-    long = tables.model_diagnostics(evil)
+    long = model_tables.model_diagnostics(evil)
     assert set(long["Task"]) == set(evil.tasks)
-    bd = tables.model_breakdowns(evil)
+    bd = model_tables.model_breakdowns(evil)
     assert {"class", "phenomenon", "claim_type"} <= set(bd["By"])
-    nm = tables.model_near_miss(evil)
+    nm = model_tables.model_near_miss(evil)
     assert len(nm) > 0 and (nm["Outputs"] > 0).all()
-    why = tables.span_table(models, prepared.edition("sample").standard.task_ids)
+    why = span_table(models, prepared.edition("sample").standard.task_ids)
     assert (
         set(why["Task"]) == {"extractive_qa_v1", "qa_abstention_v1"}
         and why["Why they differ"].str.len().min() > 0
@@ -202,21 +223,21 @@ def test_model_page_tables(prepared: Prepared) -> None:
     ed = prepared.edition("sample")
     r = ed.standard
     v = r.models[r.index("sample/baseline__overlap.json")]
-    scores = tables.model_scores(v, r, ed)
+    scores = model_tables.model_scores(v, r, ed)
     assert list(scores["Level"]).count("task") == 11 and scores.iloc[0]["Name"] == "YOXLA"
     assert scores.iloc[0]["Rank"].endswith(f"of {len(r.models)}")
     assert (scores[scores["Level"] == "task"]["Best floor"] != "n/a").all()
-    facts = dict(zip(*tables.model_facts(v, ed).T.values, strict=True))
+    facts = dict(zip(*model_tables.model_facts(v, ed).T.values, strict=True))
     assert facts["File"] == "sample/baseline__overlap.json" and facts["Content digest"].startswith("sha256:")
     assert facts["Parameters"] == "not stated"
     evil = next(m for m in r.models if m.provider == "evil")
-    efacts = dict(zip(*tables.model_facts(evil, ed).T.values, strict=True))
+    efacts = dict(zip(*model_tables.model_facts(evil, ed).T.values, strict=True))
     assert efacts["Parameters"] == "7B" and efacts["Weights"] == "open" and efacts["Licence"] == "<b>mit</b>"
-    weak = tables.weakest_tasks(v, ed)
+    weak = model_tables.weakest_tasks(v, ed)
     assert len(weak) == 3 and list(weak["Margin"]) == sorted(weak["Margin"])
     v1 = prepared.edition("v1")
     unchecked = v1.unchecked[0]
-    s = tables.model_scores(unchecked, None, v1)
+    s = model_tables.model_scores(unchecked, None, v1)
     assert (s["95% interval"] == "n/a").all()
 
 
@@ -229,7 +250,7 @@ def _figure_ok(fig: dict[str, Any]) -> None:
                 assert axis["title"]["text"].strip(), key
     else:
         assert lay["annotations"][0]["text"].strip()
-    json.loads(figures.to_json(fig))  # strict JSON: no NaN
+    json.loads(to_json(fig))  # strict JSON: no NaN
 
 
 def test_figures_have_titles_data_or_a_message(prepared: Prepared) -> None:
@@ -237,27 +258,27 @@ def test_figures_have_titles_data_or_a_message(prepared: Prepared) -> None:
     models = ed.standard.models
     v = models[0]
     made = [
-        figures.leaderboard_figure(ed),
-        figures.spreads_figure(ed),
-        figures.task_figure(ed, "nli_v1"),
-        figures.breakdown_heatmap(models, "rag_verification_v1", "sample"),
-        figures.breakdown_heatmap(models, "nli_v1", "sample", "per_class_accuracy"),
-        figures.near_miss_figure(models, None, "sample"),
-        figures.span_figure(models, ed.standard.task_ids, "sample"),
-        figures.model_figure(v, ed.standard, ed),
-        figures.model_figure(v1.unchecked[0], None, v1),
-        figures.compare_figure(tables.compare_table(ed.standard, models[0].key, models[1].key), "sample"),
+        leaderboard_figure(ed),
+        spreads_figure(ed),
+        task_figure(ed, "nli_v1"),
+        breakdown_heatmap(models, "rag_verification_v1", "sample"),
+        breakdown_heatmap(models, "nli_v1", "sample", "per_class_accuracy"),
+        near_miss_figure(models, None, "sample"),
+        span_figure(models, ed.standard.task_ids, "sample"),
+        model_tables.model_figure(v, ed.standard, ed),
+        model_tables.model_figure(v1.unchecked[0], None, v1),
+        compare_figure(compare_table(ed.standard, models[0].key, models[1].key), "sample"),
     ]
-    made += [figures.block_figure(ed, b) for b in ed.standard.blocks]
+    made += [block_figure(ed, b) for b in ed.standard.blocks]
     for fig in made:
         _figure_ok(fig)
         assert fig["data"]
     empty = [
-        figures.leaderboard_figure(v1),
-        figures.spreads_figure(v1),
-        figures.block_figure(v1, "rag"),
-        figures.breakdown_heatmap([], "nli_v1", "v1"),
-        figures.compare_figure(tables.pd.DataFrame(), "v1"),
+        leaderboard_figure(v1),
+        spreads_figure(v1),
+        block_figure(v1, "rag"),
+        breakdown_heatmap([], "nli_v1", "v1"),
+        compare_figure(pd.DataFrame(), "v1"),
     ]
     for fig in empty:
         _figure_ok(fig)
@@ -267,7 +288,7 @@ def test_figures_have_titles_data_or_a_message(prepared: Prepared) -> None:
 
 
 def test_block_plot_gives_each_task_its_own_panel(prepared: Prepared) -> None:
-    fig = figures.block_figure(prepared.edition("sample"), "understanding")
+    fig = block_figure(prepared.edition("sample"), "understanding")
     axes = [t["xaxis"] for t in fig["data"]]
     assert len(axes) == len(set(axes)) == 7  # the block and its six tasks, never on one row together
     lay = fig["layout"]
@@ -281,11 +302,11 @@ def test_block_plot_gives_each_task_its_own_panel(prepared: Prepared) -> None:
     for (xa, ya), (xb, yb) in itertools.combinations(boxes, 2):  # panels never overlap each other
         assert xa[1] <= xb[0] or xb[1] <= xa[0] or ya[1] <= yb[0] or yb[1] <= ya[0], (xa, ya, xb, yb)
     # at most two panels a row: each wide enough for its title on a phone's screen
-    assert max(sum(1 for _, y in boxes if y == row) for _, row in boxes) == figures.BLOCK_COLUMNS == 2
+    assert max(sum(1 for _, y in boxes if y == row) for _, row in boxes) == BLOCK_COLUMNS == 2
 
 
 def test_breakdown_heatmap_colours_few_item_cells(prepared: Prepared) -> None:
-    fig = figures.breakdown_heatmap(prepared.edition("sample").standard.models, "minimal_pairs_v1", "sample")
+    fig = breakdown_heatmap(prepared.edition("sample").standard.models, "minimal_pairs_v1", "sample")
     z = np.array(fig["data"][0]["z"], dtype=float)
     assert np.isfinite(z).all()  # every cell coloured by its score, none painted grey
     assert all(t.endswith("*") for row in fig["data"][0]["text"] for t in row)  # n=2: marked, not hidden
@@ -293,11 +314,11 @@ def test_breakdown_heatmap_colours_few_item_cells(prepared: Prepared) -> None:
 
 
 def test_spreads_mark_floor_and_chance(prepared: Prepared) -> None:
-    fig = figures.spreads_figure(prepared.edition("sample"))
+    fig = spreads_figure(prepared.edition("sample"))
     names = [t["name"] for t in fig["data"]]
     assert names == ["a model", "best cue-only floor", "chance level"]
-    table = tables.spreads_table(prepared.edition("sample"))
-    assert list(fig["layout"]["yaxis"]["ticktext"]) == [tables.task_short(t) for t in table["Task"]]
+    table = spreads_table(prepared.edition("sample"))
+    assert list(fig["layout"]["yaxis"]["ticktext"]) == [task_short(t) for t in table["Task"]]
     # Each task's dots stay within half a row of it, whatever the number of rows (one-task suites).
     lo, hi = sorted(fig["layout"]["yaxis"]["range"])
     assert (lo, hi) == (-0.5, len(table) - 0.5)
@@ -396,7 +417,7 @@ def test_csv_downloads_are_formula_safe(tmp_path: Path) -> None:
     from yoxla.leaderboard.views.base import Downloads
 
     d = Downloads(tmp_path)
-    frame = tables.pd.DataFrame({"Model": ["=HYPERLINK(1)", "@x", "ok"], "Diff": ["+1.5", "-2.0", "0"]})
+    frame = pd.DataFrame({"Model": ["=HYPERLINK(1)", "@x", "ok"], "Diff": ["+1.5", "-2.0", "0"]})
     text = Path(d.csv("t", frame)).read_text(encoding="utf-8")
     assert "'=HYPERLINK(1)" in text and "'@x" in text and "+1.5" in text and "'+1.5" not in text
     assert d.csv("t", frame) == d.csv("t", frame)
@@ -453,10 +474,10 @@ def test_app_prints_what_it_does_at_start_up(tmp_path: Path) -> None:
 def test_reported_results_fill_the_first_screen_of_v1_never_ranked(prepared: Prepared) -> None:
     v1 = prepared.edition("v1")
     assert prepared.default_edition() == "v1"  # the published benchmark opens first
-    view = tables.leaderboard_view(tables.leaderboard_frame(v1), v1)
+    view = leaderboard_view(leaderboard_frame(v1), v1)
     (pub,) = publications()
     assert len(view.table) == len(pub.models) and view.reported_rows == list(range(len(pub.models)))
-    assert set(view.table["Rank"]) == {tables.REPORTED_RANK} and view.keys == [None] * len(pub.models)
+    assert set(view.table["Rank"]) == {REPORTED_RANK} and view.keys == [None] * len(pub.models)
     assert list(view.table.columns[:3]) == ["Rank", "Model", "YOXLA"]  # name and score first (narrow)
     scores = [float(x) for x in view.table["YOXLA"]]
     assert scores == sorted(scores, reverse=True)
@@ -464,20 +485,11 @@ def test_reported_results_fill_the_first_screen_of_v1_never_ranked(prepared: Pre
     assert view.table.iloc[0]["Model"] == top.model and view.table.iloc[0]["YOXLA"] == f"{top.yoxla:.1f}"
     assert all("not re-checked" in t for t in view.table["Trust"])
     # The search filter applies to them; a filter they cannot answer (weights) leaves them out.
-    assert (
-        len(
-            tables.leaderboard_view(
-                tables.leaderboard_frame(v1), v1, filters=tables.Filters(search="qwen")
-            ).table
-        )
-        == 3
-    )
-    assert tables.leaderboard_view(
-        tables.leaderboard_frame(v1), v1, filters=tables.Filters(weights="open")
-    ).table.empty
+    assert len(leaderboard_view(leaderboard_frame(v1), v1, filters=Filters(search="qwen")).table) == 3
+    assert leaderboard_view(leaderboard_frame(v1), v1, filters=Filters(weights="open")).table.empty
     # A board with re-checked files lists them first, and none of sample's rows is reported.
     sample = prepared.edition("sample")
-    assert tables.leaderboard_view(tables.leaderboard_frame(sample), sample).reported_rows == []
+    assert leaderboard_view(leaderboard_frame(sample), sample).reported_rows == []
 
 
 def test_a_float_column_is_shown_with_one_number_of_decimals() -> None:
@@ -559,14 +571,14 @@ def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) ->
 def test_every_table_names_benchmark_tasks_as_the_leaderboard_does(prepared: Prepared) -> None:
     """A task is named the same in every view: no table shows a benchmark task's id where the
     leaderboard's columns and the figures show its name (the id stays the cell's value)."""
-    ids = set(tables.TASK_SHORT)
+    ids = set(TASK_SHORT)
     tasks_shown = 0
     for tab_id, edition, got in _rendered_tables(prepared):
         assert not ids & set(got["headers"]), (tab_id, edition, got["headers"])
         meta = got.get("metadata")
         shown = {str(c) for row in (meta["display_value"] if meta else got["data"]) for c in row}
         assert not ids & shown, (tab_id, edition, ids & shown)
-        tasks_shown += "Task" in got["headers"] and bool(set(tables.TASK_SHORT.values()) & shown)
+        tasks_shown += "Task" in got["headers"] and bool(set(TASK_SHORT.values()) & shown)
     assert tasks_shown >= 3  # the model page's tables, at least
 
 
@@ -609,15 +621,15 @@ def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) 
     different numbers of items: each row says its own n."""
     ed = prepared.edition("sample")
     a, b = ed.standard.models[0], ed.standard.models[1]
-    scores = tables.model_scores(a, ed.standard, ed).set_index("Name")
+    scores = model_tables.model_scores(a, ed.standard, ed).set_index("Name")
     per_task = {tid: len(t.ids) for tid, t in a.tasks.items()}
     assert len(set(per_task.values())) > 1  # the rows' n do differ
     for tid, n in per_task.items():
         assert scores.loc[tid, "Items"] == n, tid
-    for blk, tids in ed.block_tasks().items():
+    for blk, tids in ed.groups_of_tasks().items():
         assert scores.loc[block_title(blk), "Items"] == sum(per_task[t] for t in tids if t in per_task), blk
     assert scores.loc[ed.headline, "Items"] == sum(per_task.values())
-    diff = tables.compare_table(ed.standard, a.key, b.key).set_index("Name")
+    diff = compare_table(ed.standard, a.key, b.key).set_index("Name")
     for tid, n in per_task.items():
         assert diff.loc[tid, "Items"] == n, tid
     assert diff.loc[ed.headline, "Items"] == sum(per_task.values())

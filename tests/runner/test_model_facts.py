@@ -10,10 +10,11 @@ import pytest
 from runner_helpers import one_error_line
 
 from yoxla.cli import run as cli_run
-from yoxla.leaderboard import tables
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
+from yoxla.leaderboard.views.leaderboard_tables import Filters, leaderboard_frame, leaderboard_view
+from yoxla.leaderboard.views.model_tables import model_facts
 from yoxla.run.finish import model_info, result_path_for
 from yoxla.run.model_facts import parse_params, public_model
 from yoxla.run.settings import RunSettings, run_record
@@ -67,15 +68,15 @@ def test_the_five_facts_are_stored_verified_and_placed_by_the_filters(tmp_path: 
     }
     assert cli_run(["verify", str(path)]) == 0
     ed = prepare(load_board(tmp_path / "results", data=DataSource(allow_hub=False), B=50)).edition("sample")
-    frame = tables.leaderboard_frame(ed)
-    for f in (tables.Filters(weights="open"), tables.Filters(size="4–15B")):
-        view = tables.leaderboard_view(frame, ed, filters=f)
+    frame = leaderboard_frame(ed)
+    for f in (Filters(weights="open"), Filters(size="4–15B")):
+        view = leaderboard_view(frame, ed, filters=f)
         assert "Overlap Eight" in list(view.table["Model"]), f
         assert (
             view.links[list(view.table["Model"]).index("Overlap Eight")]
             == doc["model"]["metadata"]["card_url"]
         )
-    assert tables.leaderboard_view(frame, ed, filters=tables.Filters(weights="closed")).shown == 0
+    assert leaderboard_view(frame, ed, filters=Filters(weights="closed")).shown == 0
     assert frame.loc[frame["Model"] == "Overlap Eight", "Licence"].iloc[0] == "apache-2.0"
     # The tokens the run used: a column of the board and a line of the model page.
     row = frame[frame["Model"] == "Overlap Eight"].iloc[0]
@@ -83,10 +84,10 @@ def test_the_five_facts_are_stored_verified_and_placed_by_the_filters(tmp_path: 
         doc["usage"]["prompt_tokens"],
         doc["usage"]["completion_tokens"],
     )
-    wide = tables.leaderboard_view(frame, ed, columns=["diagnostics"]).table
+    wide = leaderboard_view(frame, ed, columns=["diagnostics"]).table
     assert {"Tokens in", "Tokens out", "Licence", "Weights"} <= set(wide.columns)
     verdict = next(v for v in ed.standard.models if v.name == "Overlap Eight")
-    facts = dict(zip(*(tables.model_facts(verdict, ed)[c] for c in ("Field", "Value")), strict=True))
+    facts = dict(zip(*(model_facts(verdict, ed)[c] for c in ("Field", "Value")), strict=True))
     assert (
         facts["Prompt tokens"] == f"{doc['usage']['prompt_tokens']:,}" or doc["usage"]["prompt_tokens"] == 0
     )

@@ -17,7 +17,7 @@ from yoxla.leaderboard.board import Board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
-from yoxla.leaderboard.tables import unchecked_table
+from yoxla.leaderboard.views.leaderboard_tables import unchecked_table
 from yoxla.results import content_digest
 from yoxla.testing.fakehub import FakeHub
 

@@ -29,6 +29,7 @@ import yaml
 from suites_helpers import write_manifest
 
 from yoxla.cli import run as cli_run
+from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame
 from yoxla.results import finalize
 
 ROWS: list[dict[str, Any]] = [
@@ -223,7 +224,6 @@ def test_validate_refuses_bad_group_and_control_declarations(tmp_path, capsys, m
 
 
 def test_suite_board_follows_the_declared_ranking(runs) -> None:
-    from yoxla.leaderboard import tables
     from yoxla.leaderboard.board import load_board
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.prepared import prepare, suite_board_id
@@ -241,7 +241,7 @@ def test_suite_board_follows_the_declared_ranking(runs) -> None:
         "Ranked by the suite score, the mean of its task scores (higher first), then group "
         "consistency, the mean over the tasks that declare groups (higher first);"
     )
-    frame = tables.leaderboard_frame(ed)
+    frame = leaderboard_frame(ed)
     assert len(frame) == 2
 
 

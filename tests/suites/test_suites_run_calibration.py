@@ -334,7 +334,7 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
     data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
     prepared = prepare(load_board(runner.results, data=data, B=50), floors=False)
     ed = prepared.edition(suite_board_id("sinaq"))
-    assert ed.is_suite and len(ed.standard.models) == 1
+    assert ed.suite is not None and len(ed.standard.models) == 1
     cal = calibration.board_calibration(ed, B=50)
     # All tasks pooled, then each closed task; the open task has no report.
     assert [s for _, s in cal.scopes] == ["overall", "task:duygu_v1", "task:secim_v1"]
@@ -366,4 +366,4 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
         floors=False,
     )
     oxu = committed.edition(suite_board_id("oxu"))
-    assert oxu.is_suite and oxu.standard.models and not view.shown_on(oxu)
+    assert oxu.suite is not None and oxu.standard.models and not view.shown_on(oxu)

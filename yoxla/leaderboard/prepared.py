@@ -14,6 +14,7 @@ finely than that.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from yoxla.leaderboard.bootstrap import Boot
 from yoxla.leaderboard.breakdown import Field, RowValues, edition_breakdowns, fields, row_values
 from yoxla.leaderboard.floors import Reference, reference
 from yoxla.leaderboard.published import Publication, for_edition
+from yoxla.leaderboard.texts import code
 from yoxla.suite import load_suite
 from yoxla.suites.errors import ManifestError
 
@@ -57,6 +59,7 @@ RANK_RULE = (
     "Rank: a range such as 1–3 means the 95% intervals cannot order the model more finely (from 1 + "
     "the models whose interval lies wholly above it, to the number of models minus those wholly below it)."
 )
+SUITE_SCORE = "Suite score"  # the headline's name where the suite gives none
 ANNOTATIONS_ENV = "YOXLA_ANNOTATIONS_DIR"
 SUITE_PREFIX = "suite:"
 
@@ -96,6 +99,18 @@ def group_score(v: Verdict, group: str) -> float:
 
 def block_title(block: str) -> str:
     return BLOCK_TITLES.get(block, block)
+
+
+@functools.lru_cache(maxsize=8)
+def package_headline(edition: str) -> tuple[str, str]:
+    """(name, rule) of the headline an edition's package suite declares
+    (``yoxla/editions/yoxla-<edition>.yaml``: YOXLA, the mean of the groups); ManifestError when
+    it does not load."""
+    from yoxla.suites.bridge import manifest_path
+    from yoxla.suites.loader import load_manifest
+
+    manifest = load_manifest(manifest_path(edition))
+    return manifest.headline_name or SUITE_SCORE, manifest.headline_rule
 
 
 def rank_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,13 +166,18 @@ def size_text(v: Verdict) -> str:
 
 @dataclass
 class Ranked:
-    """One ranked board: the re-checked models of an edition run under the same conditions."""
+    """One ranked board: the re-checked models of an edition (or a suite) run under the same
+    conditions, and what its suite says of its scores: the groups, their titles, the headline."""
 
     edition: str
     group: str
     models: list[Verdict]
     task_ids: list[str]
-    blocks: list[str]  # blocks with at least one task, in suite order
+    blocks: list[str]  # the suite's groups (the benchmark's blocks) with a task here, in suite order
+    headline: str = SUITE_SCORE  # the headline score's name (the suite's; the benchmark's: YOXLA)
+    headline_rule: str = "mean_of_tasks"  # mean_of_groups | mean_of_tasks
+    group_titles: dict[str, str] = field(default_factory=dict)  # group id -> its column title
+    group_tasks: dict[str, list[str]] = field(default_factory=dict)  # group id -> its tasks here
     boot: Boot | None = None
     yoxla_lo: np.ndarray = field(default_factory=lambda: np.zeros(0))
     yoxla_hi: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -181,6 +201,10 @@ class Ranked:
 
     def rank(self, i: int) -> str:
         return rank_text(int(self.rank_best[i]), int(self.rank_worst[i]))
+
+    def group_title(self, group: str) -> str:
+        """A group's title in tables (the benchmark's blocks: Understanding, …; a suite's: its name)."""
+        return self.group_titles.get(group, group)
 
     def yoxla_interval(self, i: int) -> tuple[float, float]:
         return float(self.yoxla_lo[i]), float(self.yoxla_hi[i])
@@ -206,9 +230,16 @@ def rank_board(board: Board, edition: str, group: str) -> Ranked:
     """One board of an edition; its models in the edition's declared ranking order (Board.ranked)."""
     suite = load_suite()
     tids = board.task_ids(edition)
-    blocks = [b for b in suite.blocks if any(suite.task(t).block == b for t in tids)]
+    declared = {b: [t for t in suite.tasks if suite.task(t).block == b and t in tids] for b in suite.blocks}
+    group_tasks = {b: tasks for b, tasks in declared.items() if tasks}
+    blocks = list(group_tasks)
     models = board.ranked(edition, group)
-    r = Ranked(edition, group, models, tids, blocks)
+    try:
+        name, rule = package_headline(edition)
+    except ManifestError:  # a broken package suite: the scores stay, their name is the generic one
+        name, rule = SUITE_SCORE, "mean_of_groups"
+    titles = {b: block_title(b) for b in blocks}
+    r = Ranked(edition, group, models, tids, blocks, name, rule, group_titles=titles, group_tasks=group_tasks)
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
@@ -252,9 +283,16 @@ def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
     scores themselves (equal scores share a range): a lower-is-better task ranks by its raw
     value, lowest first.
     """
-    tids = list(board.suite_meta(suite_id).tasks)
+    meta = board.suite_meta(suite_id)
+    tids = list(meta.tasks)
+    found = {g: [t for t in tasks if t in tids] for g, tasks in meta.groups.items()}
+    group_tasks = {g: tasks for g, tasks in found.items() if tasks}
+    groups = list(group_tasks)
     models = board.suite_ranked(suite_id, group)
-    r = Ranked(suite_board_id(suite_id), group, models, tids, [])
+    headline_name = meta.headline_name or SUITE_SCORE
+    titles = {g: meta.group_names.get(g, g) for g in groups}
+    r = Ranked(suite_board_id(suite_id), group, models, tids, groups, headline_name, meta.headline_rule)
+    r.group_titles, r.group_tasks = titles, group_tasks
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
@@ -271,7 +309,7 @@ def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
         r.yoxla_lo, r.yoxla_hi = np.full(m, np.nan), np.full(m, np.nan)
         points = _rankable(np.array([headline(v) for v in models], dtype=float))
         r.rank_best, r.rank_worst = rank_ranges(points, points)
-    if every and boot.blocks and set(boot.blocks) <= set(board.suite_meta(suite_id).groups):
+    if every and boot.blocks and set(boot.blocks) <= set(meta.groups):
         r.block_lo, r.block_hi = Boot.interval(boot.block_reps)  # the groups, resampled
     else:
         r.block_lo, r.block_hi = np.zeros((m, 0)), np.zeros((m, 0))
@@ -308,8 +346,9 @@ class EditionData:
     """One board of the app: an edition of the benchmark, or a committed eval suite.
 
     ``name`` is the board id (``v1``, ``sample``, ``suite:<id>``); a suite board has ``suite``
-    (its :class:`~yoxla.leaderboard.board.SuiteMeta`), no blocks, floors, reported results or
-    unchecked files.
+    (its :class:`~yoxla.leaderboard.board.SuiteMeta`, the committed manifest as the board presents
+    it) and no floors or reported results. The views read the board's headline and groups (the
+    benchmark's blocks, a suite's declared ``groups``) from its :attr:`standard` board.
     """
 
     name: str
@@ -327,22 +366,42 @@ class EditionData:
     breakdowns: dict[str, list[str]] = field(default_factory=dict)
 
     @property
-    def is_suite(self) -> bool:
-        return self.suite is not None
-
-    @property
     def suite_id(self) -> str | None:
         return self.suite.id if self.suite is not None else None
 
     @property
     def headline(self) -> str:
-        """The name of the board's headline score."""
-        return "Suite score" if self.is_suite else "YOXLA"
+        """The name of the board's headline score, as its suite gives it (the benchmark: YOXLA)."""
+        return self.standard.headline
+
+    @property
+    def by_groups(self) -> bool:
+        """Whether the headline is the mean of the suite's groups (the benchmark's: of its blocks)."""
+        return self.standard.headline_rule == "mean_of_groups"
+
+    def group_title(self, group: str) -> str:
+        """A group's title in tables (:meth:`Ranked.group_title`)."""
+        return self.standard.group_title(group)
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether the board has a reference to set scores against: cue-only floors or chance levels."""
+        return self.reference.available or any(c is not None for c in self.reference.chance.values())
 
     @property
     def label(self) -> str:
         """How the board is named in text: ``v1``, or ``suite oxu``."""
         return f"suite {self.suite.id}" if self.suite is not None else self.name
+
+    @property
+    def label_md(self) -> str:
+        """The board's name in Markdown: ``edition `v1```, or ``suite `oxu```."""
+        return f"suite {code(self.suite.id)}" if self.suite is not None else f"edition {code(self.name)}"
+
+    @property
+    def listed_as(self) -> tuple[str | None, str | None]:
+        """(edition, suite): how :meth:`Board.listed` and :meth:`Board.admission_line` name this board."""
+        return (None, self.suite.id) if self.suite is not None else (self.name, None)
 
     @property
     def standard(self) -> Ranked:
@@ -365,21 +424,10 @@ class EditionData:
         v = next((u for u in self.unchecked if u.key == key), None)
         return (None, v) if v is not None else None
 
-    def block_tasks(self) -> dict[str, list[str]]:
-        """The benchmark's blocks with their tasks on this board (a suite board: {})."""
-        return {} if self.suite is not None else dict(self.groups_of_tasks())
-
     def groups_of_tasks(self) -> dict[str, list[str]]:
         """The suite definition's groups with their tasks on this board, in its order: the
         benchmark's blocks (yoxla/suite/yoxla.yaml), a suite's declared ``groups`` (none: {})."""
-        tids = self.standard.task_ids
-        if self.suite is not None:
-            declared = self.suite.groups
-        else:
-            suite = load_suite()
-            declared = {b: [t for t in suite.tasks if suite.task(t).block == b] for b in suite.blocks}
-        found = {g: [t for t in tasks if t in tids] for g, tasks in declared.items()}
-        return {g: tasks for g, tasks in found.items() if tasks}
+        return {g: list(tasks) for g, tasks in self.standard.group_tasks.items()}
 
     def group_name(self, group: str) -> str:
         """A group's name as the suite definition gives it (else its id)."""

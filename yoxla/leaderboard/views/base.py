@@ -27,7 +27,8 @@ import pandas as pd
 from gradio.components.plot import PlotData
 
 from yoxla.csvsafe import safe_frame
-from yoxla.leaderboard.figures import Figure, to_json
+from yoxla.leaderboard import plot
+from yoxla.leaderboard.format import task_short
 from yoxla.leaderboard.prepared import Prepared
 
 Update = dict[Any, Any]
@@ -196,8 +197,6 @@ def task_names(frame: pd.DataFrame) -> pd.DataFrame | None:
     """``frame`` with its ``Task``/``Name`` cells showing each benchmark task's name (``NLI``, as
     the leaderboard's columns and the figures name it) where they hold its id; None when nothing
     changes. The ids stay the table's values: a row click and the CSV read them."""
-    from yoxla.leaderboard.tables import task_short
-
     shown = None
     for col in TASK_COLUMNS:
         if col not in frame.columns:
@@ -290,9 +289,9 @@ class Table:
         return {self.df: gr.update(value=value, datatype=types), self.csv: path}
 
 
-def plot_data(fig: Figure) -> PlotData:
-    """A figure (see :mod:`yoxla.leaderboard.figures`) serialised once, sent without re-encoding."""
-    return PlotData(type="plotly", plot=to_json(fig))
+def plot_data(fig: plot.Figure) -> PlotData:
+    """A figure (see :mod:`yoxla.leaderboard.plot`) serialised once, sent without re-encoding."""
+    return PlotData(type="plotly", plot=plot.to_json(fig))
 
 
 @dataclass

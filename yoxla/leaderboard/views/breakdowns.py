@@ -9,10 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
+import numpy as np
+import pandas as pd
 
-from yoxla.leaderboard import breakdown, figures, tables
-from yoxla.leaderboard.prepared import EditionData
+from yoxla.leaderboard import breakdown, plot
+from yoxla.leaderboard.admission import Verdict
+from yoxla.leaderboard.format import task_label, task_short
+from yoxla.leaderboard.prepared import EditionData, Ranked
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first, plot_data
+from yoxla.suite import load_suite
 
 
 def by_fields(ed: EditionData, task_id: str) -> list[breakdown.Field]:
@@ -23,7 +28,121 @@ def by_fields(ed: EditionData, task_id: str) -> list[breakdown.Field]:
 
 def options(ed: EditionData) -> list[tuple[str, str]]:
     """(label, task id) per task of the board with at least one field to break it down by."""
-    return [(tables.task_label(ed, t), t) for t in tables.breakdown_tasks(ed) if by_fields(ed, t)]
+    return [(task_label(ed, t), t) for t in breakdown_tasks(ed) if by_fields(ed, t)]
+
+
+BREAKDOWN_MIN_N = breakdown.MIN_N
+
+
+def breakdown_tasks(ed: EditionData) -> list[str]:
+    """The board's tasks with a breakdown field (:meth:`EditionData.breakdown_fields`)."""
+    return [t for t in ed.standard.task_ids if ed.breakdown_fields(t)]
+
+
+def breakdown_key(task_id: str, ed: EditionData | None = None, field_name: str | None = None) -> str:
+    """The metric a file stores a task's breakdown under (``per_<field>_accuracy`` or ``…_score``):
+    the first stored one of a suite task's fields (or ``field_name``), the benchmark task's own."""
+    if ed is not None and ed.suite is not None:
+        fields = ed.suite.breakdowns.get(task_id) or ["class"]
+        wanted = field_name if field_name in fields else fields[0]
+        for v in (v for g in ed.boards.values() for v in g.models):
+            rec = v.tasks.get(task_id)
+            for key in rec.metrics if rec is not None else ():
+                if breakdown.metric_field(key) == wanted:
+                    return key
+        return f"per_{wanted}_accuracy"
+    task = load_suite().task(task_id)
+    suffix = "accuracy" if task.evaluator == "classification" else "score"
+    return f"per_{task.breakdown}_{suffix}"
+
+
+def breakdown_display(
+    ed: EditionData, models: list[Verdict], task_id: str, by: breakdown.Field
+) -> pd.DataFrame:
+    """Text cells ``"72.5 (n=40)"`` per model and value of ``by`` (``*``: fewer than the minimum n)."""
+    return breakdown.display(models, task_id, by, ed.row_values.get(task_id))
+
+
+def modal_share_table(r: Ranked) -> pd.DataFrame:
+    """Share of a model's valid answers that are its most frequent answer, per choice task."""
+    suite = load_suite()
+    tids = [
+        t
+        for t in r.task_ids
+        if (suite.task(t).evaluator == "classification" if t in suite.tasks else True)
+        and any("modal_answer_share" in v.tasks[t].metrics for v in r.models if t in v.tasks)
+    ]
+    out = []
+    for v in r.models:
+        rec: dict[str, Any] = {"Model": v.name}
+        for tid in tids:
+            m = v.tasks[tid].metrics if tid in v.tasks else {}
+            share = m.get("modal_answer_share")
+            rec[task_short(tid)] = (
+                "" if share is None else f"{100 * share:.0f}% {m.get('modal_answer') or ''}".strip()
+            )
+        out.append(rec)
+    return pd.DataFrame(out, columns=["Model", *[task_short(t) for t in tids]])
+
+
+def breakdown_heatmap(
+    models: list[Verdict],
+    task_id: str,
+    edition: str,
+    by: breakdown.Field | str | None = None,
+    values: breakdown.RowValues | None = None,
+) -> plot.Figure:
+    """Models x the values of one field (``by``: a field, or a stored metric's key; default the
+    benchmark task's stored field, else its classes), coloured by score; few-item cells keep
+    their colour and get a *. ``values``: the rows' values by id, for fields no file stores."""
+    if by is None:
+        task = load_suite().task(task_id)
+        by = breakdown.Field(task.breakdown or breakdown.CLASS)
+    field = by if isinstance(by, breakdown.Field) else breakdown.Field(breakdown.metric_field(by) or by)
+    what = field.name.replace("_", " ")
+    title = f"{plot.plain(task_id)}: score by {plot.plain(what)}"
+    if not models:
+        return plot.empty_figure(title, plot.no_models_message(edition))
+    acc, cnt = breakdown.frames(models[: plot.MAX_PLOT_MODELS], task_id, field, values)
+    if acc.empty or acc.shape[1] == 0:
+        return plot.empty_figure(title, f"{task_id} records no breakdown by {what}.")
+    z = acc.to_numpy(dtype=float)
+    n = cnt.fillna(0).to_numpy()
+    few = breakdown.few(cnt)
+    text = [
+        [("—" if np.isnan(a) else f"{a:.0f}") + ("*" if f else "") for a, f in zip(ra, rf, strict=True)]
+        for ra, rf in zip(z, few, strict=True)
+    ]
+    ys = [plot.plain(m) for m in acc.index]
+    xs = [plot.plain(c) for c in acc.columns]
+    data = [
+        {
+            "type": "heatmap",
+            "z": [plot.json_numbers(row) for row in z],
+            "x": xs,
+            "y": ys,
+            "text": text,
+            "customdata": [[int(k) for k in row] for row in n],
+            "texttemplate": "%{text}",
+            "colorscale": plot.HEATMAP_SCALE,
+            "zmin": 0,
+            "zmax": 100,
+            "colorbar": {"title": {"text": "score %"}},
+            "hoverongaps": False,
+            "hovertemplate": "%{y} · %{x}<br>score %{z:.1f}% on %{customdata} item(s)<extra></extra>",
+        }
+    ]
+    cut = f" (best {plot.MAX_PLOT_MODELS} of {len(models)})" if len(models) > plot.MAX_PLOT_MODELS else ""
+    note = f"<br><sup>* fewer than {BREAKDOWN_MIN_N} items: read with care</sup>" if few.any() else ""
+    return plot.figure(
+        data,
+        title + cut + note,
+        plot.plain(what),
+        "model",
+        height=max(320, 26 * len(ys) + 190),
+        xaxis=plot.axis(plot.plain(what), type="category"),
+        yaxis=plot.axis("model", type="category", autorange="reversed"),
+    )
 
 
 class BreakdownsView(TaskPickerView):
@@ -85,9 +204,9 @@ class BreakdownsView(TaskPickerView):
             msg = f"No task of {ed.label} has a field to break it down by."
             return {
                 self.by: gr.update(choices=[], value=None),
-                self.heatmap: plot_data(figures.empty_figure("Breakdown", msg)),
-                self.classes: plot_data(figures.empty_figure("Per-class accuracy", msg)),
-                **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=msg),
+                self.heatmap: plot_data(plot.empty_figure("Breakdown", msg)),
+                self.classes: plot_data(plot.empty_figure("Per-class accuracy", msg)),
+                **self.table.update(ctx.downloads, pd.DataFrame(), empty=msg),
             }
         found = ctx.memo("bd-fields", ed.name, task_id, make=lambda: by_fields(ed, task_id))
         field = next((f for f in found if f.name == by), found[0])
@@ -98,7 +217,7 @@ class BreakdownsView(TaskPickerView):
             ed.name,
             task_id,
             field.name,
-            make=lambda: tables.breakdown_display(ed, models, task_id, field),
+            make=lambda: breakdown_display(ed, models, task_id, field),
         )
         return {
             self.by: gr.update(choices=[(f.name.replace("_", " "), f.name) for f in found], value=field.name),
@@ -107,15 +226,13 @@ class BreakdownsView(TaskPickerView):
                 ed.name,
                 task_id,
                 field.name,
-                make=lambda: figures.breakdown_heatmap(models, task_id, ed.label, field, values),
+                make=lambda: breakdown_heatmap(models, task_id, ed.label, field, values),
             ),
             self.classes: ctx.plot(
                 "bd-class",
                 ed.name,
                 task_id,
-                make=lambda: figures.breakdown_heatmap(
-                    models, task_id, ed.label, breakdown.Field(breakdown.CLASS)
-                ),
+                make=lambda: breakdown_heatmap(models, task_id, ed.label, breakdown.Field(breakdown.CLASS)),
             ),
             **self.table.update(
                 ctx.downloads,
@@ -129,7 +246,7 @@ class BreakdownsView(TaskPickerView):
         ed = ctx.prepared.edition(edition)
         choices = ctx.memo("bd-options", ed.name, make=lambda: options(ed))
         task_id = keep_or_first((params or {}).get("task"), choices)
-        modal = ctx.memo("modal", ed.name, make=lambda: tables.modal_share_table(ed.standard))
+        modal = ctx.memo("modal", ed.name, make=lambda: modal_share_table(ed.standard))
         return {
             self.picker: gr.update(choices=choices, value=task_id),
             **self.page(ctx, ed.name, task_id, (params or {}).get("by")),

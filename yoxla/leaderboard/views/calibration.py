@@ -10,16 +10,18 @@ board's ranking rule is stated above. Deep link: ``?tab=calibration&task=<id>&mo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
+import numpy as np
+import pandas as pd
 
-from yoxla.leaderboard import calibration, figures, tables
+from yoxla.leaderboard import calibration, plot
 from yoxla.leaderboard.prepared import EditionData
 from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, plot_data
 from yoxla.leaderboard.views.common import components
-from yoxla.leaderboard.views.model import board_calibration
 
 INTRO = """Where a result file stores the model's probability of every answer of a task's closed answer
 space (from an API's token logprobs, or exactly from a local model), these numbers say whether the
@@ -35,6 +37,13 @@ group consistency and controls have none. Partial distributions (some labels not
 out. Formulas: docs/calibration.md."""
 
 
+def board_calibration(ctx: Context, ed: EditionData) -> calibration.BoardCalibration:
+    """The board's calibration (reports and intervals), computed once per board."""
+    return ctx.memo(  # type: ignore[no-any-return]
+        "calibration", ed.name, make=lambda: calibration.board_calibration(ed, ctx.prepared.board.B)
+    )
+
+
 def no_probabilities(ed: EditionData) -> str:
     return (
         f"No result file on {ed.label} stores answer probabilities: they come from providers that return "
@@ -43,13 +52,145 @@ def no_probabilities(ed: EditionData) -> str:
     )
 
 
+CALIBRATION_PANELS = (
+    ("mean_gold_p", "mean gold probability", (0.0, 1.0)),
+    ("high_confidence_error_rate", "high-confidence error rate", (0.0, None)),
+    ("brier", "Brier score (multi-class)", (0.0, None)),
+    ("ece", "expected calibration error", (0.0, None)),
+)
+
+
+def calibration_figure(rows: Sequence[Any], scope_label: str, board: str) -> plot.Figure:
+    """Small multiples: per model (rows) mean gold p, high-confidence error rate, Brier and ECE
+    with their 95% intervals; only models with probabilities at this scope."""
+    title = f"How sure, and how right: {plot.plain(scope_label)} ({plot.plain(board)})"
+    shown = [r for r in rows if int(r.report.get("n_with_probs") or 0) > 0][: plot.MAX_PLOT_MODELS]
+    if not shown:
+        return plot.empty_figure(
+            title, f"No model on {board} has answer probabilities here: nothing to plot."
+        )
+    names = [plot.plain(r.model.name) for r in shown]
+    gap = 0.03
+    width = (1.0 - gap * (len(CALIBRATION_PANELS) - 1)) / len(CALIBRATION_PANELS)
+    data, annotations = [], []
+    layout: dict[str, Any] = {}
+    for c, (key, label, (lo_r, hi_r)) in enumerate(CALIBRATION_PANELS):
+        xs = [r.report.get(key) for r in shown]
+        ivs = [r.intervals.get(key) for r in shown]
+        ax = "x" if c == 0 else f"x{c + 1}"
+        lo_d = c * (width + gap)
+        top = max([x for x in xs if x is not None] + [b[1] for b in ivs if b] + [0.05])
+        rng = [lo_r, hi_r if hi_r is not None else min(2.0, top * 1.1)]
+        layout["xaxis" if c == 0 else f"xaxis{c + 1}"] = plot.axis(
+            label, domain=[lo_d, lo_d + width], range=rng, anchor="y"
+        )
+        data.append(
+            plot.dots(
+                [np.nan if x is None else x for x in xs],
+                names,
+                [b[0] if b else (np.nan if x is None else x) for x, b in zip(xs, ivs, strict=True)],
+                [b[1] if b else (np.nan if x is None else x) for x, b in zip(xs, ivs, strict=True)],
+                name=label,
+                color=plot.OKABE_ITO[c % len(plot.OKABE_ITO)],
+                what=label,
+                showlegend=False,
+                xaxis=ax,
+            )
+        )
+        better = "lower is better" if c else "higher is better"
+        annotations.append(plot.panel_title(f"{plot.plain(label)}<br>({better})", lo_d + width / 2, 12))
+    cut = f" (first {plot.MAX_PLOT_MODELS} in the board's order)" if len(rows) > plot.MAX_PLOT_MODELS else ""
+    fig = plot.figure(
+        data,
+        title + cut,
+        "value",
+        "model",
+        height=max(320, plot.ROW_PX * len(names) + 190),
+        yaxis=plot.category_axis(names, "model"),
+        annotations=annotations,
+        margin={"t": 100},
+    )
+    fig["layout"].update(layout)
+    return fig
+
+
+def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -> plot.Figure:
+    """Reliability diagram from stored ECE bins: accuracy against confidence per non-empty bin
+    (marker area by its count), the bin counts as bars on a second axis, and the diagonal."""
+    title = plot.plain(title)
+    filled = [b for b in bins if int(b.get("count") or 0) > 0 and b.get("mean_confidence") is not None]
+    if not filled:
+        return plot.empty_figure(title, empty)
+    counts = [int(b["count"]) for b in bins]
+    biggest = max(counts) or 1
+    centres = [(float(b["lower"]) + float(b["upper"])) / 2 for b in bins]
+    width = [float(b["upper"]) - float(b["lower"]) for b in bins]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "x": centres,
+            "y": counts,
+            "width": width,
+            "name": "examples in the bin (right axis)",
+            "yaxis": "y2",
+            "marker": {"color": "#bbbbbb", "opacity": 0.45},
+            "customdata": [[float(b["lower"]), float(b["upper"])] for b in bins],
+            "hovertemplate": "confidence in (%{customdata[0]:.3f}, %{customdata[1]:.3f}]: %{y} example(s)"
+            "<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": [0, 1],
+            "y": [0, 1],
+            "mode": "lines",
+            "name": "perfect calibration",
+            "line": {"color": "#000000", "dash": "dot", "width": 1.5},
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "x": [float(b["mean_confidence"]) for b in filled],
+            "y": [float(b["accuracy"]) for b in filled],
+            "mode": "lines+markers",
+            "name": "this model (one point per bin)",
+            "line": {"color": plot.OKABE_ITO[0], "width": 2},
+            "marker": {
+                "color": plot.OKABE_ITO[0],
+                "size": [8 + 22 * (int(b["count"]) / biggest) ** 0.5 for b in filled],
+            },
+            "customdata": [[int(b["count"]), float(b["lower"]), float(b["upper"])] for b in filled],
+            "hovertemplate": "bin (%{customdata[1]:.3f}, %{customdata[2]:.3f}], %{customdata[0]} example(s)"
+            "<br>mean confidence %{x:.3f}, accuracy %{y:.3f}<extra></extra>",
+        },
+    ]
+    return plot.figure(
+        data,
+        title + "<br><sup>above the diagonal: under-confident; below: over-confident</sup>",
+        "confidence: probability of the most probable label",
+        "accuracy of the most probable label",
+        height=460,
+        xaxis=plot.axis("confidence: probability of the most probable label", range=[0, 1.0]),
+        yaxis=plot.axis("accuracy of the most probable label", range=[0, 1.02]),
+        yaxis2={
+            "title": {"text": "examples in the bin"},
+            "overlaying": "y",
+            "side": "right",
+            "showgrid": False,
+            "rangemode": "tozero",
+            "automargin": True,
+        },
+        margin={"t": 90, "r": 60},
+    )
+
+
 class CalibrationView(View):
     tab_id = "calibration"
     title = "Calibration"
 
     def shown_on(self, ed: EditionData) -> bool:
-        """Every edition; a suite board when one of its files stores answer probabilities."""
-        if not ed.is_suite:
+        """A board that knows its tasks' answer spaces (chance levels: the benchmark's editions), or
+        one of whose files stores answer probabilities (a suite's)."""
+        if ed.has_reference:
             return True
         return any(t.calibration is not None for v in ed.all_models() for t in v.tasks.values())
 
@@ -94,14 +235,14 @@ class CalibrationView(View):
         cal = self._data(ctx, ed)
         title = "Reliability diagram"
         if cal is None:
-            return {self.diagram: plot_data(figures.empty_figure(title, no_probabilities(ed)))}
+            return {self.diagram: plot_data(plot.empty_figure(title, no_probabilities(ed)))}
         row = cal.row(scope or calibration.OVERALL, key or "")
         label = {s: lab for lab, s in cal.scopes}.get(scope or "", "")
         if row is None:
             message = (
                 no_probabilities(ed) if not cal.any_probabilities else "Pick a model with probabilities."
             )
-            return {self.diagram: plot_data(figures.empty_figure(title, message))}
+            return {self.diagram: plot_data(plot.empty_figure(title, message))}
         title = f"Reliability diagram: {row.model.name}, {label.lower() or 'all tasks'}"
         return {
             self.diagram: ctx.plot(
@@ -109,7 +250,7 @@ class CalibrationView(View):
                 ed.name,
                 scope,
                 row.model.key,
-                make=lambda: figures.reliability_figure(
+                make=lambda: reliability_figure(
                     calibration.reliability_bins(row.report),
                     title,
                     f"{row.model.name} has no complete answer distribution here.",
@@ -123,12 +264,12 @@ class CalibrationView(View):
         cal = self._data(ctx, ed)
         title = "Calibration metrics"
         if cal is None or not cal.rows:
-            msg = figures.no_models_message(ed.label) if ed.standard.empty else no_probabilities(ed)
+            msg = plot.no_models_message(ed.label) if ed.standard.empty else no_probabilities(ed)
             return {
-                self.plot: plot_data(figures.empty_figure(title, msg)),
-                **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=msg),
+                self.plot: plot_data(plot.empty_figure(title, msg)),
+                **self.table.update(ctx.downloads, pd.DataFrame(), empty=msg),
                 self.model: gr.update(choices=[], value=None, visible=False),
-                self.diagram: plot_data(figures.empty_figure("Reliability diagram", msg)),
+                self.diagram: plot_data(plot.empty_figure("Reliability diagram", msg)),
             }
         scope = keep_or_first(scope, cal.scopes)
         label = {s: lab for lab, s in cal.scopes}.get(scope, "")
@@ -143,7 +284,7 @@ class CalibrationView(View):
                 "calibration-fig",
                 ed.name,
                 scope,
-                make=lambda: figures.calibration_figure(cal.rows.get(scope, []), label, ed.label),
+                make=lambda: calibration_figure(cal.rows.get(scope, []), label, ed.label),
             ),
             **self.table.update(ctx.downloads, shown, csv=csv, empty=no_probabilities(ed), stem=stem),
             self.model: gr.update(choices=models, value=key, visible=bool(models)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yoxla.leaderboard.prepared import EditionData
 from yoxla.leaderboard.views.base import Table
 
 
@@ -19,4 +20,17 @@ def components(*parts: Any) -> list[Any]:
             out.extend(components(*part))
         else:
             out.append(part)
+    return out
+
+
+def model_choices(ed: EditionData) -> list[tuple[str, str]]:
+    """(label, key) for the model page's picker: every shown file of the edition."""
+    out = []
+    for v in ed.all_models():
+        where = (
+            ""
+            if v.rechecked and v.group == "standard"
+            else (f" [{v.group}]" if v.rechecked else " [not re-checked]")
+        )
+        out.append((f"{v.name} · {v.provider}{where}", v.key))
     return out

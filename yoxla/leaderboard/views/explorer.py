@@ -10,10 +10,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
-from yoxla.leaderboard import explorer, tables
+from yoxla.leaderboard import explorer
+from yoxla.leaderboard.format import task_short
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first, set_param_js
-from yoxla.leaderboard.views.common import components
+from yoxla.leaderboard.views.common import components, model_choices
 
 HIGHLIGHT_COLORS = {"gold": "#ffd54f", "model": "#90caf9", "both": "#a5d6a7"}
 NONE = ""
@@ -153,9 +155,9 @@ class ExplorerView(View):
         )
         if not valid:
             ed = ctx.prepared.edition(edition)
-            why = PICK if tables.model_choices(ed) else f"No re-checked result file on {ed.label} yet."
+            why = PICK if model_choices(ed) else f"No re-checked result file on {ed.label} yet."
             return {
-                **self.table.update(ctx.downloads, tables.pd.DataFrame(), empty=why),
+                **self.table.update(ctx.downloads, pd.DataFrame(), empty=why),
                 self.info: why,
                 self.example: gr.update(choices=[], value=None),
                 self.page: 1,
@@ -217,14 +219,14 @@ class ExplorerView(View):
         """Every filter set at once (edition change, a deep link, a link from a model page)."""
         ed = ctx.prepared.edition(edition)
         tids = explorer.task_ids(ctx.prepared.board, ed.name)
-        models = tables.model_choices(ed)
+        models = model_choices(ed)
         task_id = keep_or_first(task_id, tids)
         key_a = keep_or_first(key_a, models)
         keys = [k for _, k in models]
         key_b = key_b if key_b in keys and key_b != key_a else None
         verdict = verdict if verdict in explorer.VERDICTS else "all"
         return {
-            self.task: gr.update(choices=[(f"{tables.task_short(t)} · {t}", t) for t in tids], value=task_id),
+            self.task: gr.update(choices=[(f"{task_short(t)} · {t}", t) for t in tids], value=task_id),
             self.a: gr.update(choices=models, value=key_a),
             self.b: gr.update(choices=[("(none)", NONE), *models], value=key_b or NONE),
             self.verdict: verdict,

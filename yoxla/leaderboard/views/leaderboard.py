@@ -14,11 +14,23 @@ from typing import Any
 import gradio as gr
 import numpy as np
 
-from yoxla.leaderboard import figures, tables
+from yoxla.leaderboard.format import lower_is_better
 from yoxla.leaderboard.prepared import GROUP_TITLES, RANK_RULE, SIZE_BANDS, UNKNOWN, EditionData
-from yoxla.leaderboard.texts import code, md
+from yoxla.leaderboard.texts import md
 from yoxla.leaderboard.views.base import Context, Table, Update, View, set_param_js
 from yoxla.leaderboard.views.common import components
+from yoxla.leaderboard.views.leaderboard_tables import (
+    COLUMN_SETS,
+    Filters,
+    card_url,
+    leaderboard_figure,
+    leaderboard_frame,
+    leaderboard_view,
+    model_cell,
+    reported_table,
+    reported_vs_admitted,
+    unchecked_table,
+)
 
 ANY = "any"
 FLOOR_STYLE = "color: #6b6b6b; background-color: #eeeeee; font-style: italic"
@@ -31,8 +43,9 @@ HOW_TO_READ = (
 
 
 def how_to_read(ed: EditionData) -> str:
-    """The one line above the table: intervals, rank ranges, the floor (the full rule is one click away)."""
-    if ed.is_suite:
+    """The one line above the table: intervals, rank ranges, the floor where the board has one (the
+    full rule is one click away)."""
+    if not ed.reference.available:
         return (
             "**How to read this:** a Rank such as *1–3* means the intervals (where a task has them) cannot "
             "order the model more finely; ranks are those of the whole board."
@@ -45,7 +58,7 @@ def how_to_read(ed: EditionData) -> str:
 
 def board_note(ed: EditionData) -> str:
     """The board's first line: what this board is (and, for ``sample``, what it is not)."""
-    if ed.is_suite:
+    if ed.suite is not None:  # a committed suite: its own name
         return f"**{md(ed.label)}**: an eval suite committed under `suites/`, re-scored with its own graders."
     if ed.name == "sample":
         models = [v for g in ed.groups() for v in ed.boards[g].models]
@@ -61,12 +74,12 @@ def board_note(ed: EditionData) -> str:
 def rule_text(ed: EditionData) -> str:
     """The board's ranking rule and how to read a rank range (our words, and the suite's escaped id)."""
     floor = (
-        ""
-        if ed.is_suite
-        else " The grey row is the best cue-only floor: what reading only a surface cue scores."
+        " The grey row is the best cue-only floor: what reading only a surface cue scores."
+        if ed.reference.available
+        else ""
     )
     r = ed.standard
-    if ed.is_suite and not r.empty and not np.isfinite(r.yoxla_lo).any():
+    if not r.empty and not np.isfinite(r.yoxla_lo).any():
         rank = (
             "This suite's score has no interval (a task's score is not a mean of per-item scores, "
             "so items cannot be resampled): ranks follow the scores, and equal scores share a range."
@@ -87,7 +100,7 @@ def suite_about(ed: EditionData) -> str:
     lines.append(f"Manifest: {meta.path or 'not committed here'}")
     for tid, name in meta.tasks.items():
         bits = [meta.types.get(tid, ""), f"primary metric {meta.primary.get(tid, '?')}"]
-        if tables.lower_is_better(ed, tid):
+        if lower_is_better(ed, tid):
             bits.append("lower is better (no 0–100 score; the raw value is shown)")
         if tid in meta.judge_scored_tasks:
             bits.append("judge-scored")
@@ -147,7 +160,7 @@ class LeaderboardView(View):
                     [ANY, "verified", "community"], value=ANY, label="Trust", scale=1, min_width=120
                 )
             self.columns = gr.CheckboxGroup(
-                list(tables.COLUMN_SETS), value=[], label="Show also", elem_id="lb-columns", container=False
+                list(COLUMN_SETS), value=[], label="Show also", elem_id="lb-columns", container=False
             )
         self.about = gr.Textbox(
             label="About this suite", visible=False, lines=3, interactive=False, elem_id="lb-about"
@@ -217,20 +230,19 @@ class LeaderboardView(View):
     ) -> Update:
         ed = ctx.prepared.edition(edition)
         group = group if group in ed.boards else "standard"
-        frame = ctx.memo("lb-frame", ed.name, group, make=lambda: tables.leaderboard_frame(ed, group))
-        filters = tables.Filters(
+        frame = ctx.memo("lb-frame", ed.name, group, make=lambda: leaderboard_frame(ed, group))
+        filters = Filters(
             search=search or "",
             providers=tuple(providers or ()),
             weights=weights or ANY,
             size=size or ANY,
             trust=trust or ANY,
         )
-        view = tables.leaderboard_view(frame, ed, group, filters, columns or ())
+        view = leaderboard_view(frame, ed, group, filters, columns or ())
         shown, values = view.table.copy(), view.values.copy()
         if len(shown):  # each name escaped, linked to its card when the file names a checked one
             shown["Model"] = values["Model"] = [
-                tables.model_cell(str(name), link)
-                for name, link in zip(shown["Model"], view.links, strict=True)
+                model_cell(str(name), link) for name, link in zip(shown["Model"], view.links, strict=True)
             ]
         row_styles = None
         if view.floor_row is not None or view.reported_rows:  # greyed floor, tinted reported rows
@@ -238,7 +250,7 @@ class LeaderboardView(View):
             if view.floor_row is not None:
                 row_styles[view.floor_row] = FLOOR_STYLE
         board = ed.boards[group]
-        where = f"suite {code(ed.suite_id)}" if ed.is_suite else f"edition `{ed.name}`"
+        where = ed.label_md
         reported = len(view.reported_rows)
         if board.empty and reported:
             count = (
@@ -279,7 +291,7 @@ class LeaderboardView(View):
             ),
             self.count: count,
             self.keys: view.keys,
-            self.plot: ctx.plot("lb-fig", ed.name, group, make=lambda: figures.leaderboard_figure(ed, group)),
+            self.plot: ctx.plot("lb-fig", ed.name, group, make=lambda: leaderboard_figure(ed, group)),
         }
 
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
@@ -296,14 +308,13 @@ class LeaderboardView(View):
             self.columns: [],
             **self.refresh(ctx, ed.name, "standard"),
         }
-        out[self.about] = gr.update(value=suite_about(ed), visible=ed.is_suite)
+        about = suite_about(ed)
+        out[self.about] = gr.update(value=about, visible=bool(about))
         out[self.note] = board_note(ed)
         out[self.how] = how_to_read(ed)
         out[self.rule] = rule_text(ed)
         out[self.unchecked_box] = gr.update(visible=bool(ed.unchecked))
-        out.update(
-            self.unchecked.update(ctx.downloads, tables.unchecked_table(ed), stem=f"not-rechecked-{ed.name}")
-        )
+        out.update(self.unchecked.update(ctx.downloads, unchecked_table(ed), stem=f"not-rechecked-{ed.name}"))
         out[self.reported_box] = gr.update(visible=bool(ed.publications))
         note = "\n\n".join(
             f"### Reported results (not admitted files)\n**Source:** {p.source}, {p.date}. **Conditions:** "
@@ -312,11 +323,11 @@ class LeaderboardView(View):
             for p in ed.publications
         )
         out[self.reported_note] = note
-        out.update(self.reported.update(ctx.downloads, tables.reported_table(ed), stem=f"reported-{ed.name}"))
+        out.update(self.reported.update(ctx.downloads, reported_table(ed), stem=f"reported-{ed.name}"))
         out.update(
             self.side.update(
                 ctx.downloads,
-                tables.reported_vs_admitted(ed),
+                reported_vs_admitted(ed),
                 empty="No admitted result file is for a reported model yet.",
                 stem=f"reported-vs-admitted-{ed.name}",
             )
@@ -357,7 +368,7 @@ class LeaderboardView(View):
                 "lb-cells",
                 ed.name,
                 group or "standard",
-                make=lambda: {tables.model_cell(v.name, tables.card_url(v)): v.key for v in board.models},
+                make=lambda: {model_cell(v.name, card_url(v)): v.key for v in board.models},
             )
             if row and len(row) > 1:  # the row by its model cell (its index moves when a header sorts)
                 key = cells.get(row[1]) if isinstance(row[1], str) else None  # floor, reported: none

@@ -11,10 +11,12 @@ import hashlib
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
-from yoxla.leaderboard import calibration, figures, tables
+from yoxla.leaderboard import calibration, plot
 from yoxla.leaderboard.admission import MAX_BYTES, Verdict
 from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData, headline
+from yoxla.leaderboard.views import model_tables
 from yoxla.leaderboard.views.base import (
     NOTHING,
     Context,
@@ -25,17 +27,11 @@ from yoxla.leaderboard.views.base import (
     plot_data,
     set_param_js,
 )
-from yoxla.leaderboard.views.common import components
+from yoxla.leaderboard.views.calibration import board_calibration, reliability_figure
+from yoxla.leaderboard.views.common import components, model_choices
 from yoxla.strictjson import read_regular_file
 
 PICK = "Pick a model to see its page."
-
-
-def board_calibration(ctx: Context, ed: EditionData) -> calibration.BoardCalibration:
-    """The board's calibration (reports and intervals), computed once per board."""
-    return ctx.memo(  # type: ignore[no-any-return]
-        "calibration", ed.name, make=lambda: calibration.board_calibration(ed, ctx.prepared.board.B)
-    )
 
 
 def calibration_line(ed: EditionData, v: Verdict, cal: calibration.BoardCalibration | None) -> str:
@@ -116,11 +112,11 @@ class ModelView(View):
         hit = ctx.prepared.locate(key) if key else None
         if hit is None:
             out: Update = {self.summary: PICK, self.download: gr.update(value=None, interactive=False)}
-            out[self.plot] = plot_data(figures.empty_figure("Task scores", PICK))
-            out[self.cal_plot] = plot_data(figures.empty_figure("Reliability diagram", PICK))
+            out[self.plot] = plot_data(plot.empty_figure("Task scores", PICK))
+            out[self.cal_plot] = plot_data(plot.empty_figure("Reliability diagram", PICK))
             out[self.cal_line] = ""
             for t in (*self.tables(), self.cal_table):
-                out.update(t.update(ctx.downloads, tables.pd.DataFrame(), empty=PICK))
+                out.update(t.update(ctx.downloads, pd.DataFrame(), empty=PICK))
             return out
         edition, board, v = hit
         ed = ctx.prepared.edition(edition)
@@ -144,7 +140,7 @@ class ModelView(View):
                 f"**Not ranked: scores not re-checked** on `{where}` · {ed.headline} as stored "
                 f"**{score_text}** (no interval)"
             )
-        ref = ed.reference.summary(ed.block_tasks())
+        ref = ed.reference.summary(ed.groups_of_tasks())
         if ref is not None:
             summary += f" · best cue-only floor {ref['yoxla']:.1f}"
         if v.generation_errors:
@@ -153,15 +149,15 @@ class ModelView(View):
         out = {
             self.summary: summary,
             self.download: gr.update(value=self._file(ctx, v), interactive=True),
-            self.plot: ctx.plot("model-fig", v.key, make=lambda: figures.model_figure(v, board, ed)),
+            self.plot: ctx.plot("model-fig", v.key, make=lambda: model_tables.model_figure(v, board, ed)),
         }
         frames = {
-            self.scores: tables.model_scores(v, board, ed),
-            self.facts: tables.model_facts(v, ed),
-            self.weakest: tables.weakest_tasks(v, ed),
-            self.diagnostics: tables.model_diagnostics(v),
-            self.breakdowns: tables.model_breakdowns(v),
-            self.near_miss: tables.model_near_miss(v),
+            self.scores: model_tables.model_scores(v, board, ed),
+            self.facts: model_tables.model_facts(v, ed),
+            self.weakest: model_tables.weakest_tasks(v, ed),
+            self.diagnostics: model_tables.model_diagnostics(v),
+            self.breakdowns: model_tables.model_breakdowns(v),
+            self.near_miss: model_tables.model_near_miss(v),
         }
         for table, frame in frames.items():
             empty = "No invalid output: every answer parsed." if table is self.near_miss else NOTHING
@@ -173,14 +169,14 @@ class ModelView(View):
         """The model's calibration: every scope's metrics with intervals, the pooled reliability diagram."""
         cal = board_calibration(ctx, ed) if on_standard else None
         line = calibration_line(ed, v, cal)
-        frame = calibration.model_table(cal, v.key) if cal is not None else tables.pd.DataFrame()
+        frame = calibration.model_table(cal, v.key) if cal is not None else pd.DataFrame()
         row = cal.row(calibration.OVERALL, v.key) if cal is not None else None
         title = f"Reliability diagram: {v.name}, all tasks"
         empty = f"Answer probabilities: {calibration.NO_PROBS_PROVIDER}."
         fig = ctx.plot(
             "model-reliability",
             v.key,
-            make=lambda: figures.reliability_figure(
+            make=lambda: reliability_figure(
                 calibration.reliability_bins(row.report) if row is not None else [], title, empty
             ),
         )
@@ -210,7 +206,7 @@ class ModelView(View):
     def show(self, ctx: Context, edition: str, key: str | None) -> Update:
         """Picker (this edition's models, ``key`` selected) and the page."""
         ed = ctx.prepared.edition(edition)
-        choices = tables.model_choices(ed)
+        choices = model_choices(ed)
         value = keep_or_first(key, choices)
         return {self.picker: gr.update(choices=choices, value=value), **self.page(ctx, value)}
 

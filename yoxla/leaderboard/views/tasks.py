@@ -10,13 +10,25 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
+import numpy as np
+import pandas as pd
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard import figures, tables
-from yoxla.leaderboard.prepared import EditionData, block_title
+from yoxla.leaderboard import plot
+from yoxla.leaderboard.format import (
+    NA,
+    interval_text,
+    judge_text,
+    lower_is_better,
+    num_text,
+    task_label,
+    task_short,
+)
+from yoxla.leaderboard.prepared import EditionData, Ranked, block_title
 from yoxla.leaderboard.task_notes import note
 from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
+from yoxla.leaderboard.views.breakdowns import breakdown_heatmap, breakdown_key
 from yoxla.leaderboard.views.common import components
 from yoxla.suite import load_suite
 
@@ -32,7 +44,7 @@ NO_SUITE_FLOORS = (
 def task_choices(ed: EditionData) -> list[tuple[str, str]]:
     if ed.suite is not None:
         return [(f"{tid} · {name}", tid) for tid, name in ed.suite.tasks.items()]
-    return [(f"{tables.task_short(t)} · {t}", t) for t in ed.standard.task_ids]
+    return [(f"{task_short(t)} · {t}", t) for t in ed.standard.task_ids]
 
 
 def suite_task_markdown(ed: EditionData, task_id: str) -> str:
@@ -42,7 +54,7 @@ def suite_task_markdown(ed: EditionData, task_id: str) -> str:
     name = meta.tasks.get(task_id, task_id)
     r = ed.standard
     n = len(r.models[0].tasks[task_id].ids) if not r.empty and task_id in r.models[0].tasks else None
-    lower = tables.lower_is_better(ed, task_id)
+    lower = lower_is_better(ed, task_id)
     lines = [
         f"### {md(name)} · {code(task_id)} · suite {code(meta.id)}",
         f"**Items:** {n if n is not None else 'n/a'} · **type:** {md(meta.types.get(task_id, 'custom'))} "
@@ -97,7 +109,7 @@ def task_markdown(ed: EditionData, task_id: str) -> str:
     chance = ed.reference.chance.get(task_id)
     from yoxla.leaderboard.floors import CHANCE_NOTES
 
-    lines = [f"### {tables.task_short(task_id)} · `{task_id}` · {block_title(task.block)} block"]
+    lines = [f"### {task_short(task_id)} · `{task_id}` · {block_title(task.block)} block"]
     if n is not None:
         lines += [
             f"**What it measures.** {n.measures}",
@@ -145,6 +157,242 @@ def example(task_id: str) -> tuple[str, str, str]:
     return messages[0]["content"], messages[1]["content"], gold_text
 
 
+NO_SEPARATION_RATIO = 1.0  # a task whose range is below this many median CI widths no longer separates
+
+
+def spreads_table(ed: EditionData) -> pd.DataFrame:
+    """Per task: lowest, highest and range across models; floor and chance; does it separate?"""
+    r = ed.standard
+    cols = [
+        "Task",
+        "Block",
+        "Lowest",
+        "Highest",
+        "Range",
+        "Median 95% interval width",
+        "Best floor",
+        "Chance",
+        "Separates models",
+    ]
+    if r.empty:
+        return pd.DataFrame(columns=cols)
+    groups = ed.groups_of_tasks()  # a task's group (the benchmark's block) names its row
+    out: list[dict[str, Any]] = []
+    for ti, tid in enumerate(r.task_ids):
+        s = np.array([v.tasks[tid].score if tid in v.tasks else np.nan for v in r.models])
+        s = s[np.isfinite(s)]
+        block = next((ed.group_title(g) for g, tasks in groups.items() if tid in tasks), "suite")
+        if not len(s):  # a suite task whose primary metric is lower-is-better: no 0-100 score
+            out.append({"Task": tid, "Block": block, "Separates models": "no 0–100 score (lower is better)"})
+            continue
+        widths = r.task_hi[:, ti] - r.task_lo[:, ti]
+        widths = widths[np.isfinite(widths)]
+        width = float(np.median(widths)) if len(widths) else float("nan")
+        rng = float(s.max() - s.min())
+        separates = len(r.models) > 1 and rng > NO_SEPARATION_RATIO * width
+        chance = ed.reference.chance.get(tid)
+        out.append(
+            {
+                "Task": tid,
+                "Block": block,
+                "Lowest": round(float(s.min()), 1),
+                "Highest": round(float(s.max()), 1),
+                "Range": round(rng, 1),
+                "Median 95% interval width": round(width, 1) if np.isfinite(width) else NA,
+                "Best floor": num_text(ed.reference.best(tid) or float("nan")),
+                "Chance": NA if chance is None else num_text(chance),
+                "Separates models": "yes"
+                if separates
+                else (
+                    "one model only"
+                    if len(r.models) < 2
+                    else (
+                        "no interval to compare with"
+                        if not np.isfinite(width)
+                        else "no: range within the noise"
+                    )
+                ),
+            }
+        )
+    frame = pd.DataFrame(out, columns=cols)
+    order = frame["Range"].astype(float).fillna(-1.0).sort_values(ascending=False, kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
+
+
+def task_models_table(r: Ranked, task_id: str) -> pd.DataFrame:
+    """Every model's score on one task, best first, with interval, rank range and primary metric."""
+    cols = ["Rank on task", "Model", "Score", "95% interval", "Primary metric (raw)", "Invalid %"]
+    if r.empty or task_id not in r.task_ids:
+        return pd.DataFrame(columns=cols)
+    ti = r.task_ids.index(task_id)
+    here = [i for i in range(len(r.models)) if task_id in r.models[i].tasks]
+    lower = any(not r.models[i].tasks[task_id].higher_is_better for i in here)
+
+    def key(i: int) -> tuple[float, str]:
+        t = r.models[i].tasks[task_id]
+        value = t.primary_raw if lower else -t.score
+        return (value if np.isfinite(value) else float("inf"), r.models[i].name)
+
+    judged = any(r.models[i].tasks[task_id].judge_scored for i in here)
+    out = []
+    for i in sorted(here, key=key):
+        v = r.models[i]
+        t = v.tasks[task_id]
+        rec: dict[str, Any] = {
+            "Rank on task": r.task_rank(i, task_id),
+            "Model": v.name,
+            "Score": round(t.score, 1) if np.isfinite(t.score) else NA,
+            "95% interval": interval_text(r.task_lo[i, ti], r.task_hi[i, ti])
+            if np.isfinite(r.task_lo[i, ti])
+            else NA,
+            "Primary metric (raw)": round(t.primary_raw, 4) if np.isfinite(t.primary_raw) else NA,
+            "Invalid %": f"{100 * float(t.metrics.get('invalid_output_rate', 0.0)):.1f}",
+        }
+        if judged:
+            rec["Judge"] = judge_text(v, task_id)
+        out.append(rec)
+    return pd.DataFrame(out, columns=cols + (["Judge"] if judged else []))
+
+
+def floors_table(ed: EditionData, task_id: str) -> pd.DataFrame:
+    cols = ["Strategy", "Score", "Best"]
+    f = ed.reference.floors.get(task_id)
+    if f is None:
+        return pd.DataFrame(columns=cols)
+    rows = sorted(f.strategies.items(), key=lambda kv: -kv[1])
+    return pd.DataFrame(
+        [
+            {"Strategy": s, "Score": round(x, 1), "Best": "◀ best" if s == f.best_strategy else ""}
+            for s, x in rows
+        ],
+        columns=cols,
+    )
+
+
+def spreads_figure(ed: EditionData) -> plot.Figure:
+    """Every task's model scores on one row, with its best floor and chance level marked."""
+    r = ed.standard
+    title = "Task scores across models" + (
+        ", with each task's best floor and chance level" if ed.has_reference else ""
+    )
+    if r.empty:
+        return plot.empty_figure(title, plot.no_models_message(ed.label))
+    spreads = spreads_table(ed)
+    order = [t for t, lo in zip(spreads["Task"], spreads["Lowest"], strict=True) if pd.notna(lo)]
+    if not order:
+        return plot.empty_figure(
+            title, "No task of this board has a 0–100 score (every one is lower-is-better)."
+        )
+    labels = [plot.plain(task_label(ed, t)) for t in order]
+    rng = np.random.default_rng(0)
+    xs: list[float] = []
+    ys: list[float] = []
+    cds: list[list[Any]] = []
+    for j, tid in enumerate(order):
+        ti = r.task_ids.index(tid)
+        for i, v in enumerate(r.models):
+            if tid not in v.tasks:
+                continue
+            xs.append(float(v.tasks[tid].score))
+            ys.append(j + float(rng.uniform(-0.2, 0.2)))
+            cds.append(
+                [
+                    plot.plain(v.name),
+                    labels[j],
+                    plot.json_number(r.task_lo[i, ti]),
+                    plot.json_number(r.task_hi[i, ti]),
+                ]
+            )
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": plot.json_numbers(xs),
+            "y": ys,
+            "mode": "markers",
+            "name": "a model",
+            "marker": {"color": plot.OKABE_ITO[0], "size": 7, "opacity": 0.7},
+            "customdata": cds,
+            "hovertemplate": "%{customdata[0]} on %{customdata[1]}<br>score %{x:.2f} "
+            "(95% interval %{customdata[2]:.2f}–%{customdata[3]:.2f})<extra></extra>",
+        }
+    ]
+    data += plot.reference_markers(
+        [ed.reference.best(t) for t in order],
+        [ed.reference.chance.get(t) for t in order],
+        list(range(len(order))),
+        labels,
+        24,
+    )
+    return plot.figure(
+        data,
+        title,
+        "task score (0–100)",
+        "task (sorted by range)",
+        height=max(380 if ed.has_reference else 320, 42 * len(order) + 170),
+        xaxis=plot.score_axis("task score (0–100)"),
+        yaxis=plot.axis(
+            "task (sorted by range)",
+            tickmode="array",
+            tickvals=list(range(len(order))),
+            ticktext=labels,
+            # one row per task, whatever their number: a one-task board's jitter stays on its row
+            range=[len(order) - 0.5, -0.5],
+        ),
+    )
+
+
+def task_figure(ed: EditionData, task_id: str) -> plot.Figure:
+    """One task: every model's score with its interval, the best floor and the chance level."""
+    r = ed.standard
+    title = f"{plot.plain(task_id)}: model scores with 95% intervals"
+    if r.empty:
+        return plot.empty_figure(title, plot.no_models_message(ed.label))
+    if lower_is_better(ed, task_id):
+        return plot.empty_figure(
+            title,
+            f"{task_id}'s primary metric is lower-is-better: it has no 0–100 score (its raw values are in the table).",
+        )
+    ti = r.task_ids.index(task_id)
+    order = sorted(
+        (i for i in range(len(r.models)) if task_id in r.models[i].tasks),
+        key=lambda i: -r.models[i].tasks[task_id].score,
+    )
+    cut = ""
+    if len(order) > plot.MAX_PLOT_MODELS:
+        cut = f" (best {plot.MAX_PLOT_MODELS} of {len(order)}; the table has all)"
+        order = order[: plot.MAX_PLOT_MODELS]
+    names = [plot.plain(r.models[i].name) for i in order]
+    data = [
+        plot.dots(
+            [r.models[i].tasks[task_id].score for i in order],
+            names,
+            [float(r.task_lo[i, ti]) for i in order],
+            [float(r.task_hi[i, ti]) for i in order],
+            name="model (95% interval)",
+            color=plot.OKABE_ITO[0],
+            what="score",
+        )
+    ]
+    floor_shapes, floor_legend = plot.reference_line(
+        ed.reference.best(task_id), "best cue-only floor", plot.FLOOR_COLOUR, "dash"
+    )
+    chance_shapes, chance_legend = plot.reference_line(
+        ed.reference.chance.get(task_id), "chance", plot.CHANCE_COLOUR, "dot"
+    )
+    shapes = floor_shapes + chance_shapes
+    data += floor_legend + chance_legend
+    return plot.figure(
+        data,
+        title + cut,
+        "task score (0–100)",
+        "model",
+        height=max(300, plot.ROW_PX * len(order) + 170),
+        xaxis=plot.score_axis("task score (0–100)"),
+        yaxis=plot.category_axis(names, "model"),
+        shapes=shapes,
+    )
+
+
 class TasksView(TaskPickerView):
     tab_id = "tasks"
     title = "Tasks"
@@ -156,7 +404,7 @@ class TasksView(TaskPickerView):
         self.spreads = Table("Spread of task scores across models", "task-spreads", elem_id="spreads-table")
         gr.Markdown("## A task in detail")
         self.picker = gr.Dropdown(
-            [(f"{tables.task_short(t)} · {t}", t) for t in load_suite().tasks],
+            [(f"{task_short(t)} · {t}", t) for t in load_suite().tasks],
             value=next(iter(load_suite().tasks)),
             label="Task",
             elem_id="task-picker",
@@ -204,10 +452,10 @@ class TasksView(TaskPickerView):
             has_class = any(
                 "per_class_accuracy" in v.tasks[task_id].metrics for v in models if task_id in v.tasks
             )
-            key = tables.breakdown_key(task_id, ed) if fields else "per_class_accuracy"
+            key = breakdown_key(task_id, ed) if fields else "per_class_accuracy"
             draw = bool(fields) or has_class
             why = f"{task_id} names no breakdown field (metadata.breakdowns) and records no classes."
-            floors, no_floors = tables.pd.DataFrame(), NO_SUITE_FLOORS
+            floors, no_floors = pd.DataFrame(), NO_SUITE_FLOORS
         else:
             task = load_suite().task(task_id)
             about, space = task_markdown(ed, task_id), answer_space_text(task_id)
@@ -218,7 +466,7 @@ class TasksView(TaskPickerView):
                 f"{task_id} has no breakdown field and no classes (its answers are "
                 f"{'quotes' if task.evaluator != 'correlation' else 'ratings'})."
             )
-            floors = tables.floors_table(ed, task_id)
+            floors = floors_table(ed, task_id)
             no_floors = f"Floors need the {ed.name} rows, which are not available here."
         stem = f"{ed.name.replace(':', '-')}-{task_id}"
         return {
@@ -227,21 +475,21 @@ class TasksView(TaskPickerView):
             self.gold: gold,
             self.system: system,
             self.user: user,
-            self.plot: ctx.plot("task-fig", ed.name, task_id, make=lambda: figures.task_figure(ed, task_id)),
+            self.plot: ctx.plot("task-fig", ed.name, task_id, make=lambda: task_figure(ed, task_id)),
             self.breakdown: ctx.plot(
                 "task-breakdown",
                 ed.name,
                 task_id,
                 make=lambda: (
-                    figures.breakdown_heatmap(models, task_id, ed.label, key)
+                    breakdown_heatmap(models, task_id, ed.label, key)
                     if draw
-                    else figures.empty_figure(f"{task_id}: breakdown", why)
+                    else plot.empty_figure(f"{task_id}: breakdown", why)
                 ),
             ),
             **self.floors.update(ctx.downloads, floors, empty=no_floors, stem=f"floors-{stem}"),
             **self.models.update(
                 ctx.downloads,
-                tables.task_models_table(ed.standard, task_id),
+                task_models_table(ed.standard, task_id),
                 empty=f"No re-checked result file on {ed.label} yet.",
                 stem=f"task-models-{stem}",
             ),
@@ -251,11 +499,11 @@ class TasksView(TaskPickerView):
         ed = ctx.prepared.edition(edition)
         task_id = keep_or_first((params or {}).get("task"), ed.standard.task_ids)
         out: Update = {
-            self.spreads_plot: ctx.plot("spreads", ed.name, make=lambda: figures.spreads_figure(ed)),
+            self.spreads_plot: ctx.plot("spreads", ed.name, make=lambda: spreads_figure(ed)),
             self.picker: gr.update(choices=task_choices(ed), value=task_id),
             **self.spreads.update(
                 ctx.downloads,
-                ctx.memo("spreads", ed.name, make=lambda: tables.spreads_table(ed)),
+                ctx.memo("spreads", ed.name, make=lambda: spreads_table(ed)),
                 empty=f"No re-checked result file on {ed.label} yet.",
                 stem=f"spreads-{ed.name.replace(':', '-')}",
             ),
