@@ -15,7 +15,6 @@ PACKAGE = Path(yoxla.__file__).parent
 
 KNOWN_LONG = {
     "yoxla.leaderboard.admission",
-    "yoxla.record",
 }
 
 

@@ -23,14 +23,9 @@ from yoxla.leaderboard.admission import ADMITTED, EXCLUDED, SUPERSEDED, admit
 from yoxla.leaderboard.board import Board, load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.schema import published_schema
-from yoxla.record import (
-    FORMAT,
-    FORMAT_VERSION,
-    SUITE_FORMAT,
-    ResultFile,
-    SuiteResultFile,
-    parse_record,
-)
+from yoxla.record import SuiteResultFile, parse_record
+from yoxla.record_base import FORMAT, FORMAT_VERSION, SUITE_FORMAT
+from yoxla.record_v2 import ResultFile
 from yoxla.results import finalize
 
 SUITE_V1 = Path(__file__).parent / "cases" / "suite-v1"

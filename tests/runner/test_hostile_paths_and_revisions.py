@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 import yoxla
 from yoxla.cli import run as cli_run
-from yoxla.record import DatasetInfo
+from yoxla.record_base import DatasetInfo
 
 REPO = Path(__file__).resolve().parents[2]
 

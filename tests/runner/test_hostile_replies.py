@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from yoxla.leaderboard.admission import check_file
-from yoxla.record import MAX_RAW
+from yoxla.record_base import MAX_RAW
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 NLI = ("entailment", "neutral", "contradiction")

@@ -114,7 +114,8 @@ def test_the_suite_board_lists_the_file_apart_with_its_reason(made, tmp_path, mo
 def _forged_partial(doc: dict[str, Any], keep: int) -> dict[str, Any]:
     """The file cut to its first ``keep`` predictions, every count and score made to agree with
     them (a task score of 100), and resealed: consistent by itself, but not the whole task."""
-    from yoxla.record import parse_record, suite_scores_of
+    from yoxla.record import parse_record
+    from yoxla.record_derive import suite_scores_of
 
     bad = copy.deepcopy(doc)
     t = bad["tasks"]["toplama_v1"]

@@ -24,7 +24,8 @@ import pytest
 import yaml
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.record import SuiteInfo, build_suite_task_result, suite_scores_of
+from yoxla.record import SuiteInfo
+from yoxla.record_derive import build_suite_task_result, suite_scores_of
 from yoxla.rescoring import stored_value
 from yoxla.suite import load_suite
 from yoxla.suites.bridge import (

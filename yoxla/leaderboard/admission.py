@@ -56,24 +56,22 @@ from yoxla.declarations import edition_declarations
 from yoxla.editions import EDITIONS, Edition, load_edition
 from yoxla.gold import gold_value
 from yoxla.leaderboard.data import DataSource
-from yoxla.record import (
+from yoxla.record import SuitePrediction, SuiteResultFile, SuiteRunConditions, SuiteTaskResult, parse_record
+from yoxla.record_base import (
     FORMAT_VERSION,
     LEGACY_FORMAT_VERSION,
     MISSING,
     ModelInfo,
+    Usage,
+    first_difference,
+)
+from yoxla.record_v2 import (
     Prediction,
     ResultFile,
     RunConditions,
-    SuitePrediction,
-    SuiteResultFile,
-    SuiteRunConditions,
-    SuiteTaskResult,
     TaskResult,
-    Usage,
     count_generation_errors,
     derive_task,
-    first_difference,
-    parse_record,
     summary_scores,
 )
 from yoxla.results import content_digest, verify_signature

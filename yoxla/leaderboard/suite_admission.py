@@ -38,14 +38,9 @@ import numpy as np
 
 from yoxla.calibration.metrics import Case
 from yoxla.calibration.stored import pooled_calibration, suite_cases
-from yoxla.record import (
-    SuiteResultFile,
-    SuiteTaskHashes,
-    SuiteTaskResult,
-    derive_suite_task,
-    first_difference,
-    suite_scores_of,
-)
+from yoxla.record import SuiteResultFile, SuiteTaskHashes, SuiteTaskResult
+from yoxla.record_base import first_difference
+from yoxla.record_derive import derive_suite_task, suite_scores_of
 from yoxla.safetext import one_line
 from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of

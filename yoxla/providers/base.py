@@ -122,7 +122,7 @@ class Completion:
         """This completion, or a generation error when its raw output is longer than a result
         file may store (``MAX_RAW`` characters): refused at once, in one line, so that the run
         folder never holds an answer its result file could not."""
-        from yoxla.record import MAX_RAW
+        from yoxla.record_base import MAX_RAW
 
         if self.error or len(self.text or "") + len(self.reasoning or "") + 15 <= MAX_RAW:
             return self
@@ -141,7 +141,7 @@ class Completion:
 
 def oversized(size: int) -> str:
     """The generation error of an answer longer than a result file stores."""
-    from yoxla.record import MAX_RAW
+    from yoxla.record_base import MAX_RAW
 
     return f"answer refused: {size:,} characters, over the {MAX_RAW:,} a result file stores"
 

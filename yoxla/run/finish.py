@@ -20,7 +20,7 @@ from typing import Any
 from yoxla.calibration.stored import LOGPROBS_KEY
 from yoxla.providers.base import oversized
 from yoxla.providers.registry import public_url
-from yoxla.record import MAX_RAW, ModelInfo, ModelMetadata
+from yoxla.record_base import MAX_RAW, ModelInfo, ModelMetadata
 from yoxla.results import result_filename, write_result
 from yoxla.run.artifacts import (
     PREDICTIONS,

@@ -28,18 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.calibration.stored import probability_counts
-from yoxla.record import (
-    DatasetInfo,
-    JudgeInfo,
-    SuiteInfo,
-    SuiteRunConditions,
-    SuiteRunInfo,
-    SuiteTaskResult,
-    Usage,
-    build_suite_document,
-    build_suite_task_result,
-    suite_scores_of,
-)
+from yoxla.record import JudgeInfo, SuiteInfo, SuiteRunConditions, SuiteRunInfo, SuiteTaskResult
+from yoxla.record_base import DatasetInfo, Usage
+from yoxla.record_derive import build_suite_document, build_suite_task_result, suite_scores_of
 from yoxla.results import SIGN_KEY_ENV
 from yoxla.run.artifacts import (
     PREDICTIONS,
@@ -94,7 +85,7 @@ def judgements_by_sample(
     """Step 1 (top-up): each sample's judge calls, from the run's judgements or the judge model."""
     if not task.python_graders:
         return [[] for _ in stored]
-    from yoxla.record import align_items
+    from yoxla.record_derive import align_items
 
     items = align_items(task.prepared, [str(p["id"]) for p in stored])
     outputs = [SampleOutput.from_raw(p.get("raw"), p.get("finish_reason"), p.get("error")) for p in stored]
@@ -119,7 +110,7 @@ def add_distributions(
     """Each answer's distribution over its item's closed answer space, derived from what its
     line keeps (token logprobs, a local model's label scores), into ``stored`` (none: no key)."""
     from yoxla.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY, distribution_in
-    from yoxla.record import align_items
+    from yoxla.record_derive import align_items
     from yoxla.suites.space import probability_space
 
     if not any(r.get(LOGPROBS_KEY) or r.get(DISTRIBUTION_KEY) is not None for r in records):

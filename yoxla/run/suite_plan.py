@@ -336,7 +336,7 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
         )
     from pydantic import ValidationError
 
-    from yoxla.record import MAX_URL, DatasetInfo
+    from yoxla.record_base import MAX_URL, DatasetInfo
 
     found = dataset_info(s, path)
     try:

@@ -35,7 +35,8 @@ from yoxla.leaderboard.prepared import (
     weights,
 )
 from yoxla.leaderboard.views.diagnostics import outcome_counts
-from yoxla.record import RunConditions, SuiteRunConditions
+from yoxla.record import SuiteRunConditions
+from yoxla.record_v2 import RunConditions
 
 
 def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:

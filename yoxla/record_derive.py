@@ -1,0 +1,297 @@
+"""Deriving and writing a ``yoxla-result`` version 3 file (the suite body of :mod:`yoxla.record`):
+a task's stored answers re-scored through :func:`yoxla.suites.scoring.score_suite_task` and laid
+out as the file stores them (:func:`derive_suite_task`, stored judge calls replayed, never sent
+again), the summary scores (:func:`suite_scores`), and the sealed document
+(:func:`build_suite_document`). A run, its resumption, ``yoxla rescore`` and admission all derive
+through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from yoxla.alignment import align_by_id
+from yoxla.record import (
+    MAX_PROBLEMS,
+    SuiteGroup,
+    SuiteHeadline,
+    SuiteInfo,
+    SuiteResultFile,
+    SuiteRunInfo,
+    SuiteScores,
+    SuiteTaskResult,
+    parse_record,
+)
+from yoxla.record_base import (
+    FORMAT,
+    FORMAT_VERSION,
+    LEGACY_FORMAT_VERSION,
+    MAX_ERROR,
+    ModelInfo,
+    Record,
+    Usage,
+    as_record,
+)
+from yoxla.record_v2 import ResultFile, RunInfo, TaskResult, count_generation_errors, summary_scores
+from yoxla.suites.judge import JudgeRecord
+
+
+def task_document(task: TaskResult) -> dict[str, Any]:
+    """A task as stored: every field, metrics exactly as the evaluator gave them."""
+    return task.model_dump(mode="json", exclude_unset=True)
+
+
+def build_document(
+    *,
+    edition: str,
+    model: ModelInfo,
+    run: RunInfo,
+    suite_hash: str,
+    tasks: Mapping[str, TaskResult],
+    usage: Usage,
+    created_at: str,
+    sign_key: Any = None,
+) -> dict[str, Any]:
+    """The whole result document (a JSON-ready dict) with its digest, signed when a key is given.
+
+    Optional fields the writer did not set are absent, not null. The document is validated
+    against :class:`ResultFile` before it is returned, so the writer can never produce a
+    file the reader refuses.
+    """
+    from yoxla.suite import load_suite
+
+    body = {
+        "format": FORMAT,
+        "format_version": LEGACY_FORMAT_VERSION,
+        "edition": edition,
+        "model": model.model_dump(mode="json", exclude_unset=True),
+        "run": run.model_dump(mode="json", exclude_unset=True),
+        "suite_hash": suite_hash,
+        "tasks": {tid: task_document(t) for tid, t in tasks.items()},
+        "scores": summary_scores(load_suite(), tasks).model_dump(mode="json"),
+        "usage": usage.model_dump(mode="json", exclude_unset=True),
+        "generation_errors": count_generation_errors(tasks),
+        "created_at": created_at,
+    }
+    return sealed(body, sign_key, ResultFile)
+
+
+# Writing suite results -------------------------------------------------------------------------
+
+
+def _judge_records(value: Any) -> tuple[JudgeRecord, ...]:
+    return tuple(j if isinstance(j, JudgeRecord) else JudgeRecord.model_validate(j) for j in value or ())
+
+
+def _bounded_text(value: str | None, limit: int = MAX_ERROR) -> str | None:
+    return value if value is None or len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _suite_metric_layout(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Scoring's task metrics as stored: numbers, counts, the modal answer, breakdowns."""
+    numbers: dict[str, Any] = {}
+    breakdowns: dict[str, Any] = {}
+    for key, value in metrics.items():
+        if key in ("outcomes", "near_miss", "modal_answer"):
+            continue
+        if isinstance(value, dict):
+            breakdowns[key] = {
+                str(k): {"accuracy": float(c["accuracy"]), "n": int(c["n"])} for k, c in value.items()
+            }
+        elif value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+            numbers[key] = value
+        else:
+            raise ValueError(f"metric {key} is neither a number nor a breakdown ({type(value).__name__})")
+    return {
+        "metrics": numbers,
+        "counts": {"outcomes": dict(metrics["outcomes"]), "near_miss": dict(metrics["near_miss"])},
+        "modal_answer": metrics.get("modal_answer"),
+        "breakdowns": breakdowns,
+    }
+
+
+def align_items(prepared: Any, ids: Sequence[str]) -> list[Any]:
+    """A suite task's prepared items in the order of ``ids`` (see :func:`align_by_id`)."""
+    return align_by_id({item.id: item for item in prepared.items}, ids, prepared.task.id)
+
+
+def derive_suite_task(
+    prepared: Any,
+    stored: Sequence[Mapping[str, Any]],
+    *,
+    pool: Any = None,
+    judge: Any = None,
+) -> dict[str, Any]:
+    """The one derivation of a suite task as stored: re-score the stored answers and lay them out.
+
+    ``prepared`` is the task as :func:`yoxla.suites.prepare.prepare_task` gives it (from the
+    committed manifest); ``stored`` the predictions (``id``, ``raw``, ``finish_reason``,
+    ``error``, ``judgements``, and ``distribution`` where one is stored) in item order.
+    ``judge`` None replays the stored judgements (re-scoring never asks a model); the runner
+    passes its recording callback. A stored distribution is read back for its item's closed
+    answer space (:func:`yoxla.suites.space.probability_space`) as the benchmark's is, and the
+    ``calibration`` block derived with the benchmark's functions
+    (:func:`yoxla.calibration.stored.suite_task_calibration`).
+    """
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
+
+    items = align_items(prepared, [str(p["id"]) for p in stored])
+    outputs = [
+        SampleOutput.from_raw(
+            p.get("raw"), p.get("finish_reason"), p.get("error"), _judge_records(p.get("judgements"))
+        )
+        for p in stored
+    ]
+    scored = score_suite_task(prepared, outputs, items=items, pool=pool, judge=judge)
+    preds: list[dict[str, Any]] = []
+    control = scored.control or (False,) * len(scored.results)
+    for res, p, is_control in zip(scored.results, stored, control, strict=True):
+        preds.append(
+            {
+                "id": res.id,
+                "raw": p.get("raw"),
+                "finish_reason": p.get("finish_reason"),
+                "error": p.get("error"),
+                "extracted": res.extracted,
+                "valid": res.valid,
+                "reason": res.reason,
+                "near_miss": res.near_miss,
+                "abstained": res.abstained,
+                "number": res.number,
+                "scores": dict(res.scores),
+                "score": res.score,
+                "outcome": res.outcome,
+                "grader_error": _bounded_text(res.grader_error),
+                "extraction_error": _bounded_text(res.extraction_error),
+                "judgements": [j.model_dump(mode="json") for j in res.judgements],
+            }
+        )
+        if is_control:
+            preds[-1]["control"] = True
+    calibration = _suite_distributions(prepared, items, stored, preds)
+    models = sorted({j.response.model for r in scored.results for j in r.judgements if j.response.model})
+    return {
+        "name": prepared.task.spec.name,
+        "rows": len(preds),
+        "items": len(prepared.items),
+        "primary": scored.primary,
+        "higher_is_better": scored.higher_is_better,
+        "score": scored.score,
+        **_suite_metric_layout(scored.metrics),
+        "problems": [_bounded_text(p) for p in scored.problems[:MAX_PROBLEMS]],
+        "judge_scored": scored.judge_scored,
+        "judge_models": models[:20],
+        "predictions": preds,
+        **({"calibration": calibration} if calibration is not None else {}),
+    }
+
+
+def _suite_distributions(
+    prepared: Any, items: Sequence[Any], stored: Sequence[Mapping[str, Any]], preds: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Each stored distribution read back for its item's closed answer space into ``preds``
+    (dropped for a generation error, an open space, or an inconsistent form), and the task's
+    calibration block derived from them (None when no prediction keeps one)."""
+    from yoxla.calibration.stored import checked_in, suite_task_calibration
+    from yoxla.suites.space import calibration_inputs
+
+    if not any(p.get("distribution") is not None for p in stored):
+        return None  # most files: nothing to read back
+    inputs = calibration_inputs(prepared.task.spec, items)
+    for pred, p, space in zip(preds, stored, inputs[1], strict=True):
+        dist = checked_in(space, p.get("distribution")) if p.get("error") is None else None
+        if dist is not None:
+            pred["distribution"] = dist
+    return suite_task_calibration(prepared.task.id, inputs, preds)
+
+
+build_suite_task_result = as_record(SuiteTaskResult, derive_suite_task)
+
+
+def _mean_or_none(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def suite_scores(
+    tasks: Mapping[str, SuiteTaskResult],
+    groups: Sequence[SuiteGroup] | None = None,
+    headline: SuiteHeadline | None = None,
+) -> SuiteScores:
+    """Task scores, group scores and the suite score (tasks without a 0–100 score are left out).
+
+    The suite score is the mean of the task scores, or, under the headline rule
+    ``mean_of_groups`` (the default with groups), the mean of the group scores.
+    """
+    scores = {tid: t.score for tid, t in tasks.items()}
+    present = [s for s in scores.values() if s is not None]
+    if groups is None:
+        return SuiteScores.model_construct(suite=_mean_or_none(present), tasks=scores)
+    by_group: dict[str, float] = {}
+    for g in groups:
+        mean = _mean_or_none([s for tid in g.tasks if (s := scores.get(tid)) is not None])
+        if mean is not None:
+            by_group[g.id] = mean
+    rule = headline.rule if headline is not None else "mean_of_groups"
+    suite = _mean_or_none(list(by_group.values())) if rule == "mean_of_groups" else _mean_or_none(present)
+    return SuiteScores.model_construct(suite=suite, tasks=scores, groups=by_group)
+
+
+def suite_scores_of(info: SuiteInfo, tasks: Mapping[str, SuiteTaskResult]) -> SuiteScores:
+    """:func:`suite_scores` with the groups and headline the file's suite block declares."""
+    return suite_scores(tasks, info.groups, info.headline)
+
+
+def _suite_task_dump(t: SuiteTaskResult) -> dict[str, Any]:
+    """A task as stored: a prediction's ``control`` only where it is true (as derived)."""
+    out = t.model_dump(mode="json")
+    for pred in out["predictions"]:
+        for key in ("control", "distribution"):
+            if pred.get(key) is None:
+                pred.pop(key, None)
+        if pred.get("distribution") is not None:  # its optional fields only where set, as derived
+            pred["distribution"] = {k: v for k, v in pred["distribution"].items() if v is not None}
+    if out.get("calibration") is None:
+        out.pop("calibration", None)
+    return out
+
+
+def build_suite_document(
+    *,
+    suite: SuiteInfo,
+    model: ModelInfo,
+    run: SuiteRunInfo,
+    tasks: Mapping[str, SuiteTaskResult],
+    usage: Usage,
+    created_at: str,
+    sign_key: Any = None,
+) -> dict[str, Any]:
+    """The whole suite result document with its digest (signed when a key is given), validated."""
+
+    body = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "suite": suite.model_dump(mode="json", exclude_unset=True),  # commits only where read
+        "model": model.model_dump(mode="json", exclude_unset=True),
+        "run": run.model_dump(mode="json", exclude_unset=True),
+        "tasks": {tid: _suite_task_dump(t) for tid, t in tasks.items()},
+        "scores": suite_scores_of(suite, tasks).model_dump(mode="json", exclude_unset=True),
+        "usage": usage.model_dump(mode="json", exclude_unset=True),
+        "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
+        "created_at": created_at,
+    }
+    return sealed(body, sign_key, SuiteResultFile)
+
+
+def sealed(body: dict[str, Any], sign_key: Any, model: type[Record]) -> dict[str, Any]:
+    """``body`` with its digest (signed when a key is given), read back as ``model`` (a result
+    file of either kind) before it is returned: the writer never makes a file the reader refuses."""
+    from yoxla.results import finalize
+
+    doc = finalize(body, sign_key)
+    record, problems = parse_record(doc)
+    if not isinstance(record, model):
+        what = "suite result" if model is SuiteResultFile else "result"
+        raise ValueError(f"the {what} document does not match its own format: " + "; ".join(problems))
+    return doc

@@ -1,0 +1,355 @@
+"""The ``yoxla-result`` version 2 body (the built-in engine's, read, no longer written by runs):
+:class:`ResultFile` and its task records (:func:`yoxla.record_derive.build_document` still
+writes one, for ``leaderboard/synthetic.py``'s test boards only).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    model_validator,
+)
+
+from yoxla.parsing import NearMiss
+from yoxla.record_base import (
+    LEGACY_FORMAT_VERSION,
+    MAX_BREAKDOWN_VALUES,
+    MAX_COMMAND,
+    MAX_PREDICTIONS,
+    MAX_RAW,
+    MAX_TASKS,
+    Block,
+    Calibration,
+    Correlation,
+    Count,
+    DatasetInfo,
+    Distribution,
+    ErrorText,
+    ExampleId,
+    Hash,
+    Label,
+    MetricName,
+    ModelInfo,
+    Outcome,
+    RawText,
+    Reason,
+    Record,
+    RunBasics,
+    Score,
+    Signature,
+    SystemPrompt,
+    TaskId,
+    Timestamp,
+    Unit,
+    Usage,
+    as_record,
+)
+
+
+class Prediction(Record):
+    """One example: the stored answer and what scoring derived from it."""
+
+    id: ExampleId
+    raw: RawText | None = Field(description="the model's output as returned; reasoning kept inside <think>")
+    parsed: Annotated[str, Field(max_length=MAX_RAW)] | float | None = Field(
+        description="the parsed answer (label, number or quote); null when invalid"
+    )
+    valid: bool
+    abstained: bool
+    outcome: Outcome
+    reason: Reason | None = Field(description="why the answer is invalid; null when valid")
+    near_miss: NearMiss | None = Field(description="diagnostic kind of an invalid answer")
+    score: Unit = Field(description="the example's score in [0, 1]")
+    finish_reason: Annotated[str, Field(max_length=64)] | None
+    error: ErrorText | None = Field(description="the generation error; null when the request succeeded")
+    distribution: Distribution | None = Field(
+        default=None, description="probabilities over the answer space; absent when not available"
+    )
+    control: Literal[True] | None = Field(
+        default=None, description="true for a declared control row: run, not scored; absent otherwise"
+    )
+
+
+class Cell(Record):
+    """One value of a breakdown: its accuracy (or mean score) and how many examples."""
+
+    accuracy: Unit
+    n: Count
+
+
+class TaskMetrics(Record):
+    """Exactly the metrics :func:`yoxla.rescoring.rescore_task` returns, typed.
+
+    Breakdowns by a row field are the extra keys ``per_<field>_accuracy`` or
+    ``per_<field>_score``, each a mapping of value → :class:`Cell`.
+    """
+
+    model_config = ConfigDict(
+        strict=True, extra="allow", allow_inf_nan=False, frozen=True, validate_default=False
+    )
+    __pydantic_extra__: dict[str, dict[Label, Cell]] = Field(init=False)  # type: ignore[assignment]
+
+    n: Count
+    n_valid: Count
+    invalid_output_rate: Unit
+    generation_errors: Count
+    truncated: Count
+    near_miss: dict[NearMiss, Count]
+    outcomes: dict[Outcome, Count]
+    # classification
+    accuracy: Unit | None = None
+    macro_f1: Unit | None = None
+    per_class_accuracy: dict[Label, Cell] | None = None
+    modal_answer_share: Unit | None = None
+    modal_answer: Label | None = None
+    # spans (extractive QA, and the answerable part of QA with abstention)
+    span_recall: Unit | None = None
+    span_precision: Unit | None = None
+    exact_span_rate: Unit | None = None
+    unsupported_rate: Unit | None = None
+    over_sentence_rate: Unit | None = None
+    token_f1: Unit | None = None
+    normalized_em: Unit | None = None
+    strict_em: Unit | None = None
+    # abstention
+    overall_score: Unit | None = None
+    answerability_accuracy: Unit | None = None
+    unanswerable_accuracy: Unit | None = None
+    abstention_rate: Unit | None = None
+    n_answerable: Count | None = None
+    # correlation (STS)
+    spearman: Correlation | None = None
+    pearson: Correlation | None = None
+    spearman_valid: Correlation | None = None
+    pearson_valid: Correlation | None = None
+    mae: Annotated[float, Field(ge=0.0, le=1e6)] | None = None
+    rmse: Annotated[float, Field(ge=0.0, le=1e6)] | None = None
+
+    @model_validator(mode="after")
+    def _breakdown_names(self) -> TaskMetrics:
+        extra = self.__pydantic_extra__ or {}
+        for key, cells in extra.items():
+            if not re.fullmatch(r"per_[a-z][a-z0-9_]{0,60}_(accuracy|score)", key):
+                raise ValueError(f"unknown metric {key[:80]!r}")
+            if len(cells) > MAX_BREAKDOWN_VALUES:
+                raise ValueError(f"{key} has more than {MAX_BREAKDOWN_VALUES} values")
+        return self
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a metric by name (breakdowns included), as the views do."""
+        if key in type(self).model_fields:
+            value = getattr(self, key)
+            return default if value is None else value
+        return (self.__pydantic_extra__ or {}).get(key, default)
+
+    def breakdowns(self) -> dict[str, dict[str, Cell]]:
+        return dict(self.__pydantic_extra__ or {})
+
+
+class TaskResult(Record):
+    """One task of a run: its identity (what was asked, on which rows) and its results."""
+
+    block: Block
+    rows: Count = Field(description="examples scored (= len(predictions))")
+    fingerprint: Hash = Field(description="SHA-256 over the task's rows as read")
+    contract_hash: Hash
+    prompt_hash: Hash
+    primary: MetricName = Field(description="the metric the task score is taken from")
+    score: Score
+    metrics: TaskMetrics
+    predictions: Annotated[list[Prediction], Field(max_length=MAX_PREDICTIONS)]
+    calibration: Calibration | None = Field(
+        default=None,
+        description="answer probabilities, group consistency and controls; absent when the task has "
+        "none of them (no distribution stored, no groups or controls declared)",
+    )
+
+
+class RunConditions(Record):
+    """What changes comparability. The board ranks only runs under the same conditions."""
+
+    thinking: bool = Field(description="reasoning was asked for (the benchmark's standard is off)")
+    thinking_budget: Annotated[int, Field(ge=0, le=10**7)] | None = None
+    temperature: Annotated[float, Field(ge=0.0, le=10.0)] | None = Field(
+        default=None, description="an override of every task's temperature; null: each task's own (0)"
+    )
+    system_prompt: SystemPrompt = Field(
+        default="contract", description="contract: each task's frozen system prompt, sent as is"
+    )
+    limit: Annotated[int, Field(ge=1)] | None = Field(default=None, description="first N rows per task")
+    filters: dict[MetricName, Annotated[list[Label], Field(max_length=1000)]] = Field(
+        default_factory=dict, description="row filters of a partial run (never on the board)"
+    )
+
+    @property
+    def standard(self) -> bool:
+        return (
+            not self.thinking
+            and self.temperature is None
+            and self.system_prompt == "contract"
+            and self.limit is None
+            and not self.filters
+        )
+
+    @property
+    def group(self) -> str:
+        """The board a run is ranked on: standard, thinking, or non-standard."""
+        if self.temperature is not None or self.system_prompt != "contract":
+            return "non-standard"
+        return "thinking" if self.thinking else "standard"
+
+
+class RunInfo(RunBasics):
+    dataset: DatasetInfo
+    chat_template_hash: Hash | None
+    command: Annotated[str, Field(max_length=MAX_COMMAND)]
+    conditions: RunConditions
+
+
+class Scores(Record):
+    yoxla: Score
+    blocks: dict[Block, Score]
+    tasks: Annotated[dict[TaskId, Score], Field(max_length=MAX_TASKS)]
+
+
+class ResultFile(Record):
+    """One model on one edition: metadata, scores, every prediction, digest, optional signature."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        frozen=True,
+        title="YOXLA result file",
+        json_schema_extra={
+            "$id": f"urn:yoxla:result-format:{LEGACY_FORMAT_VERSION}",
+            "description": "One self-contained result of one model on one edition of the YOXLA "
+            f"benchmark, format version {LEGACY_FORMAT_VERSION} (the built-in engine's; read, no "
+            "longer written by runs). Generated from yoxla/record.py; "
+            "see docs/result-format.md.",
+        },
+    )
+
+    format: Literal["yoxla-result"]
+    format_version: Literal[2]
+    edition: Literal["v1", "sample"]
+    model: ModelInfo
+    run: RunInfo
+    suite_hash: Hash
+    tasks: Annotated[dict[TaskId, TaskResult], Field(min_length=1, max_length=MAX_TASKS)]
+    scores: Scores
+    usage: Usage
+    generation_errors: Count
+    created_at: Timestamp
+    content_sha256: Hash
+    signature: Signature | None = None
+
+
+def derive_task(
+    task: Any,
+    rows: Sequence[Mapping[str, Any]],
+    raws: Sequence[str | None],
+    finish_reasons: Sequence[str | None],
+    errors: Sequence[str | None],
+    *,
+    fingerprint: str,
+    cache: Any = None,
+    distributions: Sequence[Mapping[str, Any] | None] | None = None,
+    declarations: Any = None,
+) -> dict[str, Any]:
+    """The one derivation of a task as stored: re-score the answers and lay out what follows.
+
+    ``rows`` are the task's rows in dataset order and ``raws``/``finish_reasons``/``errors``
+    the stored answers in the same order; ``distributions`` the stored probabilities over
+    each row's answer space (``Distribution`` documents, or None), and ``declarations`` the
+    task's :class:`yoxla.declarations.TaskDeclarations` (groups, controls). Returns the
+    task's JSON document (exactly what the result file holds under ``tasks.<id>``);
+    admission compares it with the stored one.
+
+    A stored distribution is read back for its row's answer space and written out again;
+    one that is inconsistent (does not sum to 1, a label outside the space, a ``top`` that
+    is not the most probable), or stored for a generation error or a task without a closed
+    answer space, is dropped, so a file that stores one differs from its derivation. Rows
+    declared as controls are marked and left out of the metrics and the score; the
+    ``calibration`` block is derived from the distributions, groups and controls
+    (:mod:`yoxla.calibration.stored`).
+    """
+    from yoxla.calibration.stored import checked_distribution, task_calibration
+    from yoxla.rescoring import rescore_task, stored_value
+
+    n = len(rows)
+    if distributions is not None and len(distributions) != n:
+        raise ValueError(f"{task.id}: {n} rows but {len(distributions)} distributions")
+    controls = (
+        [bool(declarations.is_control(row)) for row in rows]
+        if declarations is not None and declarations.has_controls
+        else None
+    )
+    scored = rescore_task(
+        task, rows, raws, finish_reasons, errors, cache=cache, rows_token=fingerprint, controls=controls
+    )
+    preds = [
+        {
+            "id": res.id,
+            "raw": raw,
+            "parsed": stored_value(task, res),
+            "valid": res.valid,
+            "abstained": res.abstained,
+            "outcome": res.outcome,
+            "reason": "generation_error" if err else res.reason,
+            "near_miss": res.near_miss,
+            "score": float(res.score if res.score is not None else 0.0),
+            "finish_reason": fr,
+            "error": err,
+        }
+        for res, raw, fr, err in zip(scored.results, raws, finish_reasons, errors, strict=True)
+    ]
+    for i, pred in enumerate(preds):
+        stored = distributions[i] if distributions is not None else None
+        if stored is not None and errors[i] is None:
+            dist = checked_distribution(task, rows[i], stored)
+            if dist is not None:
+                pred["distribution"] = dist
+        if controls is not None and controls[i]:
+            pred["control"] = True
+    doc: dict[str, Any] = {
+        "block": task.block,
+        "rows": len(preds),
+        "fingerprint": fingerprint,
+        "contract_hash": task.contract_hash,
+        "prompt_hash": task.prompt_hash,
+        "primary": task.primary,
+        "score": scored.score,
+        "metrics": scored.metrics,
+        "predictions": preds,
+    }
+    calibration = task_calibration(task, rows, preds, declarations)
+    if calibration is not None:
+        doc["calibration"] = calibration
+    return doc
+
+
+build_task_result = as_record(TaskResult, derive_task)
+
+
+def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
+    """Task scores, block macro averages and YOXLA, from the task results."""
+    from yoxla.stats import block_scores, yoxla_score
+
+    task_scores = {tid: t.score for tid, t in tasks.items()}
+    blocks = block_scores(suite, task_scores)
+    return Scores.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
+
+
+def count_generation_errors(tasks: Mapping[str, TaskResult]) -> int:
+    return sum(p.error is not None for t in tasks.values() for p in t.predictions)
+
+
+def outcome_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
+    return dict(sorted(Counter(p.outcome for p in predictions).items()))
