@@ -328,7 +328,9 @@ def test_retry_errors_on_a_v2_file_seeds_a_run_of_the_package_suite(runner, fold
     asked = {(r["task"], r["id"]) for r in lines if r["attempts"] > 1}  # only the failed ones were re-asked
     assert asked == {(tid, doc["tasks"][tid]["predictions"][i]["id"]) for tid, i in FAILED}
     after = result_file(runner.results, SUITE_RESULT)
-    assert after["format"] == "yoxla-suite-result" and after["generation_errors"] == 0
+    assert (after["format"], after["format_version"]) == ("yoxla-result", 3) and after[
+        "generation_errors"
+    ] == 0
     assert_same_runs(legacy("first"), after)  # the scores of the run before its answers failed
     assert check_file(runner.results / SUITE_RESULT / "baseline__first.json", use_cache=False).shown
     assert path.read_text(encoding="utf-8") == json.dumps(doc, ensure_ascii=False)  # the file is kept
