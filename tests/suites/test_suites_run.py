@@ -96,8 +96,8 @@ def test_passthrough_goes_only_to_upstreams_that_are_not_openai(
     from yoxla.providers.base import ProviderOptions
     from yoxla.providers.openai_compat import OpenAICompatProvider
     from yoxla.providers.registry import get_spec, with_overrides
+    from yoxla.run.plan import make_suite_plan, suite_request
     from yoxla.run.settings import RunSettings
-    from yoxla.run.suite_plan import make_suite_plan, suite_request
 
     monkeypatch.setenv("VLLM_API_KEY", SECRET)
     s = RunSettings(provider="vllm", model="m", suite=str(suite))
