@@ -119,3 +119,21 @@ def test_commit_of_the_manifest_is_what_a_plain_run_stores(runner, hub_suite) ->
     assert runner.result(RESULT)["suite"]["tasks"]["toplama_v1"]["commits"] == {
         "dataset": {"acme/toplama": COMMIT}
     }
+
+
+@pytest.mark.parametrize("cwd", ["above", "elsewhere"])
+def test_the_offline_note_quotes_the_manifest_without_the_users_folders(
+    runner, hub_suite, tmp_path, tmp_path_factory, monkeypatch, cwd
+) -> None:
+    """The suite is named by its absolute path (as run.json keeps it): the note shows it relative
+    to the working directory when under it, else only its file name."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # nothing cached: the Hub dataset cannot be read
+    if cwd == "elsewhere":
+        monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # a folder beside it
+    rc, err = _run(runner, hub_suite.resolve())
+    assert rc == 2
+    (line,) = err.strip().splitlines()
+    shown = "suites/sinaq/sinaq.yaml" if cwd == "above" else "sinaq.yaml"
+    assert line.startswith(f"yoxla: error: {shown}: task 'toplama_v1', dataset: could not load"), line
+    assert "Offline?" in line and "--data-dir DIR" in line
+    assert str(tmp_path) not in line

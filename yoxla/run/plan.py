@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from yoxla.providers.base import Request
-from yoxla.run.errors import Log, RunError, ValidationFailed
+from yoxla.run.errors import Log, RunError, ValidationFailed, quoting, shown_path
 from yoxla.run.revision import check_revision
 from yoxla.run.settings import RunSettings
 from yoxla.suites import registry
@@ -152,7 +152,7 @@ def load_suite_manifest(path: str) -> SuiteManifest:
     try:
         return registry.load_suite_manifest(path)
     except ManifestError as exc:
-        raise RunError(str(exc)) from None
+        raise RunError(quoting(str(exc), path)) from None
 
 
 def filter_fields(task: SuiteTask) -> list[str]:
@@ -261,7 +261,8 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     chosen = list(dict.fromkeys(s.tasks)) or list(manifest.tasks)
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
-        raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
+        known = ", ".join(manifest.tasks)
+        raise RunError(f"--task {unknown[0]}: not a task of {shown_path(s.suite)} (tasks: {known})")
     check_data_options(s, [manifest.tasks[t] for t in chosen], repo_path(manifest.path))
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
@@ -272,13 +273,13 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
             for tid in manifest.tasks:
                 if tid in chosen:
                     tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
-    except PreprocessError as exc:
-        raise ValidationFailed(f"{exc}; no model was asked") from None
+    except PreprocessError as exc:  # the messages quote the manifest as the loader names it
+        raise ValidationFailed(f"{quoting(str(exc), manifest.path)}; no model was asked") from None
     except HubUnavailable as exc:
         hint = "" if s.data_dir is not None else RUN_OFFLINE_HINT
-        raise RunError(f"{exc}{hint}") from None
+        raise RunError(f"{quoting(str(exc), manifest.path)}{hint}") from None
     except ManifestError as exc:
-        raise RunError(str(exc)) from None
+        raise RunError(quoting(str(exc), manifest.path)) from None
     finally:
         if own:
             workers.close()
@@ -331,7 +332,7 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
     ]
     if not any(reads_hub(d) for d in specs):
         raise RunError(
-            f"{' and '.join(given)}: suite {s.suite} reads no Hugging Face dataset "
+            f"{' and '.join(given)}: suite {shown_path(s.suite or '')} reads no Hugging Face dataset "
             "(these options override its Hub datasets' revision or read them from a local folder)"
         )
     from pydantic import ValidationError
