@@ -32,7 +32,7 @@ from yoxla.suites import registry
 from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
-from yoxla.suites.hashing import aggregation, suite_hash
+from yoxla.suites.hashing import TaskHashes, aggregation, suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import is_dir, repo_path, shown_ref, suite_id
@@ -284,33 +284,71 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
         if own:
             workers.close()
     refuse_bad_rows(t.prepared for t in tasks.values())
-    if log is not None:
-        warn_unfrozen(manifest, sid, tasks, log)
+    frozen = frozen_hashes(manifest, log)
+    if frozen is not None and registry.edition_of(sid) is not None:
+        refuse_other_counts(sid, tasks, frozen, s)
+    if frozen is not None and log is not None:
+        warn_unfrozen(manifest, sid, tasks, frozen, log)
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
 
 
-def warn_unfrozen(manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], log: Log) -> None:
-    """A task of a frozen suite (one with a hash file, as ``yoxla-v1``) whose rows or definition
-    differ from the frozen hashes, e.g. read with ``--data-dir`` from another copy: a warning per
-    task before any model is asked (as the benchmark warns of a fingerprint that differs), since
-    admission will exclude the result file. A suite without a hash file warns of nothing."""
-    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes, read_hash_file
+def frozen_hashes(manifest: SuiteManifest, log: Log | None) -> dict[str, TaskHashes] | None:
+    """The frozen hashes of a suite with a hash file (as ``yoxla-v1``); None for one without,
+    and for one whose hash file cannot be read (a warning: admission will say more)."""
+    from yoxla.suites.hashing import hash_file_path, read_hash_file
 
     path = hash_file_path(manifest.path)
     if not path.is_file():
-        return
+        return None
     try:
-        frozen = read_hash_file(path)
+        return read_hash_file(path)
     except ManifestError as exc:
-        log(f"warning: {exc}")
+        if log is not None:
+            log(f"warning: {quoting(str(exc), path)}")
+        return None
+
+
+def refuse_other_counts(
+    sid: str, tasks: dict[str, SuiteRunTask], frozen: dict[str, TaskHashes], s: RunSettings
+) -> None:
+    """A benchmark suite (``yoxla-v1``, ``yoxla-sample``) whose task has another number of rows
+    than it was frozen with (a ``--data-dir`` copy of other rows, another ``--revision``) is
+    refused before any model is asked, in one line naming the first such task and how many
+    there are (exit status 2): admission could never count the run. Other rows of the frozen
+    count are warned of (:func:`warn_unfrozen`)."""
+    other = [
+        (tid, len(t.prepared.items), frozen[tid].items)
+        for tid, t in tasks.items()
+        if tid in frozen and frozen[tid].items not in (None, len(t.prepared.items))
+    ]
+    if not other:
         return
+    tid, found, count = other[0]
+    read = f" (read from --data-dir {shown_ref(s.data_dir)})" if s.data_dir is not None else ""
+    more = f"; … and {len(other) - 1} more task(s)" if len(other) > 1 else ""
+    raise RunError(
+        f"{tid}: {found:,} rows{read}, but the suite {sid} is frozen with {count:,}{more}; "
+        "a run of other rows cannot be admitted, no model was asked"
+    )
+
+
+def warn_unfrozen(
+    manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], frozen: dict[str, TaskHashes], log: Log
+) -> None:
+    """A task of a frozen suite whose rows or definition differ from the frozen hashes, e.g.
+    read with ``--data-dir`` from another copy: a warning per task before any model is asked
+    (as the benchmark warns of a fingerprint that differs), since admission will exclude the
+    result file."""
+    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes
+
     now = {tid: prepared_hashes(t.prepared) for tid, t in tasks.items()}
     for line in compare(now, {tid: h for tid, h in frozen.items() if tid in now}):
         if line.status != "unchanged":
             what = line.detail or "the task is not in its hash file"
             log(
-                f"warning: {line.task}: not as the suite {sid} was frozen ({repo_path(path)}): "
+                f"warning: {line.task}: not as the suite {sid} was frozen "
+                f"({repo_path(hash_file_path(manifest.path))}): "
                 f"{what}; results are not comparable with published runs and will not be admitted"
             )
 
