@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from yoxla.providers.base import Request
 from yoxla.run.errors import Log, RunError, ValidationFailed, quoting, shown_path
 from yoxla.run.revision import check_revision
-from yoxla.run.settings import RunSettings
+from yoxla.run.settings import RunSettings, stored_path
 from yoxla.suites import registry
 from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
@@ -390,9 +390,10 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
 
 def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
     """run.json's ``dataset``: the manifest, or where ``--data-dir``/``--revision`` read the Hub
-    datasets from (the result file's ``run.dataset``, as the benchmark records it)."""
+    datasets from (the result file's ``run.dataset``, as the benchmark records it); a local
+    folder as :func:`~yoxla.run.settings.stored_path` writes it, never the user's folders."""
     if s.data_dir is not None:
-        return {"source": str(Path(s.data_dir).resolve()), "revision": None, "local": True}
+        return {"source": stored_path(s.data_dir), "revision": None, "local": True}
     if s.revision is not None:
         return {"source": path, "revision": s.revision, "local": False}
     return {"source": path, "revision": None, "local": True}
