@@ -9,7 +9,7 @@ RUN_DIR`` in fresh processes. Each child imports every module the command uses f
 (``yoxla.cli``, the runner and its finish, the record, the suite loader and scoring, pydantic…),
 then starts the clock, so the figure is what re-scoring itself costs: reading the run folder,
 the manifest and the rows, re-scoring 1,443 stored answers through the one replay
-(:mod:`yoxla.run.suite_finalize`), writing ``task_scores.json`` and ``summary.json``
+(:mod:`yoxla.run.finalize`), writing ``task_scores.json`` and ``summary.json``
 (wall time, and the child's process CPU next to it).
 The target is under 0.3 s; the median is printed, not asserted.
 """
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 CHILD = """
 import io, sys, time, contextlib
 t0 = time.perf_counter()
-import yoxla.cli, yoxla.run.commands, yoxla.run.suite_finalize, yoxla.run.finish, yoxla.record
+import yoxla.cli, yoxla.run.commands, yoxla.run.finalize, yoxla.run.finish, yoxla.record
 import yoxla.suites.loader, yoxla.suites.prepare, yoxla.suites.datasets, yoxla.suites.builtins
 import yoxla.providers.registry, yoxla.annotation.cli, yoxla.suites.cli, yoxla.suites.scoring, pydantic
 t1, c1 = time.perf_counter(), time.process_time()

@@ -67,3 +67,29 @@ def test_run_folder_of_an_older_runner_resumes(runner) -> None:
     settings = runner.json("old", "run.json")["settings"]
     assert settings["transport"]["workers"] == 3 and "workers" not in settings
     assert len(runner.predictions("old")) == 12
+
+
+def test_the_stored_command_names_local_paths_without_the_users_folders(tmp_path, monkeypatch) -> None:
+    """Every absolute form of the run's paths: relative under the working directory, else
+    ``<local>/<name>``; a folder inside another is replaced as itself, once; a relative path stays."""
+    from yoxla.run.settings import RunSettings, stored_path, without_local_paths
+
+    work, home = tmp_path / "work", tmp_path / "home"
+    (work / "results").mkdir(parents=True)
+    (home / "kopiya").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    suite = home / "kopiya" / "x.yaml"
+    s = RunSettings(
+        provider="baseline", model="first", suite=str(suite), data_dir=str(home / "kopiya"),
+        results_dir=str(work / "results"), runs_dir="runs",
+    )  # fmt: skip
+    command = (
+        f"runner.py --suite {suite} --data-dir {home}/kopiya/ --results-dir {work / 'results'} "
+        "--runs-dir runs --filter movzu=tarix"
+    )
+    assert without_local_paths(command, s) == (
+        "runner.py --suite <local>/x.yaml --data-dir <local>/kopiya/ --results-dir results "
+        "--runs-dir runs --filter movzu=tarix"
+    )
+    assert stored_path(work) == "." and stored_path(work / "results") == "results"
+    assert stored_path(home / "kopiya") == "<local>/kopiya"

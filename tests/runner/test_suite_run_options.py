@@ -345,17 +345,56 @@ def test_a_v2_file_asked_under_another_contract_is_not_retried(runner) -> None:
     assert rc == 2 and not runner.runs.exists() and not runner.results.exists()
 
 
-# --data-dir on the frozen v1 suite -------------------------------------------------------------
+# Other rows than the frozen ones (--data-dir) -------------------------------------------------------------
 
 
-def test_other_rows_through_data_dir_are_warned_of_task_by_task(runner, monkeypatch) -> None:
+@pytest.mark.parametrize("names", [("--suite", "yoxla-v1"), ("--edition", "v1")])
+def test_rows_of_another_count_through_data_dir_refuse_the_v1_suite(runner, monkeypatch, names) -> None:
+    """The sample rows read as v1's: every task has fewer rows than v1 is frozen with, so the
+    run is refused in one line before any model is asked, as the built-in engine refused it."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    argv = ("run", *SUITE_BASELINE, "--suite", "yoxla-v1", "--data-dir", str(SAMPLE_ROWS), "--run-id", "v")
+    provider = SUITE_BASELINE if names[0] == "--suite" else BASELINE
+    argv = ("run", *provider, *names, "--data-dir", str(SAMPLE_ROWS), "--run-id", "v")
     rc, _, err = runner(*argv, "--task", "nli_v1", "--task", "sts_v1")
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        f"yoxla: error: nli_v1: 12 rows (read from --data-dir {SAMPLE_ROWS}), but the suite "
+        "yoxla-v1 is frozen with 100; … and 1 more task(s); a run of other rows cannot be admitted, "
+        "no model was asked"
+    ]
+    assert not runner.runs.exists() and not runner.results.exists()
+
+
+def _sample_copy(root: Path, tid: str, change) -> Path:
+    """The sample suite copied under ``root`` (its manifest, hash file and rows), the rows of
+    ``tid`` passed through ``change``."""
+    root.mkdir()
+    for name in ("yoxla-sample.yaml", "yoxla-sample.hashes.json"):
+        shutil.copy(REPO / "yoxla" / "editions" / name, root / name)
+    shutil.copytree(SAMPLE_ROWS, root / "sample")
+    rows_file = root / "sample" / tid / "test.jsonl"
+    lines = [line for line in rows_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows_file.write_text("".join(line + "\n" for line in change(lines)), encoding="utf-8")
+    return root / "yoxla-sample.yaml"
+
+
+def test_a_sample_suite_one_row_short_is_refused_and_other_rows_are_warned_of(runner) -> None:
+    short = _sample_copy(runner.tmp / "short", "nli_v1", lambda lines: lines[:-1])
+    rc, _, err = runner("run", *SUITE_BASELINE, "--suite", str(short), "--task", "nli_v1")
+    assert rc == 2 and err.strip().splitlines() == [
+        "yoxla: error: nli_v1: 11 rows, but the suite yoxla-sample is frozen with 12; "
+        "a run of other rows cannot be admitted, no model was asked"
+    ], err
+    assert not runner.runs.exists()
+    rc, _, err = runner("run", *SUITE_BASELINE, "--suite", str(short), "--task", "sts_v1", "--run-id", "k")
+    assert rc == 0, err  # a task of the frozen count runs
+    # Other rows of the frozen count: warned of task by task, and the run goes on.
+    other = _sample_copy(runner.tmp / "other", "nli_v1", lambda lines: [*lines[1:], lines[0]])
+    rc, _, err = runner("run", *SUITE_BASELINE, "--suite", str(other), "--task", "nli_v1", "--run-id", "o")
     assert rc == 0, err
     warned = [line for line in err.splitlines() if line.startswith("warning: ")]
-    assert [w.split(":")[1].strip() for w in warned] == ["nli_v1", "sts_v1"]
-    assert all("not as the suite yoxla-v1 was frozen" in w and "the rows of its dataset" in w for w in warned)
+    assert [w.split(":")[1].strip() for w in warned] == ["nli_v1"]
+    assert "not as the suite yoxla-sample was frozen" in warned[0] and "the rows of its dataset" in warned[0]
     # The frozen sample suite, read as it is, warns of nothing.
     _, _, err = _suite(runner, "--task", "nli_v1")
     assert "warning" not in err

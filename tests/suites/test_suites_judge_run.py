@@ -163,8 +163,8 @@ def test_the_judge_defaults_to_the_runs_own_server(runner, judged) -> None:
 
 def test_a_judge_on_another_provider_keeps_that_providers_url() -> None:
     from yoxla.providers.registry import get_spec
+    from yoxla.run.judge import judge_facts
     from yoxla.run.settings import RunSettings
-    from yoxla.run.suite_judge import judge_facts
 
     s = RunSettings(provider="vllm", model="m", base_url="http://127.0.0.1:9/v1", judge_model="hakim")
     assert judge_facts(s) == {"provider": "vllm", "model": "hakim", "base_url": "http://127.0.0.1:9/v1"}

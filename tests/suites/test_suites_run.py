@@ -96,8 +96,8 @@ def test_passthrough_goes_only_to_upstreams_that_are_not_openai(
     from yoxla.providers.base import ProviderOptions
     from yoxla.providers.openai_compat import OpenAICompatProvider
     from yoxla.providers.registry import get_spec, with_overrides
+    from yoxla.run.plan import make_suite_plan, suite_request
     from yoxla.run.settings import RunSettings
-    from yoxla.run.suite_plan import make_suite_plan, suite_request
 
     monkeypatch.setenv("VLLM_API_KEY", SECRET)
     s = RunSettings(provider="vllm", model="m", suite=str(suite))
@@ -254,6 +254,36 @@ def test_a_failing_preprocessor_stops_the_run_before_any_model_call(runner, tmp_
 def test_suite_options_are_checked(runner, suite, argv, needle) -> None:
     rc, _, err = runner("run", "--suite", str(suite), "--provider", "vllm", "--model", "m", *argv)
     assert rc != 0 and needle in err.strip().splitlines()[-1], err
+
+
+@pytest.mark.parametrize("cwd", ["above", "elsewhere"])
+def test_an_unknown_task_quotes_the_manifest_without_the_users_folders(
+    runner, suite, tmp_path, tmp_path_factory, monkeypatch, cwd
+) -> None:
+    if cwd == "elsewhere":
+        monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # a folder beside it
+    argv = ("--suite", str(suite.resolve()), "--provider", "vllm", "--model", "m", "--task", "yox_v1")
+    rc, _, err = runner("run", *argv)
+    shown = "suites/sinaq/sinaq.yaml" if cwd == "above" else "sinaq.yaml"
+    assert rc == 2 and err.strip().splitlines() == [
+        f"yoxla: error: --task yox_v1: not a task of {shown} (tasks: toplama_v1)"
+    ], err
+
+
+@pytest.mark.parametrize("cwd", ["above", "elsewhere"])
+def test_suite_render_by_id_quotes_the_manifest_without_the_users_folders(
+    runner, suite, tmp_path, tmp_path_factory, monkeypatch, cwd
+) -> None:
+    """A committed suite named by its id is loaded from an absolute path; ``yoxla suite`` quotes
+    it as it quotes a manifest given by a relative path."""
+    monkeypatch.setenv("YOXLA_SUITES_DIR", str(tmp_path / "suites"))
+    if cwd == "elsewhere":
+        monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # a folder beside it
+    rc, _, err = runner("suite", "render", "sinaq", "--task", "yox_v1")
+    shown = "suites/sinaq/sinaq.yaml" if cwd == "above" else "sinaq.yaml"
+    assert rc == 2 and err.strip().splitlines() == [
+        f"yoxla: error: {shown}: no task 'yox_v1' (tasks: toplama_v1)"
+    ], err
 
 
 def test_the_baseline_provider_answers_a_suite_as_suite_baseline_does(runner, suite) -> None:

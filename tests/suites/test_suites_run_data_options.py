@@ -77,8 +77,31 @@ def test_data_dir_reads_the_hub_dataset_from_a_local_folder(runner, hub_suite, f
     assert rc == 0, err
     assert fake.calls == [] and fake.commit_calls == []  # nothing asked of the Hub
     doc = runner.result(RESULT)
-    assert doc["run"]["dataset"] == {"source": str(local.resolve()), "revision": None}
+    assert doc["run"]["dataset"] == {"source": "kopiya", "revision": None}  # under the working directory
     assert "commits" not in doc["suite"]["tasks"]["toplama_v1"]
+    assert _admit(doc, tmp_path).status == "admitted"
+
+
+def test_a_local_folder_is_recorded_without_the_users_folders(
+    runner, hub_suite, tmp_path, tmp_path_factory, monkeypatch
+) -> None:
+    """``run.dataset.source`` and ``run.command``: a path under the working directory relative
+    to it, any other as ``<local>/<its name>``; the file is read and admitted as before."""
+    home = tmp_path_factory.mktemp("home")  # a folder beside the working directory
+    local = home / "kopiya"
+    _rows_file(local / "acme" / "toplama", ROWS)
+    rc, err = _run(runner, hub_suite.resolve(), "--data-dir", str(local))
+    assert rc == 0, err
+    doc = runner.result(RESULT)
+    assert doc["run"]["dataset"] == {"source": "<local>/kopiya", "revision": None}
+    assert doc["run"]["command"] == (
+        "yoxla run --suite suites/sinaq/sinaq.yaml --provider suite-baseline --model echo "
+        "--data-dir <local>/kopiya --runs-dir runs --results-dir results --no-progress"
+    )
+    text = json.dumps(doc, ensure_ascii=False)
+    assert str(home) not in text and str(tmp_path) not in text
+    record, problems = parse_record(doc)
+    assert isinstance(record, SuiteResultFile), problems
     assert _admit(doc, tmp_path).status == "admitted"
 
 
@@ -119,3 +142,21 @@ def test_commit_of_the_manifest_is_what_a_plain_run_stores(runner, hub_suite) ->
     assert runner.result(RESULT)["suite"]["tasks"]["toplama_v1"]["commits"] == {
         "dataset": {"acme/toplama": COMMIT}
     }
+
+
+@pytest.mark.parametrize("cwd", ["above", "elsewhere"])
+def test_the_offline_note_quotes_the_manifest_without_the_users_folders(
+    runner, hub_suite, tmp_path, tmp_path_factory, monkeypatch, cwd
+) -> None:
+    """The suite is named by its absolute path (as run.json keeps it): the note shows it relative
+    to the working directory when under it, else only its file name."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # nothing cached: the Hub dataset cannot be read
+    if cwd == "elsewhere":
+        monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # a folder beside it
+    rc, err = _run(runner, hub_suite.resolve())
+    assert rc == 2
+    (line,) = err.strip().splitlines()
+    shown = "suites/sinaq/sinaq.yaml" if cwd == "above" else "sinaq.yaml"
+    assert line.startswith(f"yoxla: error: {shown}: task 'toplama_v1', dataset: could not load"), line
+    assert "Offline?" in line and "--data-dir DIR" in line
+    assert str(tmp_path) not in line

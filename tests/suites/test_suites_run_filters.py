@@ -194,3 +194,32 @@ def test_a_filter_that_keeps_every_item_is_still_partial_and_never_admitted(runn
     verdict = check_file(path, use_cache=False)
     assert verdict.status == "excluded"
     assert any("partial run" in r and "row filter" in r for r in verdict.reasons), verdict.reasons
+
+
+@pytest.fixture
+def graded(tmp_path) -> Path:
+    """One task whose rows carry a category and a difficulty, both declared as breakdowns."""
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    rows = [{**r, "category": ["tarix", "dil"][i % 2], "difficulty": ["easy", "hard"][i % 3 == 0]}
+            for i, r in enumerate(ROWS)]  # fmt: skip
+    write_jsonl(folder / "data.jsonl", rows)
+    task = _task("secim_v1", breakdowns="category, difficulty")
+    return write_manifest(folder, [task], metadata={"name": "derece"})
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "value"),
+    [(("--category", "dil"), "category", "dil"), (("--difficulty", "hard"), "difficulty", "hard")],
+)
+def test_category_and_difficulty_on_a_suite_make_a_partial_run(runner, graded, flags, field, value) -> None:
+    rc, out, err = _run(runner, graded, *flags)
+    assert rc == 0, err
+    rows = [json.loads(line) for line in (graded.parent / "data.jsonl").read_text("utf-8").splitlines()]
+    want = [r["id"] for r in rows if r[field] == value]
+    assert 0 < len(want) < len(rows)
+    assert [p["id"] for p in runner.predictions("f")] == want
+    assert "[incomplete" in out
+    doc = _partial(runner, "derece")
+    assert doc["run"]["conditions"]["filters"] == {field: [value]}
+    assert runner.json("f", "summary.json")["complete"] is False

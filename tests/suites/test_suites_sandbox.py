@@ -430,8 +430,8 @@ def test_start_up_announces_reduced_isolation_only_for_tasks_with_code(mode, tmp
 
 def test_a_suite_run_announces_before_its_code_runs(mode, tmp_path, capsys, no_worker):
     from yoxla.run.errors import ValidationFailed
+    from yoxla.run.plan import make_suite_plan
     from yoxla.run.settings import RunSettings
-    from yoxla.run.suite_plan import make_suite_plan
 
     mode.setenv(sandbox.FORCE_ENV, "reduced")
     path = _two_tasks(tmp_path)

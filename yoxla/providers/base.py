@@ -53,7 +53,7 @@ class Request:
     """One example's prompt and generation settings.
 
     ``task`` is a built-in :class:`~yoxla.suite.Task`, or for an eval suite the run's task
-    (:class:`yoxla.run.suite_plan.SuiteRunTask`); both have an ``id``. The fields after
+    (:class:`yoxla.run.plan.SuiteRunTask`); both have an ``id``. The fields after
     ``thinking`` are set by suite runs only (the built-in tasks send none of them).
     """
 

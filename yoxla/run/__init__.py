@@ -10,7 +10,7 @@
 - ``commands``: the command line (``python runner.py …`` = ``yoxla run …``), ``run-all``, ``rescore``;
   ``options``: the options of ``yoxla run`` and what the commands share; ``tool_commands``:
   ``yoxla providers``, ``test`` and ``keygen``.
-- ``suite_plan``, ``suite_job``, ``suite_judge``, ``suite_engine``, ``suite_finalize``, ``suite_cli``:
+- ``plan``, ``job``, ``judge``, ``engine``, ``finalize``, ``cli``:
   the suite engine (every run: ``--suite FILE`` or ``--edition E``, the package suite ``yoxla-E``).
 
 A run folder made by the built-in engine of older versions is refused in one line

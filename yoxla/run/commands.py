@@ -52,10 +52,10 @@ def execute_run(args: argparse.Namespace) -> Any:
     """``yoxla run`` without the printing: the finished RunReport, or None when a result file
     given to --retry-errors has nothing to retry. ``yoxla.run`` (the library call) uses it too."""
     from yoxla.run.artifacts import refuse_builtin
+    from yoxla.run.cli import check_suite_args, continued_folder, run_suite, suite_path, suite_selection
+    from yoxla.run.engine import retry_suite_errors, start_suite_run
     from yoxla.run.seed import retry_result_file
     from yoxla.run.settings import SESSION, RunSettings
-    from yoxla.run.suite_cli import check_suite_args, continued_folder, run_suite, suite_path, suite_selection
-    from yoxla.run.suite_engine import retry_suite_errors, start_suite_run
 
     load_env_file()
     given = given_options(args)
@@ -142,8 +142,8 @@ def execute_run(args: argparse.Namespace) -> Any:
 
 
 def print_summary(report: Any) -> None:
-    """The finished run's tables, scores and footer (:func:`yoxla.run.suite_cli.print_suite_summary`)."""
-    from yoxla.run.suite_cli import print_suite_summary
+    """The finished run's tables, scores and footer (:func:`yoxla.run.cli.print_suite_summary`)."""
+    from yoxla.run.cli import print_suite_summary
 
     print_suite_summary(report)
 
@@ -243,7 +243,7 @@ def cmd_run_all(args: argparse.Namespace) -> int:
 
 @guard
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from yoxla.run.suite_finalize import rescore_suite_run
+    from yoxla.run.finalize import rescore_suite_run
 
     report = rescore_suite_run(Path(args.run_dir), write_result_file=args.result, sign_key=args.sign_key)
     print_summary(report)

@@ -6,6 +6,7 @@ The command line prints an error as ``yoxla: error: …`` and exits non-zero; lo
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +39,26 @@ def writing(path: Path | str, hint: str = "") -> Iterator[None]:
         yield
     except OSError as exc:
         raise RunError(f"cannot write {path}: {os_reason(exc)}{'; ' + hint if hint else ''}") from None
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A file as a message quotes it: an absolute path relative to the working directory when
+    it is under it, else only its name (a message does not spell out the user's folders); a
+    relative path as given."""
+    given = Path(path)
+    if not given.is_absolute():
+        return os.fspath(path)
+    try:
+        return given.relative_to(Path.cwd()).as_posix()
+    except (OSError, ValueError):
+        return given.name
+
+
+def quoting(message: str, path: str | os.PathLike[str]) -> str:
+    """``message`` with the absolute ``path`` it quotes (a manifest's, as the loader names it)
+    shown as :func:`shown_path` shows it."""
+    full = os.fspath(path)
+    return message.replace(full, shown_path(full)) if Path(full).is_absolute() else message
 
 
 def resume_command(run_dir: Path, kind: str = "resume") -> str:

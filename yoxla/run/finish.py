@@ -1,7 +1,7 @@
 """Finishing a run, what every finish shares: the stored lines read back, the summary, the
 result file's model and run blocks, and the files written in the order that never lies.
 
-Scores always come from the stored raw outputs (:mod:`yoxla.run.suite_finalize` replays them),
+Scores always come from the stored raw outputs (:mod:`yoxla.run.finalize` replays them),
 so a run, its resumption and a later ``rescore`` agree. Files are written in an order that
 never lies: ``run.json`` says ``finalizing`` first, the result file is written, and only then
 does ``run.json`` say ``complete`` (or ``incomplete``); a run whose finalisation failed (disk

@@ -156,7 +156,7 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--trust-remote-code", action="store_true", default=None, help="allow the model's own code"
     )
-    from yoxla.run.suite_cli import add_suite_args
+    from yoxla.run.cli import add_suite_args
 
     add_suite_args(p)
 

@@ -1,7 +1,7 @@
 """What a finished run prints, shared by benchmark and suite runs: the probabilities line and
 calibration table, the generation errors, and the footer (tokens, wall time, run folder, result file).
 
-``yoxla.run.commands`` (the benchmark summary) and ``yoxla.run.suite_cli`` (the suite summary)
+``yoxla.run.commands`` (the benchmark summary) and ``yoxla.run.cli`` (the suite summary)
 both import this module and it imports neither, so the two summaries make no import circle.
 """
 

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.run.artifacts import PREDICTIONS, RUN_JSON, read_json, rewrite_predictions, write_json
+from yoxla.run.engine import KIND, retry_suite_errors, suite_run_record
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finish import RunReport
+from yoxla.run.judge import JUDGEMENTS
 from yoxla.run.lock import RunLock
+from yoxla.run.plan import SuitePlan, make_suite_plan, suite_conditions
 from yoxla.run.session import refuse_existing
 from yoxla.run.settings import RunSettings, check_run_id, now_iso
-from yoxla.run.suite_engine import KIND, retry_suite_errors, suite_run_record
-from yoxla.run.suite_judge import JUDGEMENTS
-from yoxla.run.suite_plan import SuitePlan, make_suite_plan, suite_conditions
 
 
 def retry_result_file(

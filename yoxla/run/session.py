@@ -2,11 +2,11 @@
 
 A run is a folder ``runs/<run_id>/``, held by one process at a time (:mod:`yoxla.run.lock`).
 Starting, resuming and retrying failed items are the same three steps: settle the settings and
-the plan (:mod:`~yoxla.run.settings`, :mod:`~yoxla.run.suite_plan`), send the pending items
+the plan (:mod:`~yoxla.run.settings`, :mod:`~yoxla.run.plan`), send the pending items
 through the executor (:mod:`~yoxla.run.executor`), and finish with the scores and the result
-file (:mod:`~yoxla.run.suite_finalize`). Whatever stops a session (a refusing server, a full
+file (:mod:`~yoxla.run.finalize`). Whatever stops a session (a refusing server, a full
 disk, Ctrl-C) leaves every answer received on disk and says in one line how to continue. What
-is particular to the suite engine (its plan, job and finish) is :mod:`yoxla.run.suite_engine`'s.
+is particular to the suite engine (its plan, job and finish) is :mod:`yoxla.run.engine`'s.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
 class HeldRun(ABC):
     """A run folder this process holds (under its lock): its record, its settings and its plan.
 
-    The suite engine's is :class:`yoxla.run.suite_engine.SuiteHeld`: it says what a session sends
+    The suite engine's is :class:`yoxla.run.engine.SuiteHeld`: it says what a session sends
     with (:meth:`job`), how the run finishes and which item a stored record answers.
     """
 
@@ -328,7 +328,7 @@ def _end_session(
 def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log, reopen: Reopen) -> RunReport:
     """Re-ask only the examples whose generation failed, merge them back in place, re-score.
 
-    ``reopen`` reads the run folder back (:func:`yoxla.run.suite_engine.retry_suite_errors`).
+    ``reopen`` reads the run folder back (:func:`yoxla.run.engine.retry_suite_errors`).
     """
     if not (run_dir / RUN_JSON).is_file():
         raise RunError(f"--retry-errors: {run_dir} is not a run folder (no run.json)")

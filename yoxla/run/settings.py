@@ -9,6 +9,7 @@ one place, so the result file can carry the same block.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -154,6 +155,50 @@ def resolve_sign_key(s: RunSettings) -> None:
     s.sign_key = key
 
 
+# Local paths in the record ---------------------------------------------------------------------
+
+LOCAL = "<local>"  # a folder outside the working directory, as a result file names it
+PATH_SETTINGS = ("suite", "data_dir", "results_dir", "runs_dir", "config", "sign_key")
+
+
+def stored_path(path: str | os.PathLike[str]) -> str:
+    """A local file or folder as a result file records it: relative to the working directory
+    when under it (``.`` for the working directory itself), else ``<local>/<its name>``, so the
+    user's folders (a home directory) are never written into it."""
+    found = Path(path).expanduser()
+    try:
+        found = found.resolve()
+        return found.relative_to(Path.cwd().resolve()).as_posix()
+    except (OSError, RuntimeError, ValueError):
+        return f"{LOCAL}/{found.name}"
+
+
+def without_local_paths(command: str, s: RunSettings) -> str:
+    """The stored command line with every absolute form of the run's paths (``--suite``,
+    ``--data-dir``, the runs and results folders, ``--config``, ``--sign-key``) written as
+    :func:`stored_path` writes them; a relative path stays as given."""
+    forms: dict[str, str] = {}
+    for name in PATH_SETTINGS:
+        value = getattr(s, name)
+        if not value:
+            continue
+        given = os.fspath(value)
+        expanded = os.path.expanduser(given)
+        candidates = {given, expanded, os.path.abspath(expanded)}
+        try:
+            candidates.add(str(Path(expanded).resolve()))
+        except (OSError, RuntimeError):
+            pass
+        for form in candidates:
+            if os.path.isabs(form) and form != os.sep:
+                forms.setdefault(form, stored_path(given))
+    if not forms:
+        return command
+    # One pass, the longest form first (a folder inside another), so nothing is replaced twice.
+    pattern = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+    return re.sub(pattern, lambda m: forms[m.group(0)], command)
+
+
 # Run ids -------------------------------------------------------------------------------------
 
 
@@ -208,7 +253,9 @@ def run_record(
         "started_at": now_iso(),
         "finished_at": None,
         "wall_s": 0.0,
-        "command": without_path(redact(s.command, secrets), s.model, public_model(s.model)),
+        "command": without_local_paths(
+            without_path(redact(s.command, secrets), s.model, public_model(s.model)), s
+        ),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
         "sessions": [],

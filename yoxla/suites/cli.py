@@ -23,9 +23,12 @@ its graders' rules (one line each, no traceback).
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable
 from typing import Any
 
 FIRST_ROWS = 3
+Command = Callable[[argparse.Namespace], int]
 
 
 def _judge_stub(request: dict[str, Any]) -> Any:
@@ -286,6 +289,31 @@ def cmd_floors(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _quoting_manifest(cmd: Command) -> Command:
+    """``cmd`` whose one-line error quotes a committed suite named by its id (loaded from an
+    absolute path: the package's or ``$YOXLA_SUITES_DIR``'s) relative to the working directory
+    when under it, else by its file name; a manifest given as a path is quoted as given."""
+
+    @functools.wraps(cmd)
+    def run(args: argparse.Namespace) -> int:
+        from pathlib import Path
+
+        from yoxla.run.errors import quoting
+        from yoxla.suites.errors import ManifestError
+        from yoxla.suites.registry import is_file, resolve_suite
+
+        try:
+            return cmd(args)
+        except ManifestError as exc:
+            path = None if is_file(Path(args.file)) else resolve_suite(args.file)
+            if path is not None:
+                exc.args = (quoting(str(exc), path),)
+                exc.problems = tuple(quoting(p, path) for p in exc.problems)
+            raise
+
+    return run
+
+
 def register(sub: Any) -> None:
     """Add ``yoxla suite …`` to the command line (called from yoxla.cli's EXTENSIONS)."""
     p = sub.add_parser("suite", help="eval suites as manifests: validate, render, check")
@@ -293,23 +321,23 @@ def register(sub: Any) -> None:
 
     v = commands.add_parser("validate", help="check a manifest, its data, templates and graders")
     v.add_argument("file")
-    v.set_defaults(func=cmd_validate)
+    v.set_defaults(func=_quoting_manifest(cmd_validate))
 
     r = commands.add_parser("render", help="the exact messages a model will see")
     r.add_argument("file")
     r.add_argument("--task", required=True)
     r.add_argument("-n", type=int, default=3, help="how many items (default 3)")
     r.add_argument("--run-code", action="store_true", help="run the task's Python preprocessor (sandboxed)")
-    r.set_defaults(func=cmd_render)
+    r.set_defaults(func=_quoting_manifest(cmd_render))
 
     c = commands.add_parser("check", help="refuse a task changed without a new id (frozen hashes)")
     c.add_argument("file")
     c.add_argument("--write", action="store_true", help="freeze new tasks in <stem>.hashes.json")
     c.add_argument("--run-code", action="store_true", help="run Python preprocessors to hash their tasks")
-    c.set_defaults(func=cmd_check)
+    c.set_defaults(func=_quoting_manifest(cmd_check))
 
     f = commands.add_parser("floors", help="scores of the cue-only strategies per task (the shortcut gate)")
     f.add_argument("file")
     f.add_argument("--gate", action="store_true", help="exit 1 when a cue-only strategy beats its threshold")
     f.add_argument("--margin", type=float, default=15.0, help="points above chance a cue may score (15)")
-    f.set_defaults(func=cmd_floors)
+    f.set_defaults(func=_quoting_manifest(cmd_floors))

@@ -1,8 +1,8 @@
 """A run from start to finish: ``python runner.py --suite FILE|--edition E --provider P --model M``.
 
 The run folder, its lock, the session bookkeeping and retries are :mod:`yoxla.run.session`'s;
-this module gives them the plan (:mod:`~yoxla.run.suite_plan`), the job that sends and scores
-each item (:mod:`~yoxla.run.suite_job`) and the finish (:mod:`~yoxla.run.suite_finalize`).
+this module gives them the plan (:mod:`~yoxla.run.plan`), the job that sends and scores
+each item (:mod:`~yoxla.run.job`) and the finish (:mod:`~yoxla.run.finalize`).
 Starting, resuming (``--resume``), re-asking failed items (``--retry-errors``) and ``rescore``
 all come here; run.json says ``"kind": "suite"``. A run folder without it was made by the
 built-in engine of an older version, and is refused with one line that says what to do.
@@ -25,8 +25,12 @@ from yoxla.providers.registry import get_spec, with_overrides
 from yoxla.results import model_slug
 from yoxla.run.artifacts import RUN_JSON, SUITE_KIND, read_json, refuse_builtin
 from yoxla.run.errors import Log, RunError, log_stderr
+from yoxla.run.finalize import check_plan, finalize_suite_run
 from yoxla.run.finish import RunReport
+from yoxla.run.job import SuiteJob
+from yoxla.run.judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
 from yoxla.run.model_facts import public_model
+from yoxla.run.plan import SuitePlan, dataset_info, make_suite_plan, suite_conditions
 from yoxla.run.provider import precheck_provider, run_secrets
 from yoxla.run.session import (
     HeldRun,
@@ -44,10 +48,6 @@ from yoxla.run.settings import (
     run_record,
     settings_from,
 )
-from yoxla.run.suite_finalize import check_plan, finalize_suite_run
-from yoxla.run.suite_job import SuiteJob
-from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
-from yoxla.run.suite_plan import SuitePlan, dataset_info, make_suite_plan, suite_conditions
 from yoxla.suites.registry import edition_of
 
 KIND = SUITE_KIND

@@ -4,7 +4,7 @@
 sending thread, right after an answer comes back, it re-asks an empty answer up to the
 task's ``max_empty_retries``, then scores the answer with the task's graders (Python graders
 in a worker process). A grader that asks a judge does so through the run's
-:class:`~yoxla.run.suite_judge.RecordingJudge`, so every judge call is recorded in the run
+:class:`~yoxla.run.judge.RecordingJudge`, so every judge call is recorded in the run
 folder before the example's line is written. With a judge model, each sending thread has
 its own grader workers, so judge calls of different examples run in parallel; without one,
 the threads share one worker per grader.
@@ -12,7 +12,7 @@ the threads share one worker per grader.
 The line written to ``predictions.jsonl`` keeps the raw output, finish reason and error (what
 re-scoring starts from), and shows what scoring made of it then (extracted value, outcome,
 scores, grader error, judge calls). The run's final scores always come from the stored
-answers again (:mod:`yoxla.run.suite_finalize`).
+answers again (:mod:`yoxla.run.finalize`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 from yoxla.providers.base import Completion, Provider, Request
 from yoxla.providers.registry import redact
 from yoxla.run.executor import sent_fields
+from yoxla.run.judge import RecordingJudge
+from yoxla.run.plan import SuiteRunTask, suite_request
 from yoxla.run.settings import RunSettings
-from yoxla.run.suite_judge import RecordingJudge
-from yoxla.run.suite_plan import SuiteRunTask, suite_request
 from yoxla.suites.prepare import Item
 from yoxla.suites.samples import SampleOutput, SampleResult
 from yoxla.suites.scoring import TaskScorer

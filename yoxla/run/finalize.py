@@ -5,7 +5,7 @@ Scores always come from the stored raw outputs through the record's one suite wr
 :func:`yoxla.suites.scoring.score_suite_task`), so a run, its resumption, ``yoxla rescore``
 and admission agree. Judge calls come in two steps, per task with Python graders:
 
-1. **top-up**: the graders run with the run's :class:`~yoxla.run.suite_judge.RecordingJudge`,
+1. **top-up**: the graders run with the run's :class:`~yoxla.run.judge.RecordingJudge`,
    which answers from ``judgements.jsonl`` and, in a run with a judge model, asks the judge
    for what is missing (a call that failed while the run sent examples is tried again);
    this gives every sample the list of its judge calls;
@@ -55,9 +55,9 @@ from yoxla.run.finish import (
     usage_total,
     write_finished,
 )
+from yoxla.run.judge import JUDGEMENTS, RecordingJudge, open_judge
+from yoxla.run.plan import SuitePlan, SuiteRunTask, make_suite_plan
 from yoxla.run.settings import RunSettings, now_iso, settings_from
-from yoxla.run.suite_judge import JUDGEMENTS, RecordingJudge, open_judge
-from yoxla.run.suite_plan import SuitePlan, SuiteRunTask, make_suite_plan
 from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
 from yoxla.suites.samples import SampleOutput

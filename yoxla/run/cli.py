@@ -54,7 +54,7 @@ def suite_selection(args: argparse.Namespace, path: str | None) -> list[str] | N
     if path is None:
         raise UsageError("--block picks a group of the suite given with --suite")
     from yoxla.run.errors import RunError
-    from yoxla.run.suite_plan import load_suite_manifest
+    from yoxla.run.plan import load_suite_manifest
     from yoxla.suites.registry import shown_ref
 
     try:

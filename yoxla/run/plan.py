@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from yoxla.providers.base import Request
-from yoxla.run.errors import Log, RunError, ValidationFailed
+from yoxla.run.errors import Log, RunError, ValidationFailed, quoting, shown_path
 from yoxla.run.revision import check_revision
-from yoxla.run.settings import RunSettings
+from yoxla.run.settings import RunSettings, stored_path
 from yoxla.suites import registry
 from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
-from yoxla.suites.hashing import aggregation, suite_hash
+from yoxla.suites.hashing import TaskHashes, aggregation, suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import is_dir, repo_path, shown_ref, suite_id
@@ -152,7 +152,7 @@ def load_suite_manifest(path: str) -> SuiteManifest:
     try:
         return registry.load_suite_manifest(path)
     except ManifestError as exc:
-        raise RunError(str(exc)) from None
+        raise RunError(quoting(str(exc), path)) from None
 
 
 def filter_fields(task: SuiteTask) -> list[str]:
@@ -261,7 +261,8 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     chosen = list(dict.fromkeys(s.tasks)) or list(manifest.tasks)
     unknown = [t for t in chosen if t not in manifest.tasks]
     if unknown:
-        raise RunError(f"--task {unknown[0]}: not a task of {s.suite} (tasks: {', '.join(manifest.tasks)})")
+        known = ", ".join(manifest.tasks)
+        raise RunError(f"--task {unknown[0]}: not a task of {shown_path(s.suite)} (tasks: {known})")
     check_data_options(s, [manifest.tasks[t] for t in chosen], repo_path(manifest.path))
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
@@ -272,44 +273,82 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
             for tid in manifest.tasks:
                 if tid in chosen:
                     tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
-    except PreprocessError as exc:
-        raise ValidationFailed(f"{exc}; no model was asked") from None
+    except PreprocessError as exc:  # the messages quote the manifest as the loader names it
+        raise ValidationFailed(f"{quoting(str(exc), manifest.path)}; no model was asked") from None
     except HubUnavailable as exc:
         hint = "" if s.data_dir is not None else RUN_OFFLINE_HINT
-        raise RunError(f"{exc}{hint}") from None
+        raise RunError(f"{quoting(str(exc), manifest.path)}{hint}") from None
     except ManifestError as exc:
-        raise RunError(str(exc)) from None
+        raise RunError(quoting(str(exc), manifest.path)) from None
     finally:
         if own:
             workers.close()
     refuse_bad_rows(t.prepared for t in tasks.values())
-    if log is not None:
-        warn_unfrozen(manifest, sid, tasks, log)
+    frozen = frozen_hashes(manifest, log)
+    if frozen is not None and registry.edition_of(sid) is not None:
+        refuse_other_counts(sid, tasks, frozen, s)
+    if frozen is not None and log is not None:
+        warn_unfrozen(manifest, sid, tasks, frozen, log)
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
     return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
 
 
-def warn_unfrozen(manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], log: Log) -> None:
-    """A task of a frozen suite (one with a hash file, as ``yoxla-v1``) whose rows or definition
-    differ from the frozen hashes, e.g. read with ``--data-dir`` from another copy: a warning per
-    task before any model is asked (as the benchmark warns of a fingerprint that differs), since
-    admission will exclude the result file. A suite without a hash file warns of nothing."""
-    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes, read_hash_file
+def frozen_hashes(manifest: SuiteManifest, log: Log | None) -> dict[str, TaskHashes] | None:
+    """The frozen hashes of a suite with a hash file (as ``yoxla-v1``); None for one without,
+    and for one whose hash file cannot be read (a warning: admission will say more)."""
+    from yoxla.suites.hashing import hash_file_path, read_hash_file
 
     path = hash_file_path(manifest.path)
     if not path.is_file():
-        return
+        return None
     try:
-        frozen = read_hash_file(path)
+        return read_hash_file(path)
     except ManifestError as exc:
-        log(f"warning: {exc}")
+        if log is not None:
+            log(f"warning: {quoting(str(exc), path)}")
+        return None
+
+
+def refuse_other_counts(
+    sid: str, tasks: dict[str, SuiteRunTask], frozen: dict[str, TaskHashes], s: RunSettings
+) -> None:
+    """A benchmark suite (``yoxla-v1``, ``yoxla-sample``) whose task has another number of rows
+    than it was frozen with (a ``--data-dir`` copy of other rows, another ``--revision``) is
+    refused before any model is asked, in one line naming the first such task and how many
+    there are (exit status 2): admission could never count the run. Other rows of the frozen
+    count are warned of (:func:`warn_unfrozen`)."""
+    other = [
+        (tid, len(t.prepared.items), frozen[tid].items)
+        for tid, t in tasks.items()
+        if tid in frozen and frozen[tid].items not in (None, len(t.prepared.items))
+    ]
+    if not other:
         return
+    tid, found, count = other[0]
+    read = f" (read from --data-dir {shown_ref(s.data_dir)})" if s.data_dir is not None else ""
+    more = f"; … and {len(other) - 1} more task(s)" if len(other) > 1 else ""
+    raise RunError(
+        f"{tid}: {found:,} rows{read}, but the suite {sid} is frozen with {count:,}{more}; "
+        "a run of other rows cannot be admitted, no model was asked"
+    )
+
+
+def warn_unfrozen(
+    manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], frozen: dict[str, TaskHashes], log: Log
+) -> None:
+    """A task of a frozen suite whose rows or definition differ from the frozen hashes, e.g.
+    read with ``--data-dir`` from another copy: a warning per task before any model is asked
+    (as the benchmark warns of a fingerprint that differs), since admission will exclude the
+    result file."""
+    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes
+
     now = {tid: prepared_hashes(t.prepared) for tid, t in tasks.items()}
     for line in compare(now, {tid: h for tid, h in frozen.items() if tid in now}):
         if line.status != "unchanged":
             what = line.detail or "the task is not in its hash file"
             log(
-                f"warning: {line.task}: not as the suite {sid} was frozen ({repo_path(path)}): "
+                f"warning: {line.task}: not as the suite {sid} was frozen "
+                f"({repo_path(hash_file_path(manifest.path))}): "
                 f"{what}; results are not comparable with published runs and will not be admitted"
             )
 
@@ -331,7 +370,7 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
     ]
     if not any(reads_hub(d) for d in specs):
         raise RunError(
-            f"{' and '.join(given)}: suite {s.suite} reads no Hugging Face dataset "
+            f"{' and '.join(given)}: suite {shown_path(s.suite or '')} reads no Hugging Face dataset "
             "(these options override its Hub datasets' revision or read them from a local folder)"
         )
     from pydantic import ValidationError
@@ -351,9 +390,10 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
 
 def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
     """run.json's ``dataset``: the manifest, or where ``--data-dir``/``--revision`` read the Hub
-    datasets from (the result file's ``run.dataset``, as the benchmark records it)."""
+    datasets from (the result file's ``run.dataset``, as the benchmark records it); a local
+    folder as :func:`~yoxla.run.settings.stored_path` writes it, never the user's folders."""
     if s.data_dir is not None:
-        return {"source": str(Path(s.data_dir).resolve()), "revision": None, "local": True}
+        return {"source": stored_path(s.data_dir), "revision": None, "local": True}
     if s.revision is not None:
         return {"source": path, "revision": s.revision, "local": False}
     return {"source": path, "revision": None, "local": True}
