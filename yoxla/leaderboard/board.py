@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.leaderboard.admission import MAX_BYTES, TaskRecord, Verdict, admit, load_trusted_keys
+from yoxla.leaderboard.admission import MAX_BYTES, admit, load_trusted_keys
 from yoxla.leaderboard.bootstrap import B_DEFAULT, Boot, TaskInput, run_bootstrap
 from yoxla.leaderboard.data import DataSource
+from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.strictjson import loads_strict, read_regular_file
 from yoxla.suite import load_suite
 from yoxla.walk import walk_files

@@ -38,6 +38,7 @@ import numpy as np
 
 from yoxla.calibration.metrics import Case
 from yoxla.calibration.stored import pooled_calibration, suite_cases
+from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import SuiteResultFile, SuiteTaskHashes, SuiteTaskResult
 from yoxla.record_base import first_difference
 from yoxla.record_derive import derive_suite_task, suite_scores_of
@@ -46,7 +47,6 @@ from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
 
 if TYPE_CHECKING:
-    from yoxla.leaderboard.admission import TaskRecord, Verdict
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.suite_data import CommittedSuite
 
@@ -176,8 +176,6 @@ def _check_task_hashes(tid: str, stored: SuiteTaskHashes, p: Any, v: Verdict) ->
 
 def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdict) -> bool:
     """Check 5: the predictions are the task's items, each once, in item order."""
-    from yoxla.leaderboard.admission import _fmt_ids
-
     ids = [p.id for p in t.predictions]
     if ids == expected and t.rows == len(ids) and t.items == len(expected):
         return True
@@ -242,8 +240,6 @@ def _correlated(task: Any, t: SuiteTaskResult) -> np.ndarray | None:
 
 def _record(tid: str, t: SuiteTaskResult, task: Any, blocks: dict[str, str], gold: Any = None) -> TaskRecord:
     """The board's record of an admitted suite task (``task``: the committed SuiteTask)."""
-    from yoxla.leaderboard.admission import TaskRecord
-
     return TaskRecord.from_suite(tid, t, gold, block=blocks.get(tid, ""), prediction=_correlated(task, t))
 
 
@@ -259,8 +255,6 @@ def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
 
 def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
     """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
-    from yoxla.leaderboard.admission import _differs
-
     v.source_suite = rec.suite.id
     v.edition = edition_of(rec.suite.id)
     v.suite = rec.suite.id if v.edition is None else None  # a benchmark suite's board is its edition's
@@ -316,8 +310,6 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
 
 def _check_totals(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict) -> dict[str, Any]:
     """The summary scores and the generation-error count follow from the stored tasks."""
-    from yoxla.leaderboard.admission import _differs
-
     # The groups and headline are the committed suite's (checked above): scores follow them.
     scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
     diff = first_difference(doc["scores"], scores, "scores")
@@ -347,8 +339,6 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
     hashes and fingerprints against the frozen ones, conditions, coverage by count against the
     frozen item counts, totals); an
     admitted file is listed as not re-checked, never ranked (as the benchmark's files are)."""
-    from yoxla.leaderboard.admission import NOT_RECHECKED
-
     committed = _frozen_tasks(rec, suite, v)
     if v.reasons:
         return
@@ -391,8 +381,6 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
 def _admit(
     rec: SuiteResultFile, suite: CommittedSuite, records: dict[str, Any], scores: dict[str, Any], v: Verdict
 ) -> None:
-    from yoxla.leaderboard.admission import ADMITTED
-
     v.board = _board(rec, suite)
     if v.board == "non-standard":
         v.notes.append("generation settings differ from the committed manifest's: ranked apart")

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     import os
 
     from yoxla.editions import Edition
-    from yoxla.leaderboard.admission import Verdict, _Job
+    from yoxla.leaderboard.admission import _Job
     from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.verdict import Verdict
 
 MIN_JOBS = 8  # fewer files than this are checked here unless workers are asked for: a fork costs more
 
