@@ -65,6 +65,7 @@ from yoxla.leaderboard.verdict import (
     _differs,
     _fmt_ids,
 )
+from yoxla.leaderboard.workers import check_jobs
 from yoxla.record import SuiteResultFile, parse_record
 from yoxla.record_base import (
     FORMAT_VERSION,
@@ -604,19 +605,6 @@ def unique_names(verdicts: list[Verdict]) -> list[Verdict]:
     return verdicts
 
 
-WORKERS_ENV = "YOXLA_ADMISSION_WORKERS"
-
-
-def admission_workers() -> int:
-    """How many worker processes check files: ``$YOXLA_ADMISSION_WORKERS``, else one per core (at most 8)."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if raw.isdigit():
-        return max(1, int(raw))
-    return max(
-        1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    )
-
-
 def admit(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -630,7 +618,7 @@ def admit(
     """Verdicts for many files (one each, whatever the others hold), board rules applied.
 
     Files whose verdict is not cached are checked in ``workers`` processes (default
-    :func:`admission_workers`); every stored number is re-derived either way, and the verdicts
+    :func:`yoxla.leaderboard.workers.admission_workers`); every stored number is re-derived either way, and the verdicts
     are exactly those of a check in this process. ``progress(done, total)`` hears each file."""
     data = data or DataSource()
     trusted = trusted or {}
@@ -640,9 +628,11 @@ def admit(
     total, done = len(files), len(files) - len(jobs)
     if progress is not None:
         progress(done, total)
-    from yoxla.leaderboard.workers import check_jobs
 
-    for k, checked in check_jobs([j for _, j in jobs], trusted, data, editions, root, workers):
+    def check(job: _Job) -> Verdict:
+        return _check_job(job, trusted, data, editions, root)
+
+    for k, checked in check_jobs([j for _, j in jobs], check, data, workers):
         i, job = jobs[k]
         found[i] = _remember(job, checked, trusted, data, editions, True)
         done += 1

@@ -430,7 +430,7 @@ def load_board(
 ) -> Board:
     """Admit every result file under ``results_dir``; ``log`` hears what is being done, and
     ``progress(done, total)`` each file checked (files not cached are checked in ``workers``
-    processes: :func:`yoxla.leaderboard.admission.admission_workers`)."""
+    processes: :func:`yoxla.leaderboard.workers.admission_workers`)."""
     say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
     if data is None:
