@@ -40,7 +40,7 @@ from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 from yoxla.record import parse_record
 from yoxla.record_base import first_difference
-from yoxla.record_v2 import derive_task
+from yoxla.record_derive import derive_task
 from yoxla.rescoring import ScoreCache
 from yoxla.results import content_digest
 from yoxla.strictjson import loads_strict, read_regular_file

@@ -72,11 +72,11 @@ from yoxla.record_base import (
     LEGACY_FORMAT_VERSION,
     first_difference,
 )
+from yoxla.record_derive import derive_task
 from yoxla.record_v2 import (
     ResultFile,
     TaskResult,
     count_generation_errors,
-    derive_task,
     summary_scores,
 )
 from yoxla.results import content_digest, verify_signature
