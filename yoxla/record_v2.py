@@ -50,6 +50,32 @@ from yoxla.record_base import (
     Unit,
     Usage,
 )
+from yoxla.suites.builtins import SPAN_METRICS
+
+# The metrics a v2 task stores, by the built-in evaluator that scored it, in their order (mae
+# and rmse only with a valid answer), and the one row field a task breaks its score down by.
+_ABSTAIN = ("overall_score", "answerability_accuracy", "unanswerable_accuracy", "abstention_rate")
+_COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
+LEGACY_METRICS: dict[str, tuple[str, ...]] = {
+    "classification": (
+        *_COMMON,
+        "accuracy",
+        "macro_f1",
+        "per_class_accuracy",
+        "modal_answer_share",
+        "modal_answer",
+    ),
+    "span": (*_COMMON, *SPAN_METRICS),
+    "abstention": (*_COMMON, *_ABSTAIN, *SPAN_METRICS, "n_answerable"),
+    "correlation": (*_COMMON, "spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse"),
+}
+LEGACY_BREAKDOWNS = {
+    "minimal_pairs_v1": "phenomenon",
+    "az_tr_interference_v1": "interference_type",
+    "knowledge_choice_v1": "category",
+    "rag_verification_v1": "claim_type",
+    "rag_selection_v1": "item_type",
+}
 
 
 class Prediction(Record):

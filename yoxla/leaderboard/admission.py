@@ -11,23 +11,15 @@ with its reasons, each one line:
 2. **Digest**: ``content_sha256`` equals the digest recomputed from the content.
 3. **Signature**, if present, verifies (a failing one excludes); a valid signature by a key in
    the trusted-keys file makes the file *verified*, anything else *community*.
-4. **Contract**: the edition's suite hash; per task its block, primary metric, contract and
-   prompt hashes, row count and dataset fingerprint equal the frozen contract and manifest;
-   exactly the edition's tasks; the run conditions are those of a complete run (no
-   ``limit``, no row filters).
-5. **Coverage**: per task the predicted ids are exactly the dataset's ids, in dataset order.
-6. **Re-derivation**: every derived field is recomputed from the stored answers (and the
-   stored answer distributions) through the one re-scoring path
-   (:func:`yoxla.record.derive_task`), with the edition's declarations (groups, controls),
-   and compared with what is stored: every prediction's parsed value, validity, outcome,
-   reason, near-miss kind, score, distribution and control mark; every task metric
-   (breakdowns and counts included) and every calibration metric (mean gold probability,
-   high-confidence error rate, Brier, ECE and each reliability bin, agreement, group
-   consistency, controls); task, block and YOXLA scores; the generation-error count. The
-   first field that differs is named. Where the edition's
-   rows are not available, the file is admitted as *not re-checked* after the checks that
-   need no rows (every count and score is still checked against the stored predictions),
-   and the board keeps it apart from re-checked files.
+4-6. **Contract, coverage, re-derivation**, by the file's body: a suite body (``yoxla-result``
+   3, ``yoxla-suite-result`` 1) against its committed suite
+   (:func:`yoxla.leaderboard.suite_admission.check_suite_record`); a ``yoxla-result`` 2 body
+   (the built-in engine's) against the package suite of its edition, its stored answers
+   replayed through the same suite replay
+   (:func:`yoxla.leaderboard.legacy_v2.check_legacy_record`). Either way every stored number
+   is re-derived from the stored answers and the first field that differs is named; where the
+   rows cannot be read, the file is admitted as *not re-checked* after the checks that need no
+   rows, and the board keeps it apart from re-checked files.
 
 Board rules (:func:`admit`): per edition, board (conditions) and model, the newest file is
 shown only if no file of higher trust exists (a community file never replaces a verified
@@ -42,47 +34,31 @@ import hashlib
 import json
 import os
 import traceback
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.stored import cases_from_predictions, pooled_calibration
-from yoxla.declarations import edition_declarations
-from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.gold import gold_value
+from yoxla.editions import Edition
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.verdict import (
     ADMITTED,
     EXCLUDED,
-    NOT_RECHECKED,
     SUPERSEDED,
     TRUST_RANK,
     VERIFIED,
-    TaskRecord,
     Verdict,
-    _differs,
-    _fmt_ids,
 )
 from yoxla.leaderboard.workers import check_jobs
 from yoxla.record import SuiteResultFile, parse_record
 from yoxla.record_base import (
     FORMAT_VERSION,
     LEGACY_FORMAT_VERSION,
-    first_difference,
 )
-from yoxla.record_derive import derive_task
-from yoxla.record_v2 import (
-    ResultFile,
-    TaskResult,
-    count_generation_errors,
-    summary_scores,
-)
+from yoxla.record_v2 import ResultFile
 from yoxla.results import content_digest, verify_signature
 from yoxla.safetext import one_line, skeleton
 from yoxla.strictjson import StrictJSONError, gc_paused, loads_strict, read_regular_file
-from yoxla.suite import Suite, Task, load_suite
 
 MAX_BYTES = 50 * 1024 * 1024
 TOLERANCE = 1e-9
@@ -131,109 +107,6 @@ def _check_signature(doc: dict[str, Any], trusted: Mapping[str, str], v: Verdict
         v.trust = VERIFIED
     else:
         v.notes.append(f"signed by {kid}, a key not in the trusted-keys file")
-
-
-def _check_contract(rec: ResultFile, edition: Edition, suite: Suite, v: Verdict) -> None:
-    expected_suite = edition.suite_hash(suite)
-    if rec.suite_hash != expected_suite:
-        v.reasons.append(
-            f"suite hash {rec.suite_hash[:23]}… differs from the frozen contract's {expected_suite[:23]}…"
-        )
-    missing = [t for t in edition.tasks if t not in rec.tasks]
-    if missing:
-        v.reasons.append(
-            f"incomplete run: task(s) missing: {', '.join(missing)} (partial runs are never shown)"
-        )
-    extra = [t for t in rec.tasks if t not in edition.tasks]
-    if extra:
-        v.reasons.append(f"task(s) not part of edition {edition.name}: {one_line(', '.join(extra), 200)}")
-    for tid, entry in edition.tasks.items():
-        t = rec.tasks.get(tid)
-        if t is None:
-            continue
-        task = suite.task(tid)
-        if t.rows != entry.rows:
-            v.reasons.append(f"task {tid}: row count {t.rows} differs from the edition's {entry.rows}")
-        if t.fingerprint != entry.fingerprint:
-            v.reasons.append(f"task {tid}: dataset fingerprint differs from the {edition.name} manifest")
-        if t.contract_hash != task.contract_hash:
-            v.reasons.append(f"task {tid}: contract hash differs from the frozen contract's")
-        if t.prompt_hash != task.prompt_hash:
-            v.reasons.append(f"task {tid}: prompt hash differs from the frozen prompt's")
-        if t.block != task.block:
-            v.reasons.append(f"task {tid}: block {t.block!r} is not the contract's {task.block!r}")
-        if t.primary != task.primary:
-            v.reasons.append(
-                f"task {tid}: primary metric {t.primary!r} is not the contract's {task.primary!r}"
-            )
-    cond = rec.run.conditions
-    if cond.limit is not None or cond.filters:
-        v.reasons.append(
-            "a partial run (limit or row filters in run.conditions): partial runs are never shown"
-        )
-
-
-def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: Verdict) -> bool:
-    ids = [p.id for p in t.predictions]
-    if expected is not None and ids == expected and len(set(ids)) == len(ids):
-        # the usual file: the dataset's ids, each once, in order (none repeated, missing or extra)
-        return _rows_match(tid, t, len(ids), v)
-    counts = Counter(ids)
-    dup = [i for i, c in counts.items() if c > 1]
-    if dup:
-        v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
-        return False
-    if expected is not None:
-        want = set(expected)
-        missing = [i for i in expected if i not in counts]
-        extra = [i for i in ids if i not in want]
-        if missing:
-            v.reasons.append(f"task {tid}: example ids missing from the predictions: {_fmt_ids(missing)}")
-        if extra:
-            v.reasons.append(f"task {tid}: example ids not in the dataset: {_fmt_ids(extra)}")
-        if missing or extra:
-            return False
-        if ids != list(expected):
-            v.reasons.append(f"task {tid}: predictions are not in dataset order")
-            return False
-    return _rows_match(tid, t, len(ids), v)
-
-
-def _rows_match(tid: str, t: TaskResult, n: int, v: Verdict) -> bool:
-    if t.rows != n:
-        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {n} predictions")
-        return False
-    return True
-
-
-def _stored_consistency(task: Task, t: TaskResult) -> str | None:
-    """Checks that need no rows: the stored counts and score follow from the stored predictions
-    (the scored ones: a prediction marked as a control is not counted)."""
-    preds = [p for p in t.predictions if not p.control]
-    m = t.metrics
-    derived = {
-        "n": len(preds),
-        "n_valid": sum(p.valid for p in preds),
-        "generation_errors": sum(p.outcome == "generation_error" for p in preds),
-        "truncated": sum(p.outcome == "truncated" for p in preds),
-        "outcomes": dict(Counter(p.outcome for p in preds)),
-        "near_miss": dict(Counter(p.near_miss for p in preds if not p.valid and p.near_miss)),
-    }
-    stored = {k: getattr(m, k) for k in derived}
-    diff = first_difference(stored, derived, "metrics")
-    if diff:
-        return _differs(f"task {task.id}", diff)
-    primary = m.get(task.primary)
-    if not isinstance(primary, int | float):
-        return f"task {task.id}: the primary metric {task.primary} is missing from the stored metrics"
-    expected = min(1.0, max(0.0, float(primary))) * 100.0
-    if abs(expected - t.score) > TOLERANCE:
-        return f"task {task.id}: score {t.score} is not the primary metric {task.primary} × 100 ({expected})"
-    return None
-
-
-def _metrics_dict(t: TaskResult) -> dict[str, Any]:
-    return t.metrics.model_dump(mode="json", exclude_unset=True)
 
 
 def check_document(
@@ -306,93 +179,10 @@ def _check_document(
 
         check_suite_record(doc, rec, v, data)
         return
-    # 4. edition, contract and conditions
-    eds = editions if editions is not None else {name: load_edition(name) for name in EDITIONS}
-    edition = eds.get(rec.edition)
-    if edition is None:
-        v.reasons.append(f"unknown edition {rec.edition!r} (known: {', '.join(eds)})")
-        return
-    suite = load_suite()
-    _check_contract(rec, edition, suite, v)
-    if v.reasons:
-        return
-    # 5. coverage, 6. re-derivation
-    rows_info = data.rows(edition)
-    rows = rows_info.rows
-    declarations = edition_declarations(edition)
-    records: dict[str, TaskRecord] = {}
-    derived_tasks: dict[str, TaskResult] = {}
-    cases: dict[str, list[Any]] = {}
-    partial: dict[str, int] = {}
-    for tid in edition.tasks:
-        t, task = rec.tasks[tid], suite.task(tid)
-        expected = [str(r[task.id_field]) for r in rows[tid]] if rows is not None else None
-        if not _check_coverage(tid, t, expected, v):
-            continue
-        if rows is None:
-            problem = _stored_consistency(task, t)
-            if problem:
-                v.reasons.append(problem)
-                continue
-            records[tid] = TaskRecord.from_result(task, t, _metrics_dict(t))
-            derived_tasks[tid] = t
-            continue
-        preds = t.predictions
-        task_decl = declarations.task(tid, task.id_field)
-        derived = derive_task(
-            task,
-            rows[tid],
-            [p.raw for p in preds],
-            [p.finish_reason for p in preds],
-            [p.error for p in preds],
-            fingerprint=edition.tasks[tid].fingerprint,
-            cache=data.score_cache,
-            distributions=[
-                None if p.distribution is None else p.distribution.model_dump(mode="json", exclude_unset=True)
-                for p in preds
-            ],
-            declarations=task_decl,
-        )
-        diff = first_difference(doc["tasks"][tid], derived, f"tasks.{tid}")
-        if diff:
-            v.reasons.append(_differs(f"task {tid}", diff))
-            continue
-        # Equal to the stored task, which the record already validated: use the typed one.
-        gold = [gold_value(task, r) for r in rows[tid]] if t.calibration is not None else None
-        records[tid] = TaskRecord.from_result(task, t, derived["metrics"], gold)
-        derived_tasks[tid] = t
-        if "calibration" in derived:
-            cases[tid] = cases_from_predictions(task, rows[tid], derived["predictions"], task_decl)
-            partial[tid] = int(derived["calibration"]["n_partial"])
-    if v.reasons:
-        return
-    scores = summary_scores(suite, derived_tasks).model_dump(mode="json")
-    diff = first_difference(doc["scores"], scores, "scores")
-    if diff:
-        v.reasons.append(_differs("summary scores", diff))
-    errors = count_generation_errors(derived_tasks)
-    if rec.generation_errors != errors:
-        v.reasons.append(
-            f"generation_errors is stored as {rec.generation_errors} but the predictions hold {errors}"
-        )
-    if v.reasons:
-        return
-    v.rechecked = rows is not None
-    if not v.rechecked:
-        v.notes.append(f"{NOT_RECHECKED}: {rows_info.problem}")
-    if v.generation_errors:
-        v.notes.append(
-            f"{v.generation_errors} generation error(s): they can move a score for reasons outside the model"
-        )
-    if rec.run.conditions.thinking:
-        v.notes.append("reasoning was on (thinking): ranked only among thinking runs")
-    if rec.run.conditions.group == "non-standard":
-        v.notes.append("non-standard run conditions (temperature or system prompt changed): ranked apart")
-    v.tasks = records
-    v.scores = scores
-    if v.rechecked and cases:
-        v.calibration = pooled_calibration({tid: suite.task(tid).block for tid in cases}, cases, partial)
-    v.status = ADMITTED
+    # 4-6 for a v2 file: through the package suite of its edition
+    from yoxla.leaderboard.legacy_v2 import check_legacy_record
+
+    check_legacy_record(doc, rec, v, data, editions)
 
 
 def check_bytes(data_bytes: bytes, *, path: str = "<memory>", **kw: Any) -> Verdict:

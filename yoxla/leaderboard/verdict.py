@@ -18,7 +18,6 @@ from yoxla.record import SuitePrediction, SuiteRunConditions, SuiteTaskResult
 from yoxla.record_base import MISSING, ModelInfo, Usage
 from yoxla.record_v2 import Prediction, RunConditions, TaskResult
 from yoxla.safetext import one_line
-from yoxla.suite import Task
 
 VERIFIED, COMMUNITY = "verified", "community"
 TRUST_RANK = {COMMUNITY: 0, VERIFIED: 1}
@@ -72,23 +71,24 @@ class TaskRecord:
 
     @classmethod
     def from_result(
-        cls, task: Task, t: TaskResult, metrics: dict[str, Any], gold: Sequence[Any] | None = None
+        cls,
+        task_id: str,
+        t: TaskResult,
+        metrics: dict[str, Any],
+        gold: Sequence[Any] | None = None,
+        *,
+        block: str,
+        prediction: np.ndarray | None = None,
     ) -> TaskRecord:
+        """A task of an admitted ``yoxla-result`` v2 file (``metrics`` as stored; ``gold``: the
+        targets, for the per-example calibration arrays; ``block``: the task's group in the suite;
+        ``prediction``: a correlation task's values)."""
         preds = t.predictions
-        prediction = None
-        if task.evaluator == "correlation":
-            lo, hi = task.answer.range or (0.0, 1.0)
-            mid = (lo + hi) / 2
-            prediction = np.fromiter(
-                (float(p.parsed) if p.valid and isinstance(p.parsed, float) else mid for p in preds),
-                dtype=float,
-                count=len(preds),
-            )
         return cls(
-            task_id=task.id,
-            block=task.block,
+            task_id=task_id,
+            block=block,
             score=float(t.score),
-            primary_raw=float(metrics.get(task.primary, t.score / 100.0)),
+            primary_raw=float(metrics.get(t.primary, t.score / 100.0)),
             metrics=metrics,
             ids=[p.id for p in preds],
             scores=np.fromiter((p.score for p in preds), dtype=float, count=len(preds)),
