@@ -38,7 +38,7 @@ from yoxla.declarations import TaskDeclarations, edition_declarations
 from yoxla.leaderboard.suite_admission import check_totals, correlated_values
 from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import SuiteGroup, SuiteHeadline
-from yoxla.record_base import first_difference
+from yoxla.record_base import TOLERANCE, first_difference
 from yoxla.record_derive import derive_suite_task, suite_scores
 from yoxla.record_v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFile, TaskResult
 
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from yoxla.leaderboard.data import DataSource
 
 LEGACY_SUITE_NAME = "yoxla"  # the built-in suite's name, hashed into a v2 file's suite_hash
-TOLERANCE = 1e-9
 # The replay's row fields that carry an edition's declared groups and controls (by field or row id).
 GROUP_FIELD, CONTROL_FIELD = "yoxla_declared_group", "yoxla_declared_control"
 
