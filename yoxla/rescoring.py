@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yoxla.alignment import align_by_id
 from yoxla.parsing import answer_text
 from yoxla.record_v2 import LEGACY_METRICS
 from yoxla.suite import Task
@@ -190,8 +189,3 @@ def rescore_task(
                 tally.add(items[i], res)
     metrics = benchmark_metrics(task, scorer.metrics_of(tally)[0])
     return TaskRescore(done, metrics, task_score(task, metrics))
-
-
-def align_rows(task: Task, rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[Mapping[str, Any]]:
-    """The rows in the order of ``ids``; ValueError on an unknown or repeated id."""
-    return align_by_id({str(r[task.id_field]): r for r in rows}, ids, task.id)

@@ -29,7 +29,6 @@ is its path under the results folder.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -51,10 +50,6 @@ from yoxla.leaderboard.verdict import (
 )
 from yoxla.leaderboard.workers import check_jobs
 from yoxla.record import SuiteResultFile, parse_record
-from yoxla.record_base import (
-    FORMAT_VERSION,
-    LEGACY_FORMAT_VERSION,
-)
 from yoxla.record_v2 import ResultFile
 from yoxla.results import content_digest, verify_signature
 from yoxla.safetext import one_line, skeleton
@@ -62,7 +57,6 @@ from yoxla.strictjson import StrictJSONError, gc_paused, loads_strict, read_regu
 
 MAX_BYTES = 50 * 1024 * 1024
 TOLERANCE = 1e-9
-KNOWN_FORMAT_VERSIONS = (FORMAT_VERSION, LEGACY_FORMAT_VERSION)  # of format yoxla-result
 MAX_REASONS = 8
 
 
@@ -434,9 +428,3 @@ def admit(
         got.key = board_key(p, root)
         verdicts.append(got)
     return unique_names(supersede(verdicts))
-
-
-def public_key_id(public_key_b64: str) -> str:
-    from yoxla.results import key_id
-
-    return key_id(base64.b64decode(public_key_b64))
