@@ -40,8 +40,7 @@ from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 from yoxla.record import parse_record
 from yoxla.record_base import first_difference
-from yoxla.record_v2 import derive_task
-from yoxla.rescoring import ScoreCache
+from yoxla.record_derive import derive_task
 from yoxla.results import content_digest
 from yoxla.strictjson import loads_strict, read_regular_file
 from yoxla.suite import load_suite
@@ -87,7 +86,7 @@ def main() -> None:
             return out
 
         def admit_all() -> list[str]:
-            data = DataSource(score_cache=ScoreCache(max_entries=0))
+            data = DataSource()
             data._cache["v1"] = EditionRows(rows, "synthetic")
             return [check_file(p, data=data, editions={"v1": edition}, use_cache=False).status for p in paths]
 

@@ -1,6 +1,7 @@
 """The ``yoxla-result`` version 2 body (the built-in engine's, read, no longer written by runs):
-:class:`ResultFile` and its task records (:func:`yoxla.record_derive.build_document` still
-writes one, for ``leaderboard/synthetic.py``'s test boards only).
+:class:`ResultFile` and its task records (:func:`yoxla.record_derive.build_document` and
+:func:`~yoxla.record_derive.derive_task` still write one, for ``leaderboard/synthetic.py``'s test
+boards and the golden oracle only).
 """
 
 from __future__ import annotations
@@ -48,8 +49,33 @@ from yoxla.record_base import (
     Timestamp,
     Unit,
     Usage,
-    as_record,
 )
+from yoxla.suites.builtins import SPAN_METRICS
+
+# The metrics a v2 task stores, by the built-in evaluator that scored it, in their order (mae
+# and rmse only with a valid answer), and the one row field a task breaks its score down by.
+_ABSTAIN = ("overall_score", "answerability_accuracy", "unanswerable_accuracy", "abstention_rate")
+_COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
+LEGACY_METRICS: dict[str, tuple[str, ...]] = {
+    "classification": (
+        *_COMMON,
+        "accuracy",
+        "macro_f1",
+        "per_class_accuracy",
+        "modal_answer_share",
+        "modal_answer",
+    ),
+    "span": (*_COMMON, *SPAN_METRICS),
+    "abstention": (*_COMMON, *_ABSTAIN, *SPAN_METRICS, "n_answerable"),
+    "correlation": (*_COMMON, "spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse"),
+}
+LEGACY_BREAKDOWNS = {
+    "minimal_pairs_v1": "phenomenon",
+    "az_tr_interference_v1": "interference_type",
+    "knowledge_choice_v1": "category",
+    "rag_verification_v1": "claim_type",
+    "rag_selection_v1": "item_type",
+}
 
 
 class Prediction(Record):
@@ -249,93 +275,6 @@ class ResultFile(Record):
     created_at: Timestamp
     content_sha256: Hash
     signature: Signature | None = None
-
-
-def derive_task(
-    task: Any,
-    rows: Sequence[Mapping[str, Any]],
-    raws: Sequence[str | None],
-    finish_reasons: Sequence[str | None],
-    errors: Sequence[str | None],
-    *,
-    fingerprint: str,
-    cache: Any = None,
-    distributions: Sequence[Mapping[str, Any] | None] | None = None,
-    declarations: Any = None,
-) -> dict[str, Any]:
-    """The one derivation of a task as stored: re-score the answers and lay out what follows.
-
-    ``rows`` are the task's rows in dataset order and ``raws``/``finish_reasons``/``errors``
-    the stored answers in the same order; ``distributions`` the stored probabilities over
-    each row's answer space (``Distribution`` documents, or None), and ``declarations`` the
-    task's :class:`yoxla.declarations.TaskDeclarations` (groups, controls). Returns the
-    task's JSON document (exactly what the result file holds under ``tasks.<id>``);
-    admission compares it with the stored one.
-
-    A stored distribution is read back for its row's answer space and written out again;
-    one that is inconsistent (does not sum to 1, a label outside the space, a ``top`` that
-    is not the most probable), or stored for a generation error or a task without a closed
-    answer space, is dropped, so a file that stores one differs from its derivation. Rows
-    declared as controls are marked and left out of the metrics and the score; the
-    ``calibration`` block is derived from the distributions, groups and controls
-    (:mod:`yoxla.calibration.stored`).
-    """
-    from yoxla.calibration.stored import checked_distribution, task_calibration
-    from yoxla.rescoring import rescore_task, stored_value
-
-    n = len(rows)
-    if distributions is not None and len(distributions) != n:
-        raise ValueError(f"{task.id}: {n} rows but {len(distributions)} distributions")
-    controls = (
-        [bool(declarations.is_control(row)) for row in rows]
-        if declarations is not None and declarations.has_controls
-        else None
-    )
-    scored = rescore_task(
-        task, rows, raws, finish_reasons, errors, cache=cache, rows_token=fingerprint, controls=controls
-    )
-    preds = [
-        {
-            "id": res.id,
-            "raw": raw,
-            "parsed": stored_value(task, res),
-            "valid": res.valid,
-            "abstained": res.abstained,
-            "outcome": res.outcome,
-            "reason": "generation_error" if err else res.reason,
-            "near_miss": res.near_miss,
-            "score": float(res.score if res.score is not None else 0.0),
-            "finish_reason": fr,
-            "error": err,
-        }
-        for res, raw, fr, err in zip(scored.results, raws, finish_reasons, errors, strict=True)
-    ]
-    for i, pred in enumerate(preds):
-        stored = distributions[i] if distributions is not None else None
-        if stored is not None and errors[i] is None:
-            dist = checked_distribution(task, rows[i], stored)
-            if dist is not None:
-                pred["distribution"] = dist
-        if controls is not None and controls[i]:
-            pred["control"] = True
-    doc: dict[str, Any] = {
-        "block": task.block,
-        "rows": len(preds),
-        "fingerprint": fingerprint,
-        "contract_hash": task.contract_hash,
-        "prompt_hash": task.prompt_hash,
-        "primary": task.primary,
-        "score": scored.score,
-        "metrics": scored.metrics,
-        "predictions": preds,
-    }
-    calibration = task_calibration(task, rows, preds, declarations)
-    if calibration is not None:
-        doc["calibration"] = calibration
-    return doc
-
-
-build_task_result = as_record(TaskResult, derive_task)
 
 
 def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:

@@ -23,27 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yoxla.alignment import align_by_id
 from yoxla.parsing import answer_text
+from yoxla.record_v2 import LEGACY_METRICS
 from yoxla.suite import Task
-from yoxla.suites.builtins import SPAN_METRICS
 from yoxla.suites.prepare import PreparedTask
 from yoxla.suites.samples import SampleResult
 from yoxla.suites.scoring import TaskScorer
 from yoxla.suites.tally import Tally
 from yoxla.suites.worker import WorkerPool
 
-COMMON = ("n", "n_valid", "invalid_output_rate", "generation_errors", "truncated", "near_miss", "outcomes")
-_ABSTAIN = ("overall_score", "answerability_accuracy", "unanswerable_accuracy", "abstention_rate")
-_CHOICE = ("accuracy", "macro_f1", "per_class_accuracy", "modal_answer_share", "modal_answer")
-_CORRELATION = ("spearman", "pearson", "spearman_valid", "pearson_valid", "mae", "rmse")
-# The metrics each evaluator's result records hold, in their order (mae and rmse only with a valid answer).
-EVALUATOR_METRICS: dict[str, tuple[str, ...]] = {
-    "classification": _CHOICE,
-    "span": SPAN_METRICS,
-    "abstention": (*_ABSTAIN, *SPAN_METRICS, "n_answerable"),
-    "correlation": _CORRELATION,
-}
 _PREPARED_MAX = 64  # (task, rows) pairs whose prepared items one process keeps
 
 
@@ -102,9 +90,9 @@ def _prepare(task: Task, rows: Sequence[Mapping[str, Any]], rows_token: str | No
 
 def benchmark_metrics(task: Task, metrics: Mapping[str, Any]) -> dict[str, Any]:
     """The suite path's task metrics as the benchmark's result records hold them (keys and order)."""
-    names = [*COMMON, *EVALUATOR_METRICS[task.evaluator]]
+    names = LEGACY_METRICS[task.evaluator]
     if task.evaluator == "correlation" and not metrics["n_valid"]:
-        names = [k for k in names if k not in ("mae", "rmse")]  # no valid answer: no error to report
+        names = tuple(k for k in names if k not in ("mae", "rmse"))  # no valid answer: no error to report
     out = {k: metrics[k] for k in names}
     if task.breakdown:
         suffix = "accuracy" if task.evaluator == "classification" else "score"
@@ -201,8 +189,3 @@ def rescore_task(
                 tally.add(items[i], res)
     metrics = benchmark_metrics(task, scorer.metrics_of(tally)[0])
     return TaskRescore(done, metrics, task_score(task, metrics))
-
-
-def align_rows(task: Task, rows: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> list[Mapping[str, Any]]:
-    """The rows in the order of ``ids``; ValueError on an unknown or repeated id."""
-    return align_by_id({str(r[task.id_field]): r for r in rows}, ids, task.id)

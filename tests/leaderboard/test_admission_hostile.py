@@ -14,19 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from leaderboard_helpers import LEGACY, REPO, write
 
-from yoxla.leaderboard.admission import (
-    ADMITTED,
-    EXCLUDED,
-    SUPERSEDED,
-    admit,
-    check_bytes,
-    check_document,
-    check_file,
-    load_trusted_keys,
-)
+from yoxla.leaderboard.admission import admit, check_bytes, check_document, check_file, load_trusted_keys
 from yoxla.leaderboard.board import find_result_files, load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.synthetic import build_result
+from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED, SUPERSEDED
 from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
 from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.testing.hostile import refinalize, write_hostile_folder

@@ -369,7 +369,7 @@ def _v1_doc(sample_doc: dict[str, Any]) -> dict[str, Any]:
 def test_a_v1_suite_file_is_admitted_not_rechecked_on_the_v1_board(suite_docs, tmp_path) -> None:
     """Without the v1 rows (no Hub here), a yoxla-v1 file is checked against the frozen hashes
     and listed apart on the v1 board, never ranked, as a legacy v1 file is."""
-    from yoxla.leaderboard.admission import NOT_RECHECKED
+    from yoxla.leaderboard.verdict import NOT_RECHECKED
 
     results = tmp_path / "results"
     write_result(_v1_doc(suite_docs["first"]), results / "v1" / "first.json")

@@ -12,11 +12,11 @@ import pytest
 from leaderboard_helpers import COMMITTED, view_context, write
 
 from yoxla import csvsafe
-from yoxla.leaderboard.admission import ADMITTED
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
 from yoxla.leaderboard.synthetic import build_result, planted_answers
+from yoxla.leaderboard.verdict import ADMITTED
 from yoxla.leaderboard.views.base import Downloads
 
 CALC = "+1 +cmd|' /C calc'!A0"

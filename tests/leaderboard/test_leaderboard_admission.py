@@ -15,21 +15,11 @@ import numpy as np
 import pytest
 from leaderboard_helpers import REPO, write
 
-from yoxla.leaderboard.admission import (
-    ADMITTED,
-    COMMUNITY,
-    EXCLUDED,
-    MAX_BYTES,
-    NOT_RECHECKED,
-    SUPERSEDED,
-    VERIFIED,
-    admit,
-    check_file,
-    load_trusted_keys,
-)
+from yoxla.leaderboard.admission import MAX_BYTES, admit, check_file, load_trusted_keys
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, synthetic_rows
+from yoxla.leaderboard.verdict import ADMITTED, COMMUNITY, EXCLUDED, NOT_RECHECKED, SUPERSEDED, VERIFIED
 from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
 from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.results import finalize, keygen, sign

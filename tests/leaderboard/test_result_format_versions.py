@@ -19,10 +19,11 @@ import jsonschema
 import pytest
 from leaderboard_helpers import LEGACY, REPO, write
 
-from yoxla.leaderboard.admission import ADMITTED, EXCLUDED, SUPERSEDED, admit
+from yoxla.leaderboard.admission import admit
 from yoxla.leaderboard.board import Board, load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.schema import published_schema
+from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED, SUPERSEDED
 from yoxla.record import SuiteResultFile, parse_record
 from yoxla.record_base import FORMAT, FORMAT_VERSION, SUITE_FORMAT
 from yoxla.record_v2 import ResultFile

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 
-from yoxla.leaderboard.admission import NOT_RECHECKED, check_document
+from yoxla.leaderboard.admission import check_document
 from yoxla.leaderboard.board import Board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
+from yoxla.leaderboard.verdict import NOT_RECHECKED
 from yoxla.leaderboard.views.leaderboard_tables import unchecked_table
 from yoxla.results import content_digest
 from yoxla.testing.fakehub import FakeHub

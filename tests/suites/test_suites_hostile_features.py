@@ -23,11 +23,12 @@ from suites_helpers import task, write_jsonl, write_manifest
 
 import yoxla
 from yoxla.cli import run as cli_run
-from yoxla.leaderboard.admission import NOT_RECHECKED, check_document
+from yoxla.leaderboard.admission import check_document
 from yoxla.leaderboard.board import Board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
 from yoxla.leaderboard.suite_data import SuiteSource
+from yoxla.leaderboard.verdict import NOT_RECHECKED
 from yoxla.results import content_digest
 from yoxla.suites import builtins as graders
 from yoxla.suites.errors import ManifestError

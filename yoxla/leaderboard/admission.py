@@ -11,23 +11,15 @@ with its reasons, each one line:
 2. **Digest**: ``content_sha256`` equals the digest recomputed from the content.
 3. **Signature**, if present, verifies (a failing one excludes); a valid signature by a key in
    the trusted-keys file makes the file *verified*, anything else *community*.
-4. **Contract**: the edition's suite hash; per task its block, primary metric, contract and
-   prompt hashes, row count and dataset fingerprint equal the frozen contract and manifest;
-   exactly the edition's tasks; the run conditions are those of a complete run (no
-   ``limit``, no row filters).
-5. **Coverage**: per task the predicted ids are exactly the dataset's ids, in dataset order.
-6. **Re-derivation**: every derived field is recomputed from the stored answers (and the
-   stored answer distributions) through the one re-scoring path
-   (:func:`yoxla.record.derive_task`), with the edition's declarations (groups, controls),
-   and compared with what is stored: every prediction's parsed value, validity, outcome,
-   reason, near-miss kind, score, distribution and control mark; every task metric
-   (breakdowns and counts included) and every calibration metric (mean gold probability,
-   high-confidence error rate, Brier, ECE and each reliability bin, agreement, group
-   consistency, controls); task, block and YOXLA scores; the generation-error count. The
-   first field that differs is named. Where the edition's
-   rows are not available, the file is admitted as *not re-checked* after the checks that
-   need no rows (every count and score is still checked against the stored predictions),
-   and the board keeps it apart from re-checked files.
+4-6. **Contract, coverage, re-derivation**, by the file's body: a suite body (``yoxla-result``
+   3, ``yoxla-suite-result`` 1) against its committed suite
+   (:func:`yoxla.leaderboard.suite_admission.check_suite_record`); a ``yoxla-result`` 2 body
+   (the built-in engine's) against the package suite of its edition, its stored answers
+   replayed through the same suite replay
+   (:func:`yoxla.leaderboard.legacy_v2.check_legacy_record`). Either way every stored number
+   is re-derived from the stored answers and the first field that differs is named; where the
+   rows cannot be read, the file is admitted as *not re-checked* after the checks that need no
+   rows, and the board keeps it apart from re-checked files.
 
 Board rules (:func:`admit`): per edition, board (conditions) and model, the newest file is
 shown only if no file of higher trust exists (a community file never replaces a verified
@@ -37,55 +29,34 @@ is its path under the results folder.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import math
 import os
 import traceback
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from yoxla.calibration.stored import cases_from_predictions, pooled_calibration
-from yoxla.declarations import edition_declarations
-from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.gold import gold_value
+from yoxla.editions import Edition
 from yoxla.leaderboard.data import DataSource
-from yoxla.record import SuitePrediction, SuiteResultFile, SuiteRunConditions, SuiteTaskResult, parse_record
-from yoxla.record_base import (
-    FORMAT_VERSION,
-    LEGACY_FORMAT_VERSION,
-    MISSING,
-    ModelInfo,
-    Usage,
-    first_difference,
+from yoxla.leaderboard.verdict import (
+    ADMITTED,
+    EXCLUDED,
+    SUPERSEDED,
+    TRUST_RANK,
+    VERIFIED,
+    Verdict,
 )
-from yoxla.record_v2 import (
-    Prediction,
-    ResultFile,
-    RunConditions,
-    TaskResult,
-    count_generation_errors,
-    derive_task,
-    summary_scores,
-)
+from yoxla.leaderboard.workers import check_jobs
+from yoxla.record import SuiteResultFile, parse_record
+from yoxla.record_v2 import ResultFile
 from yoxla.results import content_digest, verify_signature
 from yoxla.safetext import one_line, skeleton
 from yoxla.strictjson import StrictJSONError, gc_paused, loads_strict, read_regular_file
-from yoxla.suite import Suite, Task, load_suite
 
 MAX_BYTES = 50 * 1024 * 1024
 TOLERANCE = 1e-9
-KNOWN_FORMAT_VERSIONS = (FORMAT_VERSION, LEGACY_FORMAT_VERSION)  # of format yoxla-result
-VERIFIED, COMMUNITY = "verified", "community"
-TRUST_RANK = {COMMUNITY: 0, VERIFIED: 1}
-ADMITTED, SUPERSEDED, EXCLUDED = "admitted", "superseded", "excluded"
-NOT_RECHECKED = "scores not re-checked"
 MAX_REASONS = 8
 
 
@@ -113,315 +84,6 @@ def load_trusted_keys(path: str | os.PathLike[str] | None = None) -> dict[str, s
     return {str(k["key_id"]): str(k["public_key"]) for k in data.get("keys", [])}
 
 
-# Records ----------------------------------------------------------------------------------
-
-
-@dataclass
-class TaskRecord:
-    """One task of an admitted file, in dataset order, compact enough to keep 300 in memory."""
-
-    task_id: str
-    block: str
-    score: float
-    primary_raw: float
-    metrics: dict[str, Any]
-    ids: list[str]
-    scores: np.ndarray  # per-example score in [0, 1]
-    outcomes: list[str]
-    parsed: list[str]  # the parsed value as text ("" when invalid)
-    near_miss: list[str | None]
-    prediction: np.ndarray | None = None  # correlation tasks: the value scored (midpoint if invalid)
-    # How sure the model was (None when the task has no calibration block): the task's
-    # report as stored (docs/result-format.md), and per example the most probable label,
-    # its probability and the gold label's probability (NaN without a complete distribution).
-    calibration: dict[str, Any] | None = None
-    top: list[str | None] | None = None
-    p_top: np.ndarray | None = None
-    p_gold: np.ndarray | None = None
-    control: np.ndarray | None = None  # True for declared controls (run, not scored); None: no control
-    # Per example, for the app's calibration intervals: the multi-class Brier term
-    # Σ_k (p_k − [k = gold])² (NaN without a complete distribution) and whether the most
-    # probable label is the gold one (False without a complete distribution).
-    brier: np.ndarray | None = None
-    top_correct: np.ndarray | None = None
-
-    @property
-    def scored_scores(self) -> np.ndarray:
-        """Per-example scores of the scored rows (controls left out), as the task score averages them."""
-        return self.scores if self.control is None else self.scores[~self.control]
-
-    # Suite tasks (TaskRecord.from_suite): block is "", score NaN when lower is better,
-    # per-sample scores NaN where a sample has none (grader error, batch-graded task).
-    name: str = ""
-    higher_is_better: bool = True
-    judge_scored: bool = False
-    judge_models: tuple[str, ...] = ()
-
-    @classmethod
-    def from_result(
-        cls, task: Task, t: TaskResult, metrics: dict[str, Any], gold: Sequence[Any] | None = None
-    ) -> TaskRecord:
-        preds = t.predictions
-        prediction = None
-        if task.evaluator == "correlation":
-            lo, hi = task.answer.range or (0.0, 1.0)
-            mid = (lo + hi) / 2
-            prediction = np.fromiter(
-                (float(p.parsed) if p.valid and isinstance(p.parsed, float) else mid for p in preds),
-                dtype=float,
-                count=len(preds),
-            )
-        return cls(
-            task_id=task.id,
-            block=task.block,
-            score=float(t.score),
-            primary_raw=float(metrics.get(task.primary, t.score / 100.0)),
-            metrics=metrics,
-            ids=[p.id for p in preds],
-            scores=np.fromiter((p.score for p in preds), dtype=float, count=len(preds)),
-            outcomes=[p.outcome for p in preds],
-            parsed=[_text(p.parsed) if p.valid else "" for p in preds],
-            near_miss=[None if p.valid else p.near_miss for p in preds],
-            prediction=prediction,
-            **_calibration_fields(t, gold),
-        )
-
-    @classmethod
-    def from_suite(
-        cls,
-        task_id: str,
-        t: SuiteTaskResult,
-        gold: Sequence[Any] | None = None,
-        *,
-        block: str = "",
-        prediction: np.ndarray | None = None,
-    ) -> TaskRecord:
-        """A task of an admitted suite file (metrics: the numbers, the outcome and near-miss
-        counts, the modal answer and the breakdowns as cells, as a benchmark file's task has
-        them); ``gold``: the items' targets, for the per-example calibration arrays; ``block``:
-        the task's (first) group in the suite; ``prediction``: a correlation task's values."""
-        preds = t.predictions
-        nan = float("nan")
-        primary = t.metrics.get(t.primary) if t.primary else None
-        metrics: dict[str, Any] = dict(t.metrics)
-        metrics["outcomes"] = dict(t.counts.outcomes)
-        metrics["near_miss"] = dict(t.counts.near_miss)
-        if t.modal_answer is not None:
-            metrics["modal_answer"] = t.modal_answer
-        metrics.update(
-            {k: {v: c.model_dump() for v, c in cells.items()} for k, cells in t.breakdowns.items()}
-        )
-        return cls(
-            task_id=task_id,
-            block=block,
-            score=float(t.score) if t.score is not None else nan,
-            primary_raw=float(primary) if isinstance(primary, int | float) else nan,
-            metrics=metrics,
-            ids=[p.id for p in preds],
-            scores=np.fromiter(
-                (nan if p.score is None else p.score for p in preds), dtype=float, count=len(preds)
-            ),
-            outcomes=[p.outcome for p in preds],
-            parsed=[p.extracted or "" for p in preds],
-            near_miss=[p.near_miss for p in preds],
-            prediction=prediction,
-            **_calibration_fields(t, gold),
-            name=t.name or task_id,
-            higher_is_better=t.higher_is_better,
-            judge_scored=t.judge_scored,
-            judge_models=tuple(t.judge_models),
-        )
-
-
-def _calibration_fields(t: TaskResult | SuiteTaskResult, gold: Sequence[Any] | None) -> dict[str, Any]:
-    preds: Sequence[Prediction | SuitePrediction] = t.predictions
-    out: dict[str, Any] = {}
-    if any(p.control for p in preds):
-        out["control"] = np.fromiter((bool(p.control) for p in preds), dtype=bool, count=len(preds))
-    if t.calibration is None:
-        return out
-    out["calibration"] = t.calibration.model_dump(mode="json")
-    if not any(p.distribution is not None for p in preds):
-        return out
-    nan = float("nan")
-    tops: list[str | None] = []
-    p_top: list[float] = []
-    p_gold: list[float] = []
-    brier: list[float] = []
-    top_correct: list[bool] = []
-    for i, p in enumerate(preds):
-        d = p.distribution
-        complete = d is not None and not d.missing
-        tops.append(d.top if d is not None else None)
-        p_top.append(d.probs[d.top] if complete and d is not None else nan)
-        g = None if gold is None else gold[i]
-        known = complete and d is not None and g is not None and str(g) in d.probs
-        p_gold.append(float(d.probs[str(g)]) if known and d is not None else nan)
-        brier.append(
-            math.fsum((q - (1.0 if k == str(g) else 0.0)) ** 2 for k, q in d.probs.items())
-            if known and d is not None
-            else nan
-        )
-        top_correct.append(bool(known and d is not None and d.top == str(g)))
-    out.update(
-        top=tops,
-        p_top=np.array(p_top, dtype=float),
-        p_gold=np.array(p_gold, dtype=float),
-        brier=np.array(brier, dtype=float),
-        top_correct=np.array(top_correct, dtype=bool),
-    )
-    return out
-
-
-@dataclass
-class Verdict:
-    """What admission says about one file."""
-
-    path: str
-    status: str  # admitted | superseded | excluded
-    reasons: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    key: str = ""  # the board key: the path under the results folder
-    sha256: str = ""  # of the file's bytes (cache key)
-    content_sha256: str = ""
-    edition: str | None = None
-    provider: str = ""
-    model: str = ""
-    display_name: str = ""
-    trust: str = COMMUNITY
-    key_id: str | None = None
-    signature_ok: bool = False
-    rechecked: bool = False
-    generation_errors: int = 0
-    created_at: str = ""
-    conditions: RunConditions | SuiteRunConditions | None = None
-    model_info: ModelInfo | None = None
-    usage: Usage | None = None  # tokens the run used, as the file states them
-    run_id: str = ""
-    scores: dict[str, Any] = field(default_factory=dict)
-    tasks: dict[str, TaskRecord] = field(default_factory=dict)
-    superseded_by: str | None = None
-    # Calibration pooled over the tasks that have a calibration block: {"overall": report or
-    # None, "blocks": {block: report}} (yoxla.calibration.stored.pooled_calibration); empty
-    # when the file was not re-checked (pooling needs the gold labels).
-    calibration: dict[str, Any] = field(default_factory=dict)
-
-    def ranking_entry(self, task_id: str | None = None) -> dict[str, Any]:
-        """The values a declared ranking order sorts by (yoxla.calibration.ranking): the YOXLA
-        score (or a task's score) and the pooled (or the task's) calibration metrics. A suite
-        file: its suite score and group consistency (the mean over its tasks that have one)."""
-        if self.suite is not None and task_id is None:
-            found = [t.metrics.get("group_consistency") for t in self.tasks.values()]
-            values = [float(x) for x in found if isinstance(x, int | float) and not isinstance(x, bool)]
-            suite_score = self.scores.get("suite")
-            return {
-                "yoxla": suite_score,
-                "score": suite_score,
-                "group_consistency": sum(values) / len(values) if values else None,
-            }
-        if task_id is None:
-            score = self.scores.get("yoxla")
-            report = self.calibration.get("overall") or {}
-        else:
-            rec = self.tasks.get(task_id)
-            score = rec.score if rec is not None else None
-            report = (rec.calibration if rec is not None else None) or {}
-        groups = report.get("groups") or {}
-        entry = {
-            "yoxla": score,  # the board's headline: the YOXLA score, or the task's score
-            "score": score,
-            "group_consistency": groups.get("value"),
-        }
-        for key in (
-            "accuracy",
-            "high_confidence_error_rate",
-            "mean_gold_p",
-            "brier",
-            "ece",
-            "answer_agreement",
-        ):
-            entry[key] = report.get(key)
-        return entry
-
-    # Suite result files: the suite board's id (None for a file of a package benchmark suite,
-    # whose board is its edition's), the judge model, and a board other than the conditions'
-    # (``non-standard`` when the generation settings are not the manifest's).
-    suite: str | None = None
-    judge: str | None = None
-    board: str | None = None
-    # The file's format (``yoxla-result v3``, ``yoxla-result v2``, ``yoxla-suite-result v1``) and, for a suite
-    # file, the committed suite it was re-derived with (what a cached verdict rests on).
-    result_format: str = ""
-    source_suite: str | None = None
-
-    @property
-    def tokens(self) -> tuple[int | None, int | None]:
-        """(prompt, completion) tokens the run used; (None, None) when unknown."""
-        u = self.usage
-        return (None, None) if u is None else (u.prompt_tokens, u.completion_tokens)
-
-    @property
-    def admitted(self) -> bool:
-        return self.status != EXCLUDED
-
-    @property
-    def shown(self) -> bool:
-        return self.status == ADMITTED
-
-    @property
-    def name(self) -> str:
-        return self.display_name or self.model
-
-    @property
-    def group(self) -> str:
-        """The board this file is ranked on (standard, thinking, non-standard)."""
-        if self.board is not None:
-            return self.board
-        return self.conditions.group if self.conditions is not None else "standard"
-
-    def summary(self) -> str:
-        if self.status == EXCLUDED:
-            return "excluded: " + "; ".join(self.reasons)
-        bits = [self.status, self.trust]
-        if not self.rechecked:
-            bits.append(NOT_RECHECKED)
-        if self.group != "standard":
-            bits.append(f"{self.group} run")
-        if self.generation_errors:
-            bits.append(f"{self.generation_errors} generation error(s)")
-        if self.superseded_by:
-            bits.append(f"superseded by {self.superseded_by}")
-        return ", ".join(bits)
-
-
-def _text(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v)) if abs(v) < 1e15 else str(v)
-    return str(v)
-
-
-def _fmt_ids(ids: Iterable[str], limit: int = 5) -> str:
-    ids = list(ids)
-    shown = ", ".join(one_line(repr(i), 60) for i in ids[:limit])
-    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "") + f" ({len(ids)})"
-
-
-def _value(v: Any) -> str:
-    if v is MISSING:
-        return "absent"
-    return one_line(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v), 60)
-
-
-def _differs(what: str, diff: tuple[str, Any, Any]) -> str:
-    path, stored, derived = diff
-    return (
-        f"{what}: {path} is stored as {_value(stored)} but re-deriving it from the stored answers "
-        f"gives {_value(derived)}"
-    )
-
-
 # The checks ------------------------------------------------------------------------------
 
 
@@ -439,109 +101,6 @@ def _check_signature(doc: dict[str, Any], trusted: Mapping[str, str], v: Verdict
         v.trust = VERIFIED
     else:
         v.notes.append(f"signed by {kid}, a key not in the trusted-keys file")
-
-
-def _check_contract(rec: ResultFile, edition: Edition, suite: Suite, v: Verdict) -> None:
-    expected_suite = edition.suite_hash(suite)
-    if rec.suite_hash != expected_suite:
-        v.reasons.append(
-            f"suite hash {rec.suite_hash[:23]}… differs from the frozen contract's {expected_suite[:23]}…"
-        )
-    missing = [t for t in edition.tasks if t not in rec.tasks]
-    if missing:
-        v.reasons.append(
-            f"incomplete run: task(s) missing: {', '.join(missing)} (partial runs are never shown)"
-        )
-    extra = [t for t in rec.tasks if t not in edition.tasks]
-    if extra:
-        v.reasons.append(f"task(s) not part of edition {edition.name}: {one_line(', '.join(extra), 200)}")
-    for tid, entry in edition.tasks.items():
-        t = rec.tasks.get(tid)
-        if t is None:
-            continue
-        task = suite.task(tid)
-        if t.rows != entry.rows:
-            v.reasons.append(f"task {tid}: row count {t.rows} differs from the edition's {entry.rows}")
-        if t.fingerprint != entry.fingerprint:
-            v.reasons.append(f"task {tid}: dataset fingerprint differs from the {edition.name} manifest")
-        if t.contract_hash != task.contract_hash:
-            v.reasons.append(f"task {tid}: contract hash differs from the frozen contract's")
-        if t.prompt_hash != task.prompt_hash:
-            v.reasons.append(f"task {tid}: prompt hash differs from the frozen prompt's")
-        if t.block != task.block:
-            v.reasons.append(f"task {tid}: block {t.block!r} is not the contract's {task.block!r}")
-        if t.primary != task.primary:
-            v.reasons.append(
-                f"task {tid}: primary metric {t.primary!r} is not the contract's {task.primary!r}"
-            )
-    cond = rec.run.conditions
-    if cond.limit is not None or cond.filters:
-        v.reasons.append(
-            "a partial run (limit or row filters in run.conditions): partial runs are never shown"
-        )
-
-
-def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: Verdict) -> bool:
-    ids = [p.id for p in t.predictions]
-    if expected is not None and ids == expected and len(set(ids)) == len(ids):
-        # the usual file: the dataset's ids, each once, in order (none repeated, missing or extra)
-        return _rows_match(tid, t, len(ids), v)
-    counts = Counter(ids)
-    dup = [i for i, c in counts.items() if c > 1]
-    if dup:
-        v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
-        return False
-    if expected is not None:
-        want = set(expected)
-        missing = [i for i in expected if i not in counts]
-        extra = [i for i in ids if i not in want]
-        if missing:
-            v.reasons.append(f"task {tid}: example ids missing from the predictions: {_fmt_ids(missing)}")
-        if extra:
-            v.reasons.append(f"task {tid}: example ids not in the dataset: {_fmt_ids(extra)}")
-        if missing or extra:
-            return False
-        if ids != list(expected):
-            v.reasons.append(f"task {tid}: predictions are not in dataset order")
-            return False
-    return _rows_match(tid, t, len(ids), v)
-
-
-def _rows_match(tid: str, t: TaskResult, n: int, v: Verdict) -> bool:
-    if t.rows != n:
-        v.reasons.append(f"task {tid}: rows says {t.rows} but there are {n} predictions")
-        return False
-    return True
-
-
-def _stored_consistency(task: Task, t: TaskResult) -> str | None:
-    """Checks that need no rows: the stored counts and score follow from the stored predictions
-    (the scored ones: a prediction marked as a control is not counted)."""
-    preds = [p for p in t.predictions if not p.control]
-    m = t.metrics
-    derived = {
-        "n": len(preds),
-        "n_valid": sum(p.valid for p in preds),
-        "generation_errors": sum(p.outcome == "generation_error" for p in preds),
-        "truncated": sum(p.outcome == "truncated" for p in preds),
-        "outcomes": dict(Counter(p.outcome for p in preds)),
-        "near_miss": dict(Counter(p.near_miss for p in preds if not p.valid and p.near_miss)),
-    }
-    stored = {k: getattr(m, k) for k in derived}
-    diff = first_difference(stored, derived, "metrics")
-    if diff:
-        return _differs(f"task {task.id}", diff)
-    primary = m.get(task.primary)
-    if not isinstance(primary, int | float):
-        return f"task {task.id}: the primary metric {task.primary} is missing from the stored metrics"
-    expected = min(1.0, max(0.0, float(primary))) * 100.0
-    if abs(expected - t.score) > TOLERANCE:
-        return f"task {task.id}: score {t.score} is not the primary metric {task.primary} × 100 ({expected})"
-    return None
-
-
-def _metrics_dict(t: TaskResult) -> dict[str, Any]:
-    return t.metrics.model_dump(mode="json", exclude_unset=True)
 
 
 def check_document(
@@ -614,93 +173,10 @@ def _check_document(
 
         check_suite_record(doc, rec, v, data)
         return
-    # 4. edition, contract and conditions
-    eds = editions if editions is not None else {name: load_edition(name) for name in EDITIONS}
-    edition = eds.get(rec.edition)
-    if edition is None:
-        v.reasons.append(f"unknown edition {rec.edition!r} (known: {', '.join(eds)})")
-        return
-    suite = load_suite()
-    _check_contract(rec, edition, suite, v)
-    if v.reasons:
-        return
-    # 5. coverage, 6. re-derivation
-    rows_info = data.rows(edition)
-    rows = rows_info.rows
-    declarations = edition_declarations(edition)
-    records: dict[str, TaskRecord] = {}
-    derived_tasks: dict[str, TaskResult] = {}
-    cases: dict[str, list[Any]] = {}
-    partial: dict[str, int] = {}
-    for tid in edition.tasks:
-        t, task = rec.tasks[tid], suite.task(tid)
-        expected = [str(r[task.id_field]) for r in rows[tid]] if rows is not None else None
-        if not _check_coverage(tid, t, expected, v):
-            continue
-        if rows is None:
-            problem = _stored_consistency(task, t)
-            if problem:
-                v.reasons.append(problem)
-                continue
-            records[tid] = TaskRecord.from_result(task, t, _metrics_dict(t))
-            derived_tasks[tid] = t
-            continue
-        preds = t.predictions
-        task_decl = declarations.task(tid, task.id_field)
-        derived = derive_task(
-            task,
-            rows[tid],
-            [p.raw for p in preds],
-            [p.finish_reason for p in preds],
-            [p.error for p in preds],
-            fingerprint=edition.tasks[tid].fingerprint,
-            cache=data.score_cache,
-            distributions=[
-                None if p.distribution is None else p.distribution.model_dump(mode="json", exclude_unset=True)
-                for p in preds
-            ],
-            declarations=task_decl,
-        )
-        diff = first_difference(doc["tasks"][tid], derived, f"tasks.{tid}")
-        if diff:
-            v.reasons.append(_differs(f"task {tid}", diff))
-            continue
-        # Equal to the stored task, which the record already validated: use the typed one.
-        gold = [gold_value(task, r) for r in rows[tid]] if t.calibration is not None else None
-        records[tid] = TaskRecord.from_result(task, t, derived["metrics"], gold)
-        derived_tasks[tid] = t
-        if "calibration" in derived:
-            cases[tid] = cases_from_predictions(task, rows[tid], derived["predictions"], task_decl)
-            partial[tid] = int(derived["calibration"]["n_partial"])
-    if v.reasons:
-        return
-    scores = summary_scores(suite, derived_tasks).model_dump(mode="json")
-    diff = first_difference(doc["scores"], scores, "scores")
-    if diff:
-        v.reasons.append(_differs("summary scores", diff))
-    errors = count_generation_errors(derived_tasks)
-    if rec.generation_errors != errors:
-        v.reasons.append(
-            f"generation_errors is stored as {rec.generation_errors} but the predictions hold {errors}"
-        )
-    if v.reasons:
-        return
-    v.rechecked = rows is not None
-    if not v.rechecked:
-        v.notes.append(f"{NOT_RECHECKED}: {rows_info.problem}")
-    if v.generation_errors:
-        v.notes.append(
-            f"{v.generation_errors} generation error(s): they can move a score for reasons outside the model"
-        )
-    if rec.run.conditions.thinking:
-        v.notes.append("reasoning was on (thinking): ranked only among thinking runs")
-    if rec.run.conditions.group == "non-standard":
-        v.notes.append("non-standard run conditions (temperature or system prompt changed): ranked apart")
-    v.tasks = records
-    v.scores = scores
-    if v.rechecked and cases:
-        v.calibration = pooled_calibration({tid: suite.task(tid).block for tid in cases}, cases, partial)
-    v.status = ADMITTED
+    # 4-6 for a v2 file: through the package suite of its edition
+    from yoxla.leaderboard.legacy_v2 import check_legacy_record
+
+    check_legacy_record(doc, rec, v, data, editions)
 
 
 def check_bytes(data_bytes: bytes, *, path: str = "<memory>", **kw: Any) -> Verdict:
@@ -913,19 +389,6 @@ def unique_names(verdicts: list[Verdict]) -> list[Verdict]:
     return verdicts
 
 
-WORKERS_ENV = "YOXLA_ADMISSION_WORKERS"
-
-
-def admission_workers() -> int:
-    """How many worker processes check files: ``$YOXLA_ADMISSION_WORKERS``, else one per core (at most 8)."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if raw.isdigit():
-        return max(1, int(raw))
-    return max(
-        1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    )
-
-
 def admit(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -939,7 +402,7 @@ def admit(
     """Verdicts for many files (one each, whatever the others hold), board rules applied.
 
     Files whose verdict is not cached are checked in ``workers`` processes (default
-    :func:`admission_workers`); every stored number is re-derived either way, and the verdicts
+    :func:`yoxla.leaderboard.workers.admission_workers`); every stored number is re-derived either way, and the verdicts
     are exactly those of a check in this process. ``progress(done, total)`` hears each file."""
     data = data or DataSource()
     trusted = trusted or {}
@@ -949,9 +412,11 @@ def admit(
     total, done = len(files), len(files) - len(jobs)
     if progress is not None:
         progress(done, total)
-    from yoxla.leaderboard.workers import check_jobs
 
-    for k, checked in check_jobs([j for _, j in jobs], trusted, data, editions, root, workers):
+    def check(job: _Job) -> Verdict:
+        return _check_job(job, trusted, data, editions, root)
+
+    for k, checked in check_jobs([j for _, j in jobs], check, data, workers):
         i, job = jobs[k]
         found[i] = _remember(job, checked, trusted, data, editions, True)
         done += 1
@@ -963,9 +428,3 @@ def admit(
         got.key = board_key(p, root)
         verdicts.append(got)
     return unique_names(supersede(verdicts))
-
-
-def public_key_id(public_key_b64: str) -> str:
-    from yoxla.results import key_id
-
-    return key_id(base64.b64decode(public_key_b64))

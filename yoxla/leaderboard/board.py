@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from yoxla.editions import EDITIONS, Edition, load_edition
-from yoxla.leaderboard.admission import MAX_BYTES, TaskRecord, Verdict, admit, load_trusted_keys
+from yoxla.leaderboard.admission import MAX_BYTES, admit, load_trusted_keys
 from yoxla.leaderboard.bootstrap import B_DEFAULT, Boot, TaskInput, run_bootstrap
 from yoxla.leaderboard.data import DataSource
+from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.strictjson import loads_strict, read_regular_file
 from yoxla.suite import load_suite
 from yoxla.walk import walk_files
@@ -429,7 +430,7 @@ def load_board(
 ) -> Board:
     """Admit every result file under ``results_dir``; ``log`` hears what is being done, and
     ``progress(done, total)`` each file checked (files not cached are checked in ``workers``
-    processes: :func:`yoxla.leaderboard.admission.admission_workers`)."""
+    processes: :func:`yoxla.leaderboard.workers.admission_workers`)."""
     say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
     if data is None:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.admission import TaskRecord, Verdict
+from yoxla.leaderboard.verdict import TaskRecord, Verdict
 
 MIN_N = 10  # a cell over fewer items is marked (*)
 MAX_VALUE = 80  # a breakdown value is shown in at most this many characters

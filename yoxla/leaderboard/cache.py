@@ -29,7 +29,7 @@ from typing import Any
 
 CACHE_ENV = "YOXLA_CACHE_DIR"
 NO_CACHE_ENV = "YOXLA_NO_CACHE"
-_VERSION = b"admission-cache-5"
+_VERSION = b"admission-cache-6"
 
 
 @cache

@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from yoxla.calibration.metrics import ECE_BINS, HIGH_CONFIDENCE, ROUNDING
-from yoxla.leaderboard.admission import TaskRecord, Verdict
 from yoxla.leaderboard.bootstrap import ALPHA, SEED, resample_counts
 from yoxla.leaderboard.prepared import EditionData, block_title
+from yoxla.leaderboard.verdict import TaskRecord, Verdict
 
 OVERALL = "overall"
 # (key, label, kind): kind "p" a probability (3 decimals), "rate" a share (%), "score" Brier/ECE.

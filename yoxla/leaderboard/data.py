@@ -16,7 +16,6 @@ from typing import Any
 from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, load_rows
 from yoxla.hub import hub_reachable
 from yoxla.leaderboard.suite_data import SuiteSource
-from yoxla.rescoring import ScoreCache
 
 
 @dataclass
@@ -38,10 +37,10 @@ class DataSource:
     allow_hub: bool = True
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
-    score_cache: ScoreCache = field(default_factory=ScoreCache)
-    # verdicts shared across files
     _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
     suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
+    # the package suite's tasks prepared over an edition's rows, for v2 files (leaderboard.legacy_v2)
+    prepared: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False)
 
     def rows(self, edition: Edition) -> EditionRows:
         if edition.name not in self._cache:

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.admission import TaskRecord, Verdict
 from yoxla.leaderboard.board import Board
 from yoxla.leaderboard.prepared import suite_of
+from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.parsing import answer_text
 from yoxla.spans import locate_gold, occurrences, trim_quote
 from yoxla.suite import Task, load_suite

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.prepared import EditionData
+from yoxla.leaderboard.verdict import Verdict
 from yoxla.suite import Task, load_suite
 
 NA = "n/a"

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from yoxla.editions import EDITIONS
-from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.board import Board, SuiteMeta
 from yoxla.leaderboard.bootstrap import Boot
 from yoxla.leaderboard.breakdown import Field, RowValues, edition_breakdowns, fields, row_values
 from yoxla.leaderboard.floors import Reference, reference
 from yoxla.leaderboard.published import Publication, for_edition
 from yoxla.leaderboard.texts import code
+from yoxla.leaderboard.verdict import Verdict
 from yoxla.suite import load_suite
 from yoxla.suites.errors import ManifestError
 

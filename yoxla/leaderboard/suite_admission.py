@@ -31,6 +31,7 @@ correlation task, the values it correlates.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ import numpy as np
 
 from yoxla.calibration.metrics import Case
 from yoxla.calibration.stored import pooled_calibration, suite_cases
+from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import SuiteResultFile, SuiteTaskHashes, SuiteTaskResult
 from yoxla.record_base import first_difference
 from yoxla.record_derive import derive_suite_task, suite_scores_of
@@ -46,7 +48,6 @@ from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
 
 if TYPE_CHECKING:
-    from yoxla.leaderboard.admission import TaskRecord, Verdict
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.suite_data import CommittedSuite
 
@@ -176,8 +177,6 @@ def _check_task_hashes(tid: str, stored: SuiteTaskHashes, p: Any, v: Verdict) ->
 
 def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdict) -> bool:
     """Check 5: the predictions are the task's items, each once, in item order."""
-    from yoxla.leaderboard.admission import _fmt_ids
-
     ids = [p.id for p in t.predictions]
     if ids == expected and t.rows == len(ids) and t.items == len(expected):
         return True
@@ -221,30 +220,35 @@ def _suite_cases(p: Any, derived: dict[str, Any]) -> list[Case]:
     return suite_cases(p.task.id, *calibration_inputs(p.task.spec, p.items), derived["predictions"])
 
 
-def _correlated(task: Any, t: SuiteTaskResult) -> np.ndarray | None:
+def correlated_values(task: Any, values: Iterable[float | None]) -> np.ndarray | None:
     """The values a task's built-in Spearman grader correlates with the targets, per prediction
-    (an invalid answer imputed as the grader imputes it), for the bootstrap; None: no such grader."""
+    (``values``: each valid answer's number, None for an invalid one, imputed as the grader
+    imputes it), for the bootstrap; None: the task has no such grader."""
     from yoxla.suites.builtins import Spearman
-    from yoxla.suites.numbers import parse_number
 
     grader = next((b for b in task.scoring.builtins if isinstance(b, Spearman)), None)
     if grader is None:
         return None
     impute = grader.impute if grader.impute is not None else float("nan")
-    out: list[float] = []
+    return np.array([impute if x is None else float(x) for x in values], dtype=float)
+
+
+def _numbers(t: SuiteTaskResult) -> Iterator[float | None]:
+    """Each prediction's number (None when invalid or none can be read)."""
+    from yoxla.suites.numbers import parse_number
+
     for p in t.predictions:
         value = None
         if p.valid and p.extracted is not None:
             value = p.number if p.number is not None else parse_number(p.extracted)
-        out.append(impute if value is None else float(value))
-    return np.array(out, dtype=float)
+        yield None if value is None else float(value)
 
 
 def _record(tid: str, t: SuiteTaskResult, task: Any, blocks: dict[str, str], gold: Any = None) -> TaskRecord:
     """The board's record of an admitted suite task (``task``: the committed SuiteTask)."""
-    from yoxla.leaderboard.admission import TaskRecord
-
-    return TaskRecord.from_suite(tid, t, gold, block=blocks.get(tid, ""), prediction=_correlated(task, t))
+    return TaskRecord.from_suite(
+        tid, t, gold, block=blocks.get(tid, ""), prediction=correlated_values(task, _numbers(t))
+    )
 
 
 def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
@@ -259,8 +263,6 @@ def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
 
 def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
     """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
-    from yoxla.leaderboard.admission import _differs
-
     v.source_suite = rec.suite.id
     v.edition = edition_of(rec.suite.id)
     v.suite = rec.suite.id if v.edition is None else None  # a benchmark suite's board is its edition's
@@ -316,10 +318,15 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
 
 def _check_totals(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict) -> dict[str, Any]:
     """The summary scores and the generation-error count follow from the stored tasks."""
-    from yoxla.leaderboard.admission import _differs
-
     # The groups and headline are the committed suite's (checked above): scores follow them.
     scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
+    check_totals(doc, rec, scores, v)
+    return scores
+
+
+def check_totals(doc: dict[str, Any], rec: Any, scores: dict[str, Any], v: Verdict) -> None:
+    """The stored summary scores are ``scores`` (derived from the stored tasks) and the stored
+    generation-error count is the predictions' (a suite record or a v2 one)."""
     diff = first_difference(doc["scores"], scores, "scores")
     if diff:
         v.reasons.append(_differs("summary scores", diff))
@@ -328,7 +335,6 @@ def _check_totals(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict) -> dict
         v.reasons.append(
             f"generation_errors is stored as {rec.generation_errors} but the predictions hold {errors}"
         )
-    return scores
 
 
 def _unanswered(tid: str, t: SuiteTaskResult, v: Verdict) -> bool:
@@ -347,8 +353,6 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
     hashes and fingerprints against the frozen ones, conditions, coverage by count against the
     frozen item counts, totals); an
     admitted file is listed as not re-checked, never ranked (as the benchmark's files are)."""
-    from yoxla.leaderboard.admission import NOT_RECHECKED
-
     committed = _frozen_tasks(rec, suite, v)
     if v.reasons:
         return
@@ -391,8 +395,6 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
 def _admit(
     rec: SuiteResultFile, suite: CommittedSuite, records: dict[str, Any], scores: dict[str, Any], v: Verdict
 ) -> None:
-    from yoxla.leaderboard.admission import ADMITTED
-
     v.board = _board(rec, suite)
     if v.board == "non-standard":
         v.notes.append("generation settings differ from the committed manifest's: ranked apart")

@@ -15,8 +15,8 @@ from typing import Any
 from yoxla import __version__
 from yoxla.editions import Edition, load_edition, load_rows
 from yoxla.record_base import DatasetInfo, ModelInfo, ModelMetadata, Usage
-from yoxla.record_derive import build_document
-from yoxla.record_v2 import RunConditions, RunInfo, TaskResult, build_task_result
+from yoxla.record_derive import build_document, build_task_result
+from yoxla.record_v2 import RunConditions, RunInfo, TaskResult
 from yoxla.results import model_slug
 from yoxla.suite import load_suite
 

@@ -61,8 +61,9 @@ def _score_text(v: Any) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from yoxla.leaderboard.admission import EXCLUDED, admit, load_trusted_keys
+    from yoxla.leaderboard.admission import admit, load_trusted_keys
     from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.verdict import EXCLUDED
 
     paths, empty = _expand(args.files)
     for folder in empty:  # nothing checked is no pass: say so, and fail

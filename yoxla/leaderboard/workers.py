@@ -2,8 +2,8 @@
 
 Each worker is a fork of the process that admits, so it holds the same rows, suites, editions
 and trusted keys without pickling them; it reads the file again, checks it with
-:func:`yoxla.leaderboard.admission._check_job` (every stored number re-derived, exactly as in
-one process) and sends the verdict back. The parent alone writes the caches. The first file
+the check function admission hands in (:func:`yoxla.leaderboard.admission._check_job`: every
+stored number re-derived, exactly as in one process) and sends the verdict back. The parent alone writes the caches. The first file
 is checked here before any fork, so what it loads (an edition's rows, a committed suite) is
 loaded once and inherited. Forking a process that runs other threads can deadlock a child,
 so with threads alive (but the sandbox's idle spawner, :data:`FORK_SAFE_THREADS`), or off
@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.util
+import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import os
-
-    from yoxla.editions import Edition
-    from yoxla.leaderboard.admission import Verdict, _Job
     from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.verdict import Verdict
+
+WORKERS_ENV = "YOXLA_ADMISSION_WORKERS"
 
 MIN_JOBS = 8  # fewer files than this are checked here unless workers are asked for: a fork costs more
 
@@ -37,6 +37,16 @@ _STATE: tuple[Any, ...] | None = None
 # Grader workers a forked child inherited from the parent: kept referenced and never used or
 # closed here (their pipes and processes are the parent's; collecting them would end them).
 _INHERITED: list[Any] = []
+
+
+def admission_workers() -> int:
+    """How many worker processes check files: ``$YOXLA_ADMISSION_WORKERS``, else one per core (at most 8)."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw.isdigit():
+        return max(1, int(raw))
+    return max(
+        1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    )
 
 
 def _child_init() -> None:
@@ -67,37 +77,30 @@ def can_fork() -> bool:
     )
 
 
-def _run(job: _Job) -> Verdict:
-    from yoxla.leaderboard.admission import _check_job
-
+def _run(job: Any) -> Verdict:
     assert _STATE is not None
-    trusted, data, editions, root = _STATE
-    return _check_job(job, trusted, data, editions, root)
+    check, _data = _STATE
+    return check(job)
 
 
 def check_jobs(
-    jobs: list[_Job],
-    trusted: Mapping[str, str],
-    data: DataSource,
-    editions: Mapping[str, Edition] | None,
-    root: str | os.PathLike[str] | None,
-    workers: int | None,
+    jobs: list[Any], check: Callable[[Any], Verdict], data: DataSource, workers: int | None
 ) -> Iterator[tuple[int, Verdict]]:
-    """``(index, verdict)`` for every job, in the order they finish."""
-    from yoxla.leaderboard.admission import _check_job, admission_workers
-
+    """``(index, verdict)`` for every job, in the order they finish: ``check(job)`` here or in a
+    forked worker (``data``: the rows and suites the check reads, whose grader workers a child
+    replaces with its own)."""
     n = min(workers or admission_workers(), max(0, len(jobs) - 1))
     if n <= 1 or not can_fork() or (workers is None and len(jobs) < MIN_JOBS):
         for k, job in enumerate(jobs):
-            yield k, _check_job(job, trusted, data, editions, root)
+            yield k, check(job)
         return
-    yield 0, _check_job(jobs[0], trusted, data, editions, root)  # loads what the others share
+    yield 0, check(jobs[0])  # loads what the others share
     if not can_fork():  # that check started a thread that a fork is not safe with
         for k in range(1, len(jobs)):
-            yield k, _check_job(jobs[k], trusted, data, editions, root)
+            yield k, check(jobs[k])
         return
     global _STATE
-    _STATE = (trusted, data, editions, root)
+    _STATE = (check, data)
     left = set(range(1, len(jobs)))
     try:
         with ProcessPoolExecutor(
@@ -117,4 +120,4 @@ def check_jobs(
     finally:
         _STATE = None
     for k in sorted(left):
-        yield k, _check_job(jobs[k], trusted, data, editions, root)
+        yield k, check(jobs[k])

@@ -192,7 +192,7 @@ def sample_oracle() -> dict[str, Any]:
     """Prompts, verdicts, metrics and scores of every answer set on the sample edition."""
     from yoxla.declarations import edition_declarations
     from yoxla.editions import load_edition, load_rows
-    from yoxla.record_v2 import derive_task
+    from yoxla.record_derive import derive_task
     from yoxla.stats import block_scores, yoxla_score
     from yoxla.suite import load_suite
 

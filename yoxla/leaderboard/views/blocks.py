@@ -15,10 +15,10 @@ import gradio as gr
 import pandas as pd
 
 from yoxla.leaderboard import plot
-from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.format import pm, primary_name, task_label
 from yoxla.leaderboard.prepared import EditionData, group_score
 from yoxla.leaderboard.texts import md
+from yoxla.leaderboard.verdict import Verdict
 from yoxla.leaderboard.views.base import Context, Table, Update, View
 
 

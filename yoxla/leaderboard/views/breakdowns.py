@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from yoxla.leaderboard import breakdown, plot
-from yoxla.leaderboard.admission import Verdict
 from yoxla.leaderboard.format import task_label, task_short
 from yoxla.leaderboard.prepared import EditionData, Ranked
+from yoxla.leaderboard.verdict import Verdict
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first, plot_data
 from yoxla.suite import load_suite
 

@@ -10,8 +10,8 @@ import gradio as gr
 import pandas as pd
 
 from yoxla.leaderboard import plot
-from yoxla.leaderboard.admission import TaskRecord, Verdict
 from yoxla.leaderboard.format import metric_keys, metric_label, metric_text, task_short
+from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
 from yoxla.suite import load_suite
 

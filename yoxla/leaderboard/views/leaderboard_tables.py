@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from yoxla.leaderboard import plot
-from yoxla.leaderboard.admission import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.board import Board, model_key
 from yoxla.leaderboard.format import (
     interval_text,
@@ -42,6 +41,7 @@ from yoxla.leaderboard.prepared import (
 )
 from yoxla.leaderboard.published import BLOCKS, same_model
 from yoxla.leaderboard.texts import md as md_escape
+from yoxla.leaderboard.verdict import NOT_RECHECKED, Verdict
 from yoxla.safetext import plain_https, repo_id
 
 FLOOR_NAME = "Best cue-only floor (reference, not a model)"

@@ -10,10 +10,10 @@ import gradio as gr
 import pandas as pd
 
 from yoxla.leaderboard import texts
-from yoxla.leaderboard.admission import NOT_RECHECKED
 from yoxla.leaderboard.board import Board, model_key
 from yoxla.leaderboard.format import NA
 from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData
+from yoxla.leaderboard.verdict import NOT_RECHECKED
 from yoxla.leaderboard.views.base import Context, Table, Update, View
 from yoxla.leaderboard.views.common import components
 from yoxla.suite import load_suite

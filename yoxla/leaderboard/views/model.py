@@ -14,8 +14,9 @@ import gradio as gr
 import pandas as pd
 
 from yoxla.leaderboard import calibration, plot
-from yoxla.leaderboard.admission import MAX_BYTES, Verdict
+from yoxla.leaderboard.admission import MAX_BYTES
 from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData, headline
+from yoxla.leaderboard.verdict import Verdict
 from yoxla.leaderboard.views import model_tables
 from yoxla.leaderboard.views.base import (
     NOTHING,

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from yoxla.leaderboard import breakdown, plot
-from yoxla.leaderboard.admission import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.format import (
     NA,
     interval_text,
@@ -34,6 +33,7 @@ from yoxla.leaderboard.prepared import (
     size_text,
     weights,
 )
+from yoxla.leaderboard.verdict import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.views.diagnostics import outcome_counts
 from yoxla.record import SuiteRunConditions
 from yoxla.record_v2 import RunConditions
