@@ -222,26 +222,38 @@ def derive_suite_task(
     ``calibration`` block derived with the benchmark's functions
     (:func:`yoxla.calibration.stored.suite_task_calibration`).
     """
+    from yoxla.parsing import answer_text
     from yoxla.suites.samples import SampleOutput
-    from yoxla.suites.scoring import score_suite_task
+    from yoxla.suites.scoring import score_builtin_task, score_suite_task
 
     items = align_items(prepared, [str(p["id"]) for p in stored])
-    outputs = [
-        SampleOutput.from_raw(
-            p.get("raw"), p.get("finish_reason"), p.get("error"), _judge_records(p.get("judgements"))
-        )
-        for p in stored
-    ]
-    scored = score_suite_task(prepared, outputs, items=items, pool=pool, judge=judge)
+    raws = [p.get("raw") for p in stored]
+    finishes = [p.get("finish_reason") for p in stored]
+    errors = [p.get("error") for p in stored]
+    if prepared.task.scoring.python:
+        outputs = [
+            SampleOutput.from_raw(raw, finish, error, _judge_records(p.get("judgements")))
+            for raw, finish, error, p in zip(raws, finishes, errors, stored, strict=True)
+        ]
+        scored = score_suite_task(prepared, outputs, items=items, pool=pool, judge=judge)
+    else:  # built-in graders read the answer text alone: the stored answers go in as columns
+        for p in stored:
+            if p.get("judgements"):
+                _judge_records(p["judgements"])  # checked as on the general path, never replayed
+        texts = [None if raw is None else answer_text(raw) for raw in raws]
+        scored = score_builtin_task(prepared, items, texts, finishes, errors)
     preds: list[dict[str, Any]] = []
     control = scored.control or (False,) * len(scored.results)
-    for res, p, is_control in zip(scored.results, stored, control, strict=True):
+    for res, raw, finish, error, is_control in zip(
+        scored.results, raws, finishes, errors, control, strict=True
+    ):
+        grader_error, extraction_error = res.grader_error, res.extraction_error
         preds.append(
             {
                 "id": res.id,
-                "raw": p.get("raw"),
-                "finish_reason": p.get("finish_reason"),
-                "error": p.get("error"),
+                "raw": raw,
+                "finish_reason": finish,
+                "error": error,
                 "extracted": res.extracted,
                 "valid": res.valid,
                 "reason": res.reason,
@@ -251,9 +263,11 @@ def derive_suite_task(
                 "scores": dict(res.scores),
                 "score": res.score,
                 "outcome": res.outcome,
-                "grader_error": _bounded_text(res.grader_error),
-                "extraction_error": _bounded_text(res.extraction_error),
-                "judgements": [j.model_dump(mode="json") for j in res.judgements],
+                "grader_error": grader_error if grader_error is None else _bounded_text(grader_error),
+                "extraction_error": extraction_error
+                if extraction_error is None
+                else _bounded_text(extraction_error),
+                "judgements": [j.model_dump(mode="json") for j in res.judgements] if res.judgements else [],
             }
         )
         if is_control:

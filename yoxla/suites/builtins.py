@@ -34,6 +34,7 @@ that they score as the benchmark always has).
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from operator import attrgetter
@@ -67,11 +68,15 @@ class GraderFailure(Exception):
     """A built-in grader cannot score this sample (e.g. the row lacks the passage)."""
 
 
+_STR = frozenset((str,))
+
+
 def cells(keys: Sequence[Any], values: Sequence[float]) -> dict[str, dict[str, float]]:
     """Mean per key value, as the result record's cells: {value: {accuracy, n}}."""
-    groups: dict[str, list[float]] = {}
-    for k, v in zip(keys, values, strict=True):
-        groups.setdefault(str(k), []).append(v)
+    texts = keys if set(map(type, keys)) <= _STR else list(map(str, keys))  # usually text already
+    groups: defaultdict[str, list[float]] = defaultdict(list)
+    for k, v in zip(texts, values, strict=True):
+        groups[k].append(v)
     return {k: {"accuracy": mean(v), "n": len(v)} for k, v in sorted(groups.items())}
 
 

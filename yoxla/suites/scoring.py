@@ -518,32 +518,37 @@ def score_suite_task(
     made and closed here when omitted). ``judge`` is the live judge callback; without it
     stored judgements are replayed.
 
-    A task whose graders are all built in takes the fast path (:meth:`TaskScorer.score_builtin`):
+    A task whose graders are all built in takes the fast path (:func:`score_builtin_task`):
     one pass over the samples, no worker process, and no ``cache`` (scoring such a sample
     costs less than keying the memo). Its results equal the general path's.
     """
     its = list(prepared.items if items is None else items)
+    if not prepared.task.scoring.python:
+        if len(its) != len(outputs):
+            raise ValueError(f"{prepared.task.id}: {len(its)} items but {len(outputs)} outputs")
+        return score_builtin_task(
+            prepared,
+            its,
+            [o.output_text for o in outputs],
+            [o.finish_reason for o in outputs],
+            [o.error for o in outputs],
+        )
     own = pool is None
     workers = pool or WorkerPool()
     try:
         scorer = TaskScorer(prepared, workers, cache=cache, judge=judge)
-        if not scorer.python:
-            results, control, tally = scorer.score_builtin(its, outputs)
-            metrics, problems, batch_records = scorer.metrics_of(tally)
-            keep = []
-        else:
-            results = scorer.score(its, outputs)
-            control = control_marks(prepared.task.spec, [i.row for i in its])
-            keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
-            tally = Tally(scorer.plan)
-            for k, c in enumerate(control):
-                if c:
-                    tally.add_control(results[k])
-                else:
-                    tally.add(its[k], results[k])
-            metrics, problems, batch_records = scorer.metrics_of(
-                tally, [its[k] for k in keep], [outputs[k] for k in keep], [results[k] for k in keep]
-            )
+        results = scorer.score(its, outputs)
+        control = control_marks(prepared.task.spec, [i.row for i in its])
+        keep = [k for k, c in enumerate(control) if not c]  # controls are run, never in the metrics
+        tally = Tally(scorer.plan)
+        for k, c in enumerate(control):
+            if c:
+                tally.add_control(results[k])
+            else:
+                tally.add(its[k], results[k])
+        metrics, problems, batch_records = scorer.metrics_of(
+            tally, [its[k] for k in keep], [outputs[k] for k in keep], [results[k] for k in keep]
+        )
         metrics.update(tally.groups())
         metrics.update(tally.controls())
     finally:
@@ -553,6 +558,35 @@ def score_suite_task(
         # A batch grader's judgements are kept with the first scored sample, under the batch id.
         first = keep[0]
         results[first] = replace(results[first], judgements=(*results[first].judgements, *batch_records))
+    return _task_score(prepared, scorer, results, metrics, problems, control)
+
+
+def score_builtin_task(
+    prepared: PreparedTask,
+    items: Sequence[Item],
+    texts: Sequence[str | None],
+    finish_reasons: Sequence[str | None],
+    errors: Sequence[str | None],
+) -> TaskScore:
+    """:func:`score_suite_task` of a task whose graders are all built in, its stored outputs
+    given as columns aligned with ``items`` (see :meth:`TaskScorer.score_columns`): re-scoring
+    stored answers makes no :class:`SampleOutput` per answer, and no worker pool."""
+    scorer = TaskScorer(prepared, WorkerPool())  # built-in graders start no worker: nothing to close
+    results, control, tally = scorer.score_columns(items, texts, finish_reasons, errors)
+    metrics, problems, _ = scorer.metrics_of(tally)
+    metrics.update(tally.groups())
+    metrics.update(tally.controls())
+    return _task_score(prepared, scorer, results, metrics, problems, control)
+
+
+def _task_score(
+    prepared: PreparedTask,
+    scorer: TaskScorer,
+    results: Sequence[SampleResult],
+    metrics: dict[str, Any],
+    problems: Sequence[str],
+    control: Sequence[bool],
+) -> TaskScore:
     return TaskScore(
         task_id=prepared.task.id,
         task_hash=prepared.task_hash,
@@ -561,5 +595,5 @@ def score_suite_task(
         results=tuple(results),
         metrics=metrics,
         problems=tuple(problems),
-        control=control if any(control) else (),
+        control=tuple(control) if any(control) else (),
     )

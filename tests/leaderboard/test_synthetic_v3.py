@@ -1,0 +1,82 @@
+"""The synthetic full-size ``yoxla-v1`` files the admission bench times (:mod:`yoxla.testing.synthetic_v3`):
+written by the runner's writer, of v1's size, admitted and re-checked through the one path; a
+changed answer or score is named, so the bench times the full check, not a shortcut."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yoxla.leaderboard.admission import check_file
+from yoxla.leaderboard.data import DataSource
+from yoxla.results import finalize, write_result
+from yoxla.testing.synthetic_v3 import (
+    build_v3,
+    committed_source,
+    prepare_v1,
+    random_raws,
+    v1_items,
+    write_v1_rows,
+)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("synthetic-v1")
+    manifest, prepared = prepare_v1(write_v1_rows(folder / "data"))
+    docs = {
+        name: build_v3(
+            manifest, prepared, {t: random_raws(p, seed, skill) for t, p in prepared.items()}, model=name
+        )
+        for name, seed, skill in (("weak", 1, 0.2), ("strong", 2, 0.9))
+    }
+    return manifest, prepared, docs
+
+
+def _check(doc: dict[str, Any], path: Path, manifest: Any, prepared: Any) -> Any:
+    write_result(doc, path)
+    data = DataSource(suites=committed_source(manifest, prepared))
+    try:
+        return check_file(path, data=data, use_cache=False)
+    finally:
+        data.suites.close()
+
+
+def test_the_files_have_v1s_size_and_their_own_answers(synthetic) -> None:
+    _, prepared, docs = synthetic
+    counts = v1_items()
+    assert sum(counts.values()) == 1443 and {t: len(p.items) for t, p in prepared.items()} == counts
+    weak, strong = docs["weak"], docs["strong"]
+    for doc in (weak, strong):
+        assert doc["format"] == "yoxla-result" and doc["format_version"] == 3
+        assert doc["suite"]["id"] == "yoxla-v1"
+        assert {t: len(x["predictions"]) for t, x in doc["tasks"].items()} == counts
+        ids = [p["id"] for p in doc["tasks"]["nli_v1"]["predictions"]]
+        assert len(set(ids)) == len(ids)  # the sample rows under new ids
+    assert weak["scores"]["suite"] < strong["scores"]["suite"]
+    raws = [[p["raw"] for p in d["tasks"]["extractive_qa_v1"]["predictions"]] for d in (weak, strong)]
+    assert raws[0] != raws[1]
+    outcomes = {p["outcome"] for d in (weak, strong) for x in d["tasks"].values() for p in x["predictions"]}
+    assert {"correct", "wrong", "invalid"} <= outcomes  # every kind of answer is met
+
+
+def test_a_synthetic_file_is_admitted_and_rechecked_on_the_v1_board(synthetic, tmp_path) -> None:
+    manifest, prepared, docs = synthetic
+    v = _check(docs["strong"], tmp_path / "strong.json", manifest, prepared)
+    assert v.status == "admitted" and v.rechecked, v.reasons
+    assert v.edition == "v1" and v.source_suite == "yoxla-v1"
+    assert v.scores["yoxla"] == pytest.approx(docs["strong"]["scores"]["suite"])
+
+
+def test_a_changed_score_is_found_by_the_rederivation(synthetic, tmp_path) -> None:
+    manifest, prepared, docs = synthetic
+    doc = copy.deepcopy(docs["weak"])
+    pred = next(p for p in doc["tasks"]["sts_v1"]["predictions"] if p["score"] is not None)
+    pred["score"] = pred["score"] + 0.5
+    v = _check(
+        finalize(doc), tmp_path / "w.json", manifest, prepared
+    )  # digest made anew: only the score lies
+    assert v.status == "excluded" and "task sts_v1" in v.reasons[0] and ".score" in v.reasons[0], v.reasons

@@ -1,0 +1,169 @@
+"""Synthetic full-size ``yoxla-result`` 3 files of the package suite ``yoxla-v1``, offline.
+
+The v1 rows live on the Hugging Face Hub; here the bundled sample rows stand in for them,
+cycled under new ids to v1's frozen item counts (1,443 items in all) and read through the one
+loading path as ``--data-dir`` reads a local copy (:func:`yoxla.suites.datasets.hub_override`).
+A file is written by the runner's own writer (:func:`yoxla.record_derive.derive_suite_task`,
+:func:`yoxla.record_derive.build_suite_document`) from answers that are right with probability
+``skill`` and otherwise a cue-only strategy's answer or a decorated one, so admission parses
+and scores every kind of answer a model gives. :func:`committed_source` is the
+:class:`~yoxla.leaderboard.suite_data.SuiteSource` that admits such files: the package manifest
+with the synthetic rows prepared (their fingerprints are not v1's frozen ones).
+
+Used by ``bench/bench_admission.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from yoxla import __version__
+from yoxla.record import SuiteInfo, SuiteRunConditions, SuiteRunInfo, SuiteTaskResult
+from yoxla.record_base import ModelInfo, Usage
+from yoxla.record_derive import build_suite_document, build_suite_task_result
+from yoxla.suites.baselines import suite_answers
+from yoxla.suites.datasets import hub_override, load_dataset
+from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, hash_file_path, suite_hash
+from yoxla.suites.loader import SuiteManifest, load_manifest
+from yoxla.suites.prepare import PreparedTask, prepare_task
+from yoxla.suites.registry import package_suites_dir
+
+SUITE_ID = "yoxla-v1"
+CREATED = "2026-01-01T00:00:00Z"
+
+
+def manifest_file(edition: str) -> Path:
+    """The package manifest of a benchmark edition (``yoxla/editions/yoxla-<edition>.yaml``)."""
+    return package_suites_dir() / f"yoxla-{edition}.yaml"
+
+
+def v1_items() -> dict[str, int]:
+    """v1's item count per task, as its frozen hash file records them."""
+    doc = json.loads(hash_file_path(manifest_file("v1")).read_text(encoding="utf-8"))
+    return {tid: int(entry["items"]) for tid, entry in doc["tasks"].items()}
+
+
+def write_v1_rows(folder: Path, seed: int = 0) -> Path:
+    """A local copy of v1's dataset (``<folder>/<task>/test.jsonl``): each task's sample rows
+    cycled under new ids to its v1 item count. Returns ``folder``."""
+    sample = load_manifest(manifest_file("sample"))
+    for tid, n in v1_items().items():
+        task = sample.tasks[tid]
+        base = load_dataset(task.spec.dataset, task.base_dir).rows
+        out = folder / tid / "test.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as fh:
+            for i in range(n):
+                row = dict(base[i % len(base)])
+                row["id"] = f"{row['id']}-{seed}-{i:04d}"
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return folder
+
+
+def prepare_v1(folder: Path, pool: Any = None) -> tuple[SuiteManifest, dict[str, PreparedTask]]:
+    """The package ``yoxla-v1`` manifest and its tasks prepared from the rows in ``folder``."""
+    manifest = load_manifest(manifest_file("v1"))
+    with hub_override(None, folder):
+        prepared = {tid: prepare_task(task, pool) for tid, task in manifest.tasks.items()}
+    return manifest, prepared
+
+
+def random_raws(prepared: PreparedTask, seed: int, skill: float) -> list[str]:
+    """A model's answers to every item: the target with probability ``skill``, else the
+    ``random`` strategy's answer, now and then decorated (a prefix, a full stop, other case)
+    so that extraction meets near-misses and invalid answers too."""
+    rng = random.Random(f"{seed}:{prepared.task.id}")
+    guesses = suite_answers("random", prepared, seed)
+    out: list[str] = []
+    for item, guess in zip(prepared.items, guesses, strict=True):
+        answer = item.target if rng.random() < skill else guess
+        roll = rng.random()
+        if roll < 0.05:
+            answer = f"Cavab: {answer}."
+        elif roll < 0.08:
+            answer = answer.lower()
+        elif roll < 0.10:
+            answer = f"{answer}\n\nİzah: mətnə görə belədir."
+        out.append(answer)
+    return out
+
+
+def build_v3(
+    manifest: SuiteManifest,
+    prepared: Mapping[str, PreparedTask],
+    raws: Mapping[str, Sequence[str | None]],
+    *,
+    model: str,
+    pool: Any = None,
+) -> dict[str, Any]:
+    """The ``yoxla-result`` 3 document a complete run of ``manifest`` with these answers writes."""
+    tasks: dict[str, SuiteTaskResult] = {}
+    for tid, p in prepared.items():
+        stored: list[dict[str, Any]] = [
+            {"id": item.id, "raw": raw, "finish_reason": "stop", "error": None, "judgements": []}
+            for item, raw in zip(p.items, raws[tid], strict=True)
+        ]
+        tasks[tid] = build_suite_task_result(p, stored, pool=pool)
+    hashes: dict[str, dict[str, Any]] = {
+        tid: {"hash": p.task_hash, "definition": p.task.definition_hash, "data": dict(p.fingerprints)}
+        for tid, p in prepared.items()
+    }
+    found = analysis_hash(manifest)
+    suite = SuiteInfo.model_validate(
+        {
+            "id": SUITE_ID,
+            "path": f"yoxla/editions/{manifest_file('v1').name}",
+            "suite_hash": suite_hash({tid: h["hash"] for tid, h in hashes.items()}, aggregation(manifest)),
+            "tasks": hashes,
+            **declared_aggregation(manifest),
+            **({"analysis_hash": found} if found is not None else {}),
+        }
+    )
+    generation = {}
+    for tid, task in manifest.tasks.items():
+        gen = task.spec.generation
+        generation[tid] = (
+            gen.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if gen else {}
+        )
+    run = SuiteRunInfo.model_validate(
+        {
+            "run_id": f"synthetic-{model}",
+            "framework_version": __version__,
+            "started_at": CREATED,
+            "finished_at": CREATED,
+            "workers": 1,
+            "batch_size": 1,
+            "command": "synthetic",
+            "conditions": SuiteRunConditions.model_validate(
+                {"thinking": False, "limit": None, "tasks": None, "generation": generation}
+            ).model_dump(mode="json", exclude_unset=True),
+        }
+    )
+    return build_suite_document(
+        suite=suite,
+        model=ModelInfo(
+            provider="synthetic", model=model, reported_model=model, base_url=None, display_name=model
+        ),
+        run=run,
+        tasks=tasks,
+        usage=Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
+        created_at=CREATED,
+    )
+
+
+def committed_source(manifest: SuiteManifest, prepared: Mapping[str, PreparedTask]) -> Any:
+    """A :class:`~yoxla.leaderboard.suite_data.SuiteSource` that knows one suite, ``yoxla-v1``,
+    already prepared from the synthetic rows (what a committed suite is after ``prepare``)."""
+    from yoxla.leaderboard.suite_data import CommittedSuite, SuiteSource
+
+    path = manifest_file("v1")
+    suite = CommittedSuite(
+        SUITE_ID, path, hash_file_path(path), f"yoxla/editions/{path.name}", manifest, prepared=dict(prepared)
+    )
+    source = SuiteSource()
+    source._suites = {SUITE_ID: suite}
+    return source
