@@ -20,10 +20,11 @@ from yoxla.rescoring import task_score
 from yoxla.spans import ZERO, score_span
 from yoxla.stats import macro_f1, mean, pearson, spearman
 from yoxla.suite import Task
-from yoxla.suites.bridge import STS_CORRECT_WITHIN
 from yoxla.suites.builtins import SPAN_KEYS, cells
 
 Answers = Sequence[str | None]
+# An STS answer within this many points of the gold is "correct" (the sts_v1 grader's correct_within).
+STS_CORRECT_WITHIN = 1.0
 
 
 @dataclass
