@@ -18,8 +18,9 @@ from importlib import resources
 import pytest
 import yaml
 
+from yoxla.canonical import canonical_json, sha256_text
 from yoxla.editions import load_edition
-from yoxla.suite import SuiteError, canonical_json, load_suite, parse_suite, sha256_text
+from yoxla.suite import SuiteError, load_suite, parse_suite
 from yoxla.suites.registry import BENCHMARK_EDITIONS, manifest_path
 
 FROZEN_CONTRACTS = {

@@ -22,11 +22,12 @@ from typing import Any
 
 import pytest
 
+from yoxla.canonical import sha256_text
 from yoxla.editions import load_edition, load_rows
 from yoxla.record import SuiteInfo
 from yoxla.record_derive import build_suite_task_result, suite_scores_of
 from yoxla.rescoring import stored_value
-from yoxla.suite import load_suite, sha256_text
+from yoxla.suite import load_suite
 from yoxla.suites.hashing import declared_aggregation
 from yoxla.suites.loader import load_manifest
 from yoxla.suites.prepare import prepare_task

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yoxla.canonical import canonical_json
 from yoxla.csvsafe import safe_row, unescape_cell
 from yoxla.parsing import parse
 from yoxla.safetext import one_line
-from yoxla.suite import Task, canonical_json
+from yoxla.suite import Task
 from yoxla.text import az_key
 
 Tasks = Mapping[str, Task]  # the edition's tasks by id

@@ -32,6 +32,7 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from yoxla.canonical import sha256_text
 from yoxla.providers.base import (
     Completion,
     Provider,
@@ -41,7 +42,6 @@ from yoxla.providers.base import (
     Request,
     wants_probabilities,
 )
-from yoxla.suite import sha256_text
 
 KNOWN_SETTINGS = (
     "device_map",

@@ -85,8 +85,8 @@ def frozen_problems(edition: str) -> list[str]:
     """What in the package suite ``yoxla-<edition>`` disagrees with its frozen hash file or its
     edition's published fingerprints ([] = nothing), its rows never read; ManifestError when the
     manifest or its hash file does not load."""
+    from yoxla.canonical import sha256_text
     from yoxla.editions import load_edition
-    from yoxla.suite import sha256_text
     from yoxla.suites.hashing import (
         TaskHashes,
         aggregation,

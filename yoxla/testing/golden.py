@@ -23,7 +23,6 @@ everything else exactly (NaN agrees with NaN).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -31,6 +30,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from yoxla.canonical import canonical_json, sha256_text
 
 GOLDEN_FORMAT = 1
 GOLDEN_PATH = Path("tests") / "golden" / "sample_scores.json"
@@ -43,8 +44,7 @@ EDGE_SETS = ("edges0", "edges1", "edges2")
 
 def digest(obj: Any) -> str:
     """A short, stable digest of a JSON-ready value (16 hex digits of its canonical SHA-256)."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256_text(canonical_json(obj)).removeprefix("sha256:")[:16]
 
 
 # Answer sets -----------------------------------------------------------------------------------
