@@ -20,6 +20,7 @@ from yoxla.rescoring import task_score
 from yoxla.spans import ZERO, score_span
 from yoxla.stats import macro_f1, mean, pearson, spearman
 from yoxla.suite import Task
+from yoxla.suites.benchmark import strict_rule
 from yoxla.suites.builtins import SPAN_KEYS, cells
 
 Answers = Sequence[str | None]
@@ -41,7 +42,7 @@ def _score_example(
 ) -> _Example:
     """Verdict for one example. A generation error or truncation scores like an invalid output."""
     rid = str(row[task.id_field])
-    parsed = parse(task, None if error else raw, row)
+    parsed = parse(strict_rule(task.id), None if error else raw, task.answer.values_for(row))
     gold = gold_value(task, row)
     ev = task.evaluator
     metrics: dict[str, float]

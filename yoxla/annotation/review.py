@@ -33,9 +33,9 @@ from yoxla.annotation.sheets import (
     read_annotations,
     read_sheet_rows,
 )
-from yoxla.parsing import parse
 from yoxla.safetext import one_line
 from yoxla.suite import Task
+from yoxla.suites.benchmark import parse_answer
 
 RESOLUTION_COLUMNS = ("task", "id", "input_sha", "gold", "decided_by", "reason")
 
@@ -208,7 +208,7 @@ def read_resolutions(
         if empty:
             problems.append(f"{where}: {', '.join(empty)} must be filled in")
             continue
-        parsed = parse(tasks[values["task"]], values["gold"], dict(row))
+        parsed = parse_answer(tasks[values["task"]].id, values["gold"], row)
         if not parsed.valid:
             problems.append(f"{where}: gold {values['gold']!r} is not in the answer space")
             continue

@@ -21,9 +21,9 @@ from typing import Any
 
 from yoxla.canonical import canonical_json
 from yoxla.csvsafe import safe_row, unescape_cell
-from yoxla.parsing import parse
 from yoxla.safetext import one_line
 from yoxla.suite import Task
+from yoxla.suites.benchmark import parse_answer
 from yoxla.text import az_key
 
 Tasks = Mapping[str, Task]  # the edition's tasks by id
@@ -274,7 +274,7 @@ def read_annotations(
         label: str | None = None
         unsure = raw == UNSURE
         if raw and not unsure:
-            parsed = parse(task, raw, dict(row))
+            parsed = parse_answer(task.id, raw, row)
             if not parsed.valid:
                 problems.append(f"{where}: label {raw!r} is not in the answer space")
                 continue

@@ -8,7 +8,8 @@ read). Rows come from the benchmark's own reader (:mod:`yoxla.datafiles`, for an
 :func:`prepare_rows` turns an edition's rows into the suite path's prepared items (messages,
 per-item answer space, targets) without reading a dataset again, tallying only the breakdowns
 its caller asks for (the analysis section declares many; a result record of the built-in
-format holds one, and each costs time on every replay).
+format holds one, and each costs time on every replay). :func:`parse_answer` reads one stored
+answer to one row as the task's strict extractor does.
 
 :func:`frozen_problems` checks a package suite against its hash file without reading its rows:
 its task hashes over the fingerprints and row counts its edition publishes (``v1.json``:
@@ -26,10 +27,12 @@ from functools import lru_cache
 from typing import Any
 
 from yoxla.editions import fingerprint as rows_fingerprint
+from yoxla.parsing import Parsed, parse
 from yoxla.suites.datasets import LoadedDataset
 from yoxla.suites.loader import SuiteManifest, SuiteTask, load_document, load_manifest
 from yoxla.suites.prepare import PreparedTask, prepare_task
 from yoxla.suites.registry import BENCHMARK_EDITIONS, manifest_path
+from yoxla.suites.spec_answers import StrictExtraction
 
 
 @lru_cache(maxsize=1)
@@ -79,6 +82,24 @@ def prepare_rows(
     fp = fingerprint if fingerprint is not None else rows_fingerprint(list(listed))
     data = LoadedDataset(listed, fp, {"source": "yoxla-edition"}, (), {})
     return prepare_task(task, data=data)
+
+
+@lru_cache(maxsize=64)
+def strict_rule(task_id: str) -> StrictExtraction:
+    """A benchmark task's strict extraction rule, its mode resolved (KeyError for an unknown id)."""
+    spec = benchmark_task(task_id).spec
+    rule = spec.output_extraction
+    assert isinstance(rule, StrictExtraction), task_id  # every benchmark task is read strictly
+    return rule if rule.mode is not None else rule.model_copy(update={"mode": spec.strict_mode})
+
+
+def parse_answer(task_id: str, raw: str | None, row: Mapping[str, Any] | None = None) -> Parsed:
+    """One answer to one row of a benchmark task, read as its strict extractor reads it (the
+    row's own answer space: numbered options depend on the row's list)."""
+    from yoxla.suites.space import item_space
+
+    spec = benchmark_task(task_id).spec
+    return parse(strict_rule(task_id), raw, item_space(spec, row or {}))
 
 
 def frozen_problems(edition: str) -> list[str]:
