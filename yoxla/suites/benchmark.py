@@ -102,6 +102,16 @@ def parse_answer(task_id: str, raw: str | None, row: Mapping[str, Any] | None = 
     return parse(strict_rule(task_id), raw, item_space(spec, row or {}))
 
 
+def choice_space(task_id: str, row: Mapping[str, Any] | None) -> tuple[str, ...] | None:
+    """The closed answer space of one row of a benchmark task (its option numbers, then its
+    fixed labels); None when the task's answer is open (a number, a span)."""
+    from yoxla.suites.space import item_space
+
+    if strict_rule(task_id).mode != "choice":
+        return None
+    return item_space(benchmark_task(task_id).spec, row or {})
+
+
 def frozen_problems(edition: str) -> list[str]:
     """What in the package suite ``yoxla-<edition>`` disagrees with its frozen hash file or its
     edition's published fingerprints ([] = nothing), its rows never read; ManifestError when the

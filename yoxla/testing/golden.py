@@ -113,10 +113,11 @@ def gold_answer(task: Any, row: Mapping[str, Any]) -> str:
 
 def _distribution(task: Any, row: Mapping[str, Any], i: int) -> dict[str, Any] | None:
     """A deterministic stored distribution over the row's closed answer space (None when open)."""
-    from yoxla.calibration.distribution import LabelDistribution, answer_space
+    from yoxla.calibration.distribution import LabelDistribution
+    from yoxla.suites.benchmark import choice_space
 
     try:
-        space = answer_space(task, row)
+        space = choice_space(task.id, row)
     except (KeyError, TypeError, ValueError):
         return None
     if not space:
