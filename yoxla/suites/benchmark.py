@@ -46,6 +46,11 @@ def task_ids() -> tuple[str, ...]:
     return tuple(benchmark_manifest().tasks)
 
 
+def benchmark_groups() -> dict[str, tuple[str, ...]]:
+    """The benchmark's blocks (the package suite's groups, in order): block id -> its task ids."""
+    return {g.id: tuple(g.tasks) for g in benchmark_manifest().groups}
+
+
 def benchmark_task(task_id: str) -> SuiteTask:
     """The suite task of one benchmark task (KeyError for an id the benchmark does not have)."""
     return benchmark_manifest().tasks[task_id]

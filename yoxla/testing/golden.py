@@ -196,6 +196,7 @@ def sample_oracle() -> dict[str, Any]:
     from yoxla.record_derive import derive_task
     from yoxla.stats import block_scores, yoxla_score
     from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import benchmark_groups
 
     suite = load_suite()
     edition = load_edition(EDITION)
@@ -233,7 +234,7 @@ def sample_oracle() -> dict[str, Any]:
             sets.setdefault(name, {"tasks": {}})["tasks"][tid] = entry
     for entry in sets.values():
         task_scores = {tid: t["score"] for tid, t in entry["tasks"].items()}
-        entry["blocks"] = block_scores(suite, task_scores)
+        entry["blocks"] = block_scores(benchmark_groups(), task_scores)
         entry["yoxla"] = yoxla_score(entry["blocks"])
     return {"edition": EDITION, "prompts": prompts, "sets": sets}
 
