@@ -18,14 +18,11 @@ from typing import Any
 import yaml
 
 from yoxla.canonical import canonical_json, sha256_text
+from yoxla.suites.errors import SuiteError
 
 MODES = ("choice", "numeric", "text", "text_or_abstain")
 EVALUATORS = ("classification", "span", "abstention", "correlation")
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
-
-
-class SuiteError(ValueError):
-    """The suite file breaks its own schema."""
 
 
 @dataclass(frozen=True)

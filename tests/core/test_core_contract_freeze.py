@@ -20,7 +20,8 @@ import yaml
 
 from yoxla.canonical import canonical_json, sha256_text
 from yoxla.editions import load_edition
-from yoxla.suite import SuiteError, load_suite, parse_suite
+from yoxla.suite import load_suite, parse_suite
+from yoxla.suites.errors import SuiteError
 from yoxla.suites.registry import BENCHMARK_EDITIONS, manifest_path
 
 FROZEN_CONTRACTS = {
