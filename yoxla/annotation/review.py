@@ -31,14 +31,13 @@ from yoxla.annotation.sheets import (
     Task,
     Tasks,
     annotatable,
-    gold_field,
     input_sha,
     read_annotations,
     read_sheet_rows,
     rows_index,
 )
 from yoxla.safetext import one_line
-from yoxla.suites.benchmark import parse_answer
+from yoxla.suites.benchmark import gold_field, parse_answer
 
 RESOLUTION_COLUMNS = ("task", "id", "input_sha", "gold", "decided_by", "reason")
 

@@ -89,11 +89,6 @@ def input_fields(task_id: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(path[0] for path in benchmark_task(task_id).prompt.fields))
 
 
-def gold_field(task_id: str) -> str:
-    """The row field holding a task's gold (the one its target template names)."""
-    return benchmark_task(task_id).target.fields[0][0]
-
-
 def rows_index(tasks: Tasks, rows_by_task: RowsByTask) -> dict[tuple[str, str], Mapping[str, Any]]:
     """(task id, row id) -> the row, for the rows of ``tasks``."""
     return {

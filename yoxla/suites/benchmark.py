@@ -107,6 +107,12 @@ def parse_answer(task_id: str, raw: str | None, row: Mapping[str, Any] | None = 
     return parse(strict_rule(task_id), raw, item_space(spec, row or {}))
 
 
+@lru_cache(maxsize=64)
+def gold_field(task_id: str) -> str:
+    """The row field holding a benchmark task's gold (the one its target template names)."""
+    return benchmark_task(task_id).target.fields[0][0]
+
+
 def choice_space(task_id: str, row: Mapping[str, Any] | None) -> tuple[str, ...] | None:
     """The closed answer space of one row of a benchmark task (its option numbers, then its
     fixed labels); None when the task's answer is open (a number, a span)."""
