@@ -8,8 +8,14 @@ read). Rows come from the benchmark's own reader (:mod:`yoxla.datafiles`, for an
 :func:`prepare_rows` turns an edition's rows into the suite path's prepared items (messages,
 per-item answer space, targets) without reading a dataset again, tallying only the breakdowns
 its caller asks for (the analysis section declares many; a result record of the built-in
-format holds one, and each costs time on every replay). :func:`parse_answer` reads one stored
-answer to one row as the task's strict extractor does.
+format holds one, and each costs time on every replay).
+
+What older code read off the old contract record (``yoxla/suite.py``'s ``Task``) it reads here by
+task id, from the package suite: :func:`strict_rule` (the strict extraction, mode resolved),
+:func:`choice_space` (a row's closed answer space, None when open), :func:`parse_answer` (one
+stored answer as the strict extractor reads it), :func:`gold_field` and :func:`benchmark_groups`
+(the blocks). A module the suite path imports (``yoxla.calibration`` and its metrics) must not
+call them, not even inside a function: that closes an import circle (test_core_imports).
 
 :func:`frozen_problems` checks a package suite against its hash file without reading its rows:
 its task hashes over the fingerprints and row counts its edition publishes (``v1.json``:
