@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import transformers
 
-    from yoxla.calibration.distribution import answer_space
     from yoxla.calibration.label_scoring import score_labels
     from yoxla.providers.transformers_local import TransformersProvider
+    from yoxla.suites.benchmark import choice_space
     from yoxla.testing.tiny_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             new = args.gen_tokens or task.generation.max_tokens
             reqs = [Request(task, r, str(r["id"]), task.messages(r), max_tokens=new) for r in rows]
             prompts = [prov.render(r.messages) for r in reqs]
-            spaces = [answer_space(task, r) or () for r in rows]
+            spaces = [choice_space(tid, r) or () for r in rows]
             prov.generate(reqs[0])  # warm-up
             score_labels(prov.model, prov.tokenizer, prompts[0], spaces[0], end_ids=prov.eos_ids)
             gen = timed(args.repeats, lambda reqs=reqs: [prov.generate(r) for r in reqs])

@@ -41,8 +41,8 @@ from yoxla.baselines import STRATEGIES, answers
 from yoxla.editions import load_edition, load_rows
 from yoxla.evaluators import evaluate_task
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark import task_ids
 from yoxla.suites.benchmark_example import AnswerScorer, score_answer
-from yoxla.suites.bridge import PARITY_TASKS
 from yoxla.suites.loader import load_document
 from yoxla.suites.prepare import prepare_task
 from yoxla.suites.registry import load_suite_manifest
@@ -118,7 +118,7 @@ def line_scoring(rounds: int, repeat: int) -> dict[str, float]:
     """
     suite, sample = load_suite(), load_edition("sample")
     runs: list[list[tuple[Any, ...]]] = []
-    for tid in PARITY_TASKS:
+    for tid in task_ids():
         task, rows = suite.task(tid), load_rows(sample, tid)
         for k, (raws, fin, err) in enumerate(answer_sets(task, rows)):
             if k == len(runs):
@@ -159,7 +159,7 @@ def main() -> None:
     figures: dict[str, dict[str, float]] = {}
     total_builtin = total_suite = 0.0
     total_answers = 0
-    for tid in PARITY_TASKS:
+    for tid in task_ids():
         task, rows = suite.task(tid), load_rows(sample, tid)
         prepared = prepare_task(manifest.task(tid), pool)
         sets = answer_sets(task, rows)

@@ -12,7 +12,8 @@ from typing import Any
 
 from yoxla.cli_common import UsageError, add_data_args, report, table, task_ids
 from yoxla.editions import EDITIONS, DataUnavailable, load_edition, load_rows
-from yoxla.suite import SuiteError, load_suite
+from yoxla.suite import load_suite
+from yoxla.suites.errors import SuiteError
 
 __all__ = ["UsageError", "build_parser", "main", "run", "table"]
 

@@ -20,9 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from yoxla.canonical import canonical_json, sha256_text
 from yoxla.datafiles import DataUnavailable, read_config
 from yoxla.hub import snapshot
-from yoxla.suite import Suite, canonical_json, load_suite, sha256_text
+from yoxla.suite import Suite, load_suite
 
 DATA_DIR_ENV = "YOXLA_DATA_DIR"
 EDITIONS = ("v1", "sample")

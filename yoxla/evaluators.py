@@ -20,10 +20,12 @@ from yoxla.rescoring import task_score
 from yoxla.spans import ZERO, score_span
 from yoxla.stats import macro_f1, mean, pearson, spearman
 from yoxla.suite import Task
-from yoxla.suites.bridge import STS_CORRECT_WITHIN
+from yoxla.suites.benchmark import strict_rule
 from yoxla.suites.builtins import SPAN_KEYS, cells
 
 Answers = Sequence[str | None]
+# An STS answer within this many points of the gold is "correct" (the sts_v1 grader's correct_within).
+STS_CORRECT_WITHIN = 1.0
 
 
 @dataclass
@@ -40,7 +42,7 @@ def _score_example(
 ) -> _Example:
     """Verdict for one example. A generation error or truncation scores like an invalid output."""
     rid = str(row[task.id_field])
-    parsed = parse(task, None if error else raw, row)
+    parsed = parse(strict_rule(task.id), None if error else raw, task.answer.values_for(row))
     gold = gold_value(task, row)
     ev = task.evaluator
     metrics: dict[str, float]

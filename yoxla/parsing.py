@@ -9,11 +9,11 @@ that wrote ``YOKDUR`` thirty times. Near-miss kinds never change a score.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from yoxla.suite import Task
 from yoxla.text import (
     az_key,
     az_lower,
@@ -24,6 +24,9 @@ from yoxla.text import (
     turkish_spelling,
     words_pattern,
 )
+
+if TYPE_CHECKING:
+    from yoxla.suites.spec_answers import StrictExtraction
 
 # Reasons an output is invalid.
 EMPTY = "empty_output"
@@ -304,16 +307,19 @@ def _backtick_run_start(tokens: Any, starts: Any, ends: Any, k: int) -> int:
     return int(breaks[-1]) + 1 if len(breaks) else 0
 
 
-def parse(task: Task, raw: str | None, row: dict[str, Any] | None = None) -> Parsed:
-    """Parse one raw output for one row of a task (``row`` matters for numbered options)."""
+def parse(rule: StrictExtraction, raw: str | None, choices: Sequence[str] = ()) -> Parsed:
+    """Parse one raw output by a task's strict extraction ``rule`` (its mode, numeric range or
+    abstention phrase); ``choices``: the item's own answer space (a choice task's labels, or a
+    row's option numbers then its fixed labels). A rule without a mode is a choice rule when
+    there are ``choices``, else a text rule (a suite task's ``strict_mode`` resolves it)."""
     text = strip_wrappers(answer_text(raw))
-    mode = task.answer.mode
+    mode = rule.mode or ("choice" if choices else "text")
     if mode == "choice":
-        return _parse_choice(text, task.answer.values_for(row))
+        return _parse_choice(text, choices if isinstance(choices, tuple) else tuple(choices))
     if mode == "numeric":
-        assert task.answer.range is not None
-        return _parse_number(text, *task.answer.range)
-    return _parse_text(text, task.answer.abstain.value if task.answer.abstain else None)
+        assert rule.range is not None  # the rule's own check: numeric needs a range
+        return _parse_number(text, float(rule.range[0]), float(rule.range[1]))
+    return _parse_text(text, rule.abstain if mode == "text_or_abstain" else None)
 
 
 def _invalid(text: str, reason: str, near_miss: str) -> Parsed:

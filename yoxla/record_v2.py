@@ -282,7 +282,7 @@ def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
     from yoxla.stats import block_scores, yoxla_score
 
     task_scores = {tid: t.score for tid, t in tasks.items()}
-    blocks = block_scores(suite, task_scores)
+    blocks = block_scores({b: [t.id for t in suite.block_tasks(b)] for b in suite.blocks}, task_scores)
     return Scores.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
 
 

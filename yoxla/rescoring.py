@@ -80,7 +80,8 @@ def _prepare(task: Task, rows: Sequence[Mapping[str, Any]], rows_token: str | No
         if all(item.id == str(row[id_field]) for item, row in zip(hit.items, rows, strict=True)):
             _prepared.move_to_end(key)  # type: ignore[arg-type]
             return hit
-    prepared = prepare_rows(task.id, rows, fingerprint=rows_token)
+    breakdowns = (task.breakdown,) if task.breakdown else ()  # the one a result record holds
+    prepared = prepare_rows(task.id, rows, fingerprint=rows_token, breakdowns=breakdowns)
     if key is not None:
         _prepared[key] = prepared
         while len(_prepared) > _PREPARED_MAX:

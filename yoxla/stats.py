@@ -1,20 +1,16 @@
 """The statistics the scores are made of: means, rank and linear correlation, macro F1, and the
 block and YOXLA averages of task scores.
 
-Pure functions of their numbers (``block_scores`` also reads which block each task is in).
+Pure functions of their numbers (``block_scores`` also reads which tasks each block holds).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from yoxla.suite import Suite
 
 
 def mean(values: Sequence[float]) -> float:
@@ -80,11 +76,13 @@ def macro_f1(gold: Sequence[str | None], pred: Sequence[str | None]) -> float:
     return mean(f1s)
 
 
-def block_scores(suite: Suite, task_scores: dict[str, float]) -> dict[str, float]:
-    """Macro average of task scores within each block that has any task."""
+def block_scores(blocks: Mapping[str, Sequence[str]], task_scores: Mapping[str, float]) -> dict[str, float]:
+    """Macro average of task scores within each block (``blocks``: block id -> its task ids, in
+    order) that has any scored task; the tasks are averaged in ``task_scores``' order."""
     out: dict[str, float] = {}
-    for block in suite.blocks:
-        vals = [s for tid, s in task_scores.items() if suite.task(tid).block == block]
+    for block, ids in blocks.items():
+        members = set(ids)
+        vals = [s for tid, s in task_scores.items() if tid in members]
         if vals:
             out[block] = mean(vals)
     return out

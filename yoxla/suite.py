@@ -9,8 +9,6 @@ changes nothing while any change of meaning changes the hash.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -19,21 +17,12 @@ from typing import Any
 
 import yaml
 
+from yoxla.canonical import canonical_json, sha256_text
+from yoxla.suites.errors import SuiteError
+
 MODES = ("choice", "numeric", "text", "text_or_abstain")
 EVALUATORS = ("classification", "span", "abstention", "correlation")
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
-
-
-class SuiteError(ValueError):
-    """The suite file breaks its own schema."""
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def sha256_text(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

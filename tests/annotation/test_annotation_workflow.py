@@ -259,3 +259,29 @@ def test_status_command_lists_every_task(folder, capsys):
     for tid in EDITION.task_ids:
         assert tid in out
     assert "not annotatable" in out and "alice, bob" in out
+
+
+def test_a_sheet_shows_the_messages_and_answers_of_the_package_suite(tmp_path) -> None:
+    """Each row's text is the user message the frozen contracts render (the committed oracle of
+    tests/suites/test_suites_parity.py), its answers the row's own space, its hash over the
+    task's input fields only."""
+    import json
+
+    from yoxla.annotation.sheets import export_sheet, input_fields, write_instructions
+
+    oracle = json.loads(
+        (Path(__file__).parents[1] / "suites" / "cases" / "benchmark_messages.json").read_text(
+            encoding="utf-8"
+        )
+    )["tasks"]
+    path = tmp_path / "ayla.csv"
+    assert export_sheet(path, list(TASKS.values()), ROWS, shuffle_key="ayla") == sum(map(len, ROWS.values()))
+    for line in read_sheet(path):
+        want = next(x for x in oracle[line["task"]]["items"] if x["id"] == line["id"])
+        assert line["text"] == want["user"], (line["task"], line["id"])
+        row = next(r for r in ROWS[line["task"]] if str(r["id"]) == line["id"])
+        assert line["answers"] == " | ".join(TASKS[line["task"]].answer.values_for(row))
+    assert input_fields("rag_selection_v1") == ("question", "passages")
+    assert input_fields("nli_v1") == ("premise", "hypothesis")
+    doc = write_instructions(tmp_path, list(TASKS.values())).read_text(encoding="utf-8")
+    assert oracle["nli_v1"]["system"] in doc and "## nli_v1: " in doc

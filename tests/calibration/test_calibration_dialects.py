@@ -15,12 +15,12 @@ import pytest
 import yaml
 
 from yoxla.calibration import distribution_from_logprobs, parse_logprobs
-from yoxla.calibration.distribution import answer_space
 from yoxla.calibration.token_logprobs import UNKNOWN_ANY, UNKNOWN_PARTIAL, compact_logprobs
 from yoxla.editions import load_edition, load_rows
 from yoxla.parsing import answer_text, strip_wrappers
 from yoxla.providers.openai_compat import split_reasoning
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark import choice_space
 from yoxla.text import az_lower, collapse_ws, nfc
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -207,7 +207,7 @@ def spaces() -> dict[str, tuple[tuple[str, ...], ...]]:
     for tid in edition.tasks:
         task = suite.task(tid)
         for row in load_rows(edition, tid):
-            space = answer_space(task, row)
+            space = choice_space(tid, row)
             if space is not None:
                 by_prompt[task.render_user(row)] = space
                 distinct.add(space)

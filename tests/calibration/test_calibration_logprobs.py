@@ -11,8 +11,7 @@ import pytest
 import yaml
 
 from yoxla.calibration import LabelDistribution, LogprobsError, distribution_from_logprobs, parse_logprobs
-from yoxla.calibration.distribution import answer_space
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import choice_space
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "logprob_cases.yaml").read_text(encoding="utf-8"))
 
@@ -106,10 +105,9 @@ def test_no_logprobs_means_no_distribution(empty):
     assert distribution_from_logprobs(parse_logprobs(empty), ("A", "B")) is None
 
 
-def test_answer_space_is_the_rows_closed_space():
-    suite = load_suite()
-    assert answer_space(suite.task("nli_v1"), {}) == ("entailment", "neutral", "contradiction")
-    assert answer_space(suite.task("rag_selection_v1"), {"passages": ["a"] * 6}) == (
+def test_a_benchmark_rows_closed_space_is_its_choice_space():
+    assert choice_space("nli_v1", {}) == ("entailment", "neutral", "contradiction")
+    assert choice_space("rag_selection_v1", {"passages": ["a"] * 6}) == (
         "1",
         "2",
         "3",
@@ -118,9 +116,12 @@ def test_answer_space_is_the_rows_closed_space():
         "6",
         "HEÇ BİRİ",
     )
-    assert answer_space(suite.task("knowledge_choice_v1"), {"candidates": ["x"] * 20})[-1] == "20"
+    assert choice_space("knowledge_choice_v1", {"candidates": ["x"] * 20})[-1] == "20"
+    assert choice_space("knowledge_choice_v1", None) == ()  # no options: an empty space, never an error
     for open_task in ("sts_v1", "extractive_qa_v1", "qa_abstention_v1"):
-        assert answer_space(suite.task(open_task), {}) is None
+        assert choice_space(open_task, {}) is None
+    with pytest.raises(KeyError):
+        choice_space("no_such_task_v1", {})
 
 
 # Storage -------------------------------------------------------------------------------------

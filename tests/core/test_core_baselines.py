@@ -10,8 +10,8 @@ import yaml
 
 from yoxla.baselines import SEED, STRATEGIES, answers, floors
 from yoxla.editions import ManifestEntry, fingerprint
-from yoxla.parsing import parse
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark import parse_answer
 from yoxla.validate import validate_rows
 
 SUITE = load_suite()
@@ -39,7 +39,7 @@ def test_strategy_answers_parse_as_valid(strategy, task_id):
     assert len(got) == len(task_rows)
     for row, raw in zip(task_rows, got, strict=True):
         assert isinstance(raw, str)
-        parsed = parse(task, raw, row)
+        parsed = parse_answer(task.id, raw, row)
         assert parsed.valid, (strategy, row["id"], raw, parsed)
 
 
@@ -72,7 +72,9 @@ def test_none_of_them_answers_hec_biri_on_rag_selection():
     task_rows = rows("rag_selection_v1")
     got = answers("none_of_them", task, task_rows)
     assert got == ["HEÇ BİRİ"] * len(task_rows)
-    assert {parse(task, raw, row).value for raw, row in zip(got, task_rows, strict=True)} == {"HEÇ BİRİ"}
+    assert {parse_answer(task.id, raw, row).value for raw, row in zip(got, task_rows, strict=True)} == {
+        "HEÇ BİRİ"
+    }
 
 
 @pytest.mark.parametrize("strategy", ["abstain", "none_of_them"])
@@ -80,7 +82,7 @@ def test_abstain_abstains_on_qa_abstention(strategy):
     task = SUITE.task("qa_abstention_v1")
     task_rows = rows("qa_abstention_v1")
     got = answers(strategy, task, task_rows)
-    assert all(parse(task, raw, row).abstained for raw, row in zip(got, task_rows, strict=True))
+    assert all(parse_answer(task.id, raw, row).abstained for raw, row in zip(got, task_rows, strict=True))
 
 
 def test_random_is_reproducible_with_the_fixed_seed():
@@ -100,8 +102,8 @@ def test_random_depends_on_the_seed():
 
 def test_first_and_longest_on_a_numeric_task_are_the_range_ends():
     task, task_rows = SUITE.task("sts_v1"), rows("sts_v1")
-    assert {parse(task, a).value for a in answers("first", task, task_rows)} == {0.0}
-    assert {parse(task, a).value for a in answers("longest", task, task_rows)} == {5.0}
+    assert {parse_answer(task.id, a).value for a in answers("first", task, task_rows)} == {0.0}
+    assert {parse_answer(task.id, a).value for a in answers("longest", task, task_rows)} == {5.0}
 
 
 def test_majority_answers_the_most_common_gold():

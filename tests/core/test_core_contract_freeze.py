@@ -3,6 +3,11 @@
 The literals below were computed once, on purpose, from suite/yoxla.yaml. Editing a prompt,
 an answer space or any other part of a task's contract in place changes its hash and fails
 here: a changed contract is a new task version (e.g. nli_v2), not an edit of nli_v1.
+
+The committed package suites (yoxla/editions/yoxla-{sample,v1}.yaml) are where the benchmark's
+tasks are written: each task records its published contract and prompt hash, sends the system
+prompt of that prompt hash, and its whole manifest entry but the dataset is frozen below too
+(generation settings included, which a suite task's definition hash leaves to the run).
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from importlib import resources
 import pytest
 import yaml
 
+from yoxla.canonical import canonical_json, sha256_text
 from yoxla.editions import load_edition
-from yoxla.suite import SuiteError, load_suite, parse_suite
+from yoxla.suite import load_suite, parse_suite
+from yoxla.suites.errors import SuiteError
+from yoxla.suites.registry import BENCHMARK_EDITIONS, manifest_path
 
 FROZEN_CONTRACTS = {
     "extractive_qa_v1": "sha256:ca7e9a611ef911862a5d3e6d3a47389a181b18e4a01860e29e4814b1e18fdcd4",
@@ -42,6 +50,20 @@ FROZEN_PROMPTS = {
     "knowledge_choice_v1": "sha256:2c3256d987f01c9bd68dbb8064543a9a8b5ba6e14bb554e3ceecbfc946bed275",
     "rag_verification_v1": "sha256:2de1ade662531bfd3556667ce24cc56d98d53f8e4b8729fde94e335d31a61cd4",
     "rag_selection_v1": "sha256:e525c0a942cfdfeaaa681a671dcfa84bd388da9779dd00e8f06d25310a58b1ca",
+}
+# Each package suite task's manifest entry, dataset left out (canonical JSON): the same in both suites.
+FROZEN_MANIFEST_TASKS = {
+    "extractive_qa_v1": "sha256:c4018a79b6b6647524f7e63da5c235b31c46debe982e748fb89283b22b82a37b",
+    "qa_abstention_v1": "sha256:3d69a3e953009af00b5afa3a74a8549a74d16212b73b632167c9478331d43f75",
+    "nli_v1": "sha256:dacc18caf4fee87fb5e4de2c9584865d7e2986581777c41f647b10486c4dcfe6",
+    "sentiment_v1": "sha256:1fcae3e535e5f896a02f29faf26b585ae7b797d2898b3219acf865d0499af818",
+    "intent_v1": "sha256:0d79f1365d9cfc954d5c451fe266de325a44d1533c3b500c3b357c878cd59c7c",
+    "minimal_pairs_v1": "sha256:78d6f495e5e6280f847955fccddaef6bae1ec6922dc7e324306f9e485732122d",
+    "az_tr_interference_v1": "sha256:b04e136bd7e197b56c0cb0a0f6c97bd712d334bfc0c949d54e3295b6613435e5",
+    "rag_verification_v1": "sha256:8fbb54c9f3cd8149ac4aaa87fdba362c83b5bf16c361bc087e522ca2adea6b1e",
+    "knowledge_choice_v1": "sha256:9bd4e97f972675de95d60b7e6b287a643220a9a9d70707aa87ae4cd68bda474b",
+    "rag_selection_v1": "sha256:895d83fe6c38d80d3e4c541be25ed1de858277bf54f946a4e0f26d48f9936849",
+    "sts_v1": "sha256:a21bf47e64585e017378e7bb39e58ef320ddf394ae92c4793b464c3e4b58852c",
 }
 FROZEN_V1_SUITE_HASH = "sha256:1f92cd7d3fd49dc4e6b6c7f12a3c58eb2297f35c0c136eeb8c482f9802f28cea"
 
@@ -101,6 +123,39 @@ def test_v1_edition_suite_hash_is_frozen():
 
 def test_v1_edition_runs_every_frozen_task():
     assert sorted(load_edition("v1").tasks) == sorted(FROZEN_CONTRACTS)
+
+
+def _package_tasks(edition: str) -> dict[str, dict]:
+    doc = yaml.safe_load(manifest_path(edition).read_text(encoding="utf-8"))
+    return {t["id"]: t for t in doc["tasks"]}
+
+
+@pytest.mark.parametrize("edition", BENCHMARK_EDITIONS)
+def test_each_package_suite_task_records_its_published_hashes(edition):
+    tasks = _package_tasks(edition)
+    assert sorted(tasks) == sorted(FROZEN_CONTRACTS)
+    for tid, entry in tasks.items():
+        assert entry["metadata"]["contract_hash"] == FROZEN_CONTRACTS[tid], tid
+        assert entry["metadata"]["prompt_hash"] == FROZEN_PROMPTS[tid], tid
+        assert sha256_text(entry["generation"]["instructions"]) == FROZEN_PROMPTS[tid], tid
+
+
+@pytest.mark.parametrize("edition", BENCHMARK_EDITIONS)
+def test_each_package_suite_task_is_frozen_in_place(edition):
+    for tid, entry in _package_tasks(edition).items():
+        body = {k: v for k, v in entry.items() if k != "dataset"}
+        assert sha256_text(canonical_json(body)) == FROZEN_MANIFEST_TASKS[tid], (
+            f"the manifest entry of {tid} in yoxla-{edition}.yaml changed in place; add a new task version"
+        )
+
+
+def test_a_package_suite_task_edit_is_seen():
+    entry = _package_tasks("v1")["sts_v1"]
+    entry["generation"]["max_output_tokens"] += 1  # left to the run by a suite task's definition hash
+    assert (
+        sha256_text(canonical_json({k: v for k, v in entry.items() if k != "dataset"}))
+        != (FROZEN_MANIFEST_TASKS["sts_v1"])
+    )
 
 
 # What the hash sees ---------------------------------------------------------------------

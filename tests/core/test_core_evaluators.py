@@ -19,6 +19,7 @@ from scipy import stats
 from yoxla.rescoring import rescore_task, task_score
 from yoxla.stats import block_scores, pearson, spearman, yoxla_score
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_groups
 from yoxla.suites.benchmark_example import example_metrics, score_answer
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "evaluator_cases.yaml").read_text(encoding="utf-8"))
@@ -320,8 +321,11 @@ def test_task_score_is_primary_metric_clamped_times_100(task_id, metrics, expect
 
 def test_block_score_is_macro_average_of_task_scores():
     scores = {"extractive_qa_v1": 90.0, "sentiment_v1": 50.0, "nli_v1": 40.0, "knowledge_choice_v1": 30.0}
-    blocks = block_scores(SUITE, scores)
+    blocks = block_scores(benchmark_groups(), scores)
     assert blocks == {"understanding": pytest.approx(60.0), "knowledge": pytest.approx(30.0)}
+    # Blocks keep their declared order; a block with no scored task is left out.
+    assert list(benchmark_groups()) == ["understanding", "language", "knowledge", "rag"]
+    assert block_scores({"a": ("x", "y"), "b": ("z",)}, {"y": 10.0, "x": 20.0}) == {"a": 15.0}
 
 
 def test_a_long_task_does_not_outweigh_a_short_one():
@@ -332,7 +336,9 @@ def test_a_long_task_does_not_outweigh_a_short_one():
     s_nli = evaluate_task(nli, nli_rows, ["contradiction"] * 200)[2]
     s_senti = evaluate_task(senti, senti_rows, ["positive"] * 50)[2]
     assert (s_nli, s_senti) == (0.0, 100.0)
-    assert block_scores(SUITE, {"nli_v1": s_nli, "sentiment_v1": s_senti}) == {"understanding": 50.0}
+    assert block_scores(benchmark_groups(), {"nli_v1": s_nli, "sentiment_v1": s_senti}) == {
+        "understanding": 50.0
+    }
 
 
 def test_yoxla_score_is_mean_of_block_scores():
@@ -349,7 +355,7 @@ def test_yoxla_score_from_task_scores_end_to_end():
         "knowledge_choice_v1": 30.0,
         "rag_selection_v1": 100.0,
     }
-    blocks = block_scores(SUITE, scores)
+    blocks = block_scores(benchmark_groups(), scores)
     assert blocks == {"understanding": 70.0, "language": 80.0, "knowledge": 30.0, "rag": 100.0}
     assert yoxla_score(blocks) == pytest.approx(70.0)
 

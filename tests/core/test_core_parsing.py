@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yoxla import parsing
-from yoxla.parsing import NEAR_MISS_KINDS, answer_text, near_miss_kind, parse, strip_wrappers
-from yoxla.suite import load_suite
+from yoxla.parsing import NEAR_MISS_KINDS, answer_text, near_miss_kind, strip_wrappers
+from yoxla.suites.benchmark import benchmark_manifest
+from yoxla.suites.benchmark import parse_answer as parse
 from yoxla.text import az_key, az_lower, az_upper, fold_letters, tokens, turkish_spelling
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "parse_cases.yaml").read_text(encoding="utf-8"))
 ROWS = DATA["rows"]
-SUITE = load_suite()
+TASKS = benchmark_manifest().tasks  # the benchmark's package suite, by task id
 WRAPPERS = [("```", "```"), ("**", "**"), ("`", "`"), ('"', '"'), ("'", "'"), ("«", "»"), ("“", "”")]
 
 
@@ -27,7 +28,7 @@ def _cases(section: str) -> list:
 
 
 def _check(case: dict) -> None:
-    task = SUITE.task(case["task"])
+    task = case["task"]
     row = ROWS[case["row"]] if "row" in case else None
     got = parse(task, case["raw"], row)
     assert got.valid is case["valid"], got
@@ -70,7 +71,7 @@ def test_option_17_is_1873_in_the_fixture_row():
 
 
 def test_numbered_options_follow_the_row_list_length():
-    task = SUITE.task("knowledge_choice_v1")
+    task = "knowledge_choice_v1"
     three = {"candidates": ["Bakı", "Gəncə", "Şəki"]}
     assert parse(task, "3", three).valid
     assert not parse(task, "4", three).valid
@@ -111,7 +112,7 @@ CORES = [
     pads=st.lists(st.sampled_from(["", " ", "\n", "  \t"]), min_size=2, max_size=2),
 )
 def test_wrappers_never_change_the_verdict(case, wrappers, pads):
-    task = SUITE.task(case["task"])
+    task = case["task"]
     row = ROWS[case["row"]] if "row" in case else None
     bare = parse(task, case["raw"], row)
     wrapped = case["raw"]
@@ -142,7 +143,7 @@ def test_strip_wrappers_is_idempotent(text):
     )
 )
 def test_invalid_output_is_never_an_abstention(text):
-    got = parse(SUITE.task("qa_abstention_v1"), text)
+    got = parse("qa_abstention_v1", text)
     if not got.valid:
         assert not got.abstained
     if got.abstained:
@@ -153,7 +154,7 @@ def test_invalid_output_is_never_an_abstention(text):
 @given(word=st.text(alphabet=AZ_LOWER + " ", min_size=1, max_size=10))
 def test_only_the_exact_lower_case_labels_are_valid(word):
     # Lower-case input is valid only when it is the label itself, letter for letter.
-    got = parse(SUITE.task("rag_verification_v1"), word)
+    got = parse("rag_verification_v1", word)
     assert got.valid is (word.strip() in ("təsdiq", "zidd", "yoxdur"))
 
 
@@ -183,7 +184,7 @@ def _foldings(label: str, folds: dict[str, str]) -> list[str]:
     ],
 )
 def test_letter_folded_label_is_invalid_letter_folded(task_id, label, n_upper, n_lower):
-    task = SUITE.task(task_id)
+    task = task_id
     upper = _foldings(label, _UPPER_FOLDS)
     lower = _foldings(az_lower(label), _LOWER_FOLDS)
     assert (len(upper), len(lower)) == (n_upper, n_lower)
@@ -197,15 +198,15 @@ def test_letter_folded_label_is_invalid_letter_folded(task_id, label, n_upper, n
 def test_lower_case_written_with_azerbaijani_rules_is_the_label(label):
     lower = az_lower(label)
     assert lower in ("təsdiq", "zidd", "yoxdur", "heç biri")
-    task = SUITE.task("rag_selection_v1" if label == "HEÇ BİRİ" else "rag_verification_v1")
+    task = "rag_selection_v1" if label == "HEÇ BİRİ" else "rag_verification_v1"
     assert parse(task, lower, ROWS["selection_6"]).value == label
 
 
 LABELS = [
-    (task.id, value)
-    for task in SUITE.tasks.values()
-    if task.answer.mode == "choice"
-    for value in task.answer.label_values
+    (tid, value)
+    for tid, task in TASKS.items()
+    if task.spec.strict_mode == "choice"
+    for value in task.spec.fixed_choices
 ]
 
 
@@ -225,10 +226,11 @@ def test_label_table_covers_every_choice_task_with_labels():
 @given(pair=st.sampled_from(LABELS), data=st.data())
 def test_every_label_parses_in_any_azerbaijani_casing(pair, data):
     task_id, label = pair
-    task = SUITE.task(task_id)
+    task = task_id
     flips = data.draw(st.lists(st.booleans(), min_size=len(label), max_size=len(label)))
     mixed = "".join(az_upper(ch) if up else az_lower(ch) for ch, up in zip(label, flips, strict=True))
-    row = ROWS["selection_6"] if task.answer.options_field else None
+    space = TASKS[task_id].spec.answer_space
+    row = ROWS["selection_6"] if space is not None and space.options_field else None
     for raw in (label, az_lower(label), az_upper(label), mixed):
         got = parse(task, raw, row)
         assert got.valid and got.value == label, raw
@@ -377,3 +379,20 @@ NEAR_MISS_PIECES = [
 )
 def test_near_miss_kind_gives_the_old_result(values, text):
     assert near_miss_kind(text, values) == _old_near_miss_kind(text, values)
+
+
+def test_the_parser_reads_a_strict_rule_over_the_items_own_choices():
+    from yoxla.parsing import parse as strict
+    from yoxla.suites.spec_answers import StrictExtraction
+
+    rule = StrictExtraction(type="strict")  # no mode: choice over given choices, else text
+    assert strict(rule, "**bəli**", ("Bəli", "Xeyr")).value == "Bəli"
+    assert strict(rule, "Beli", ("Bəli", "Xeyr")).near_miss == "letter_folded"
+    assert strict(rule, "Bəli").value == "Bəli" and strict(rule, "Bəli").valid  # free text
+    numeric = StrictExtraction(type="strict", mode="numeric", range=[0, 5])
+    assert strict(numeric, "4,5").value == 4.5
+    assert strict(numeric, "6").reason == "out_of_range"
+    abstain = StrictExtraction(type="strict", mode="text_or_abstain", abstain="Cavab yoxdur")
+    got = strict(abstain, "CAVAB YOXDUR")
+    assert got.valid and got.abstained and got.value == "Cavab yoxdur"
+    assert strict(abstain, "Bakıda").value == "Bakıda" and not strict(abstain, "Bakıda").abstained

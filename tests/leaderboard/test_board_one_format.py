@@ -346,8 +346,8 @@ def _v1_doc(sample_doc: dict[str, Any]) -> dict[str, Any]:
     """A suite-format file of yoxla-v1 as a run would write it, from a yoxla-sample one: the two
     suites have the same contracts, so only the suite block (its frozen hashes) and the items
     differ; each task gets the frozen item count of predictions (v1's rows are not here)."""
-    from yoxla.suites.bridge import manifest_path
     from yoxla.suites.hashing import hash_file_path
+    from yoxla.suites.registry import manifest_path
 
     frozen = json.loads(hash_file_path(manifest_path("v1")).read_text(encoding="utf-8"))
     doc = copy.deepcopy(sample_doc)

@@ -24,7 +24,7 @@ from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows
 from yoxla.leaderboard.views.blocks import block_table
 from yoxla.suite import load_suite
-from yoxla.suites import bridge
+from yoxla.suites import registry
 
 # Per task: the field values of its four rows, and the rows answered right.
 FIELDS: dict[str, dict[str, list[Any]]] = {
@@ -132,7 +132,7 @@ def test_the_view_picks_the_field_through_a_control(board: Prepared) -> None:
 
 
 def _analysis(edition: str) -> dict[str, Any]:
-    doc = yaml.safe_load(bridge.manifest_path(edition).read_text(encoding="utf-8"))
+    doc = yaml.safe_load(registry.manifest_path(edition).read_text(encoding="utf-8"))
     return {tid: a["breakdowns"] for tid, a in doc["analysis"]["tasks"].items()}
 
 
@@ -150,13 +150,13 @@ def test_a_changed_analysis_section_changes_the_breakdowns(
 ) -> None:
     editions = tmp_path / "editions"
     editions.mkdir()
-    doc = yaml.safe_load(bridge.manifest_path("sample").read_text(encoding="utf-8"))
+    doc = yaml.safe_load(registry.manifest_path("sample").read_text(encoding="utf-8"))
     doc["analysis"]["tasks"]["intent_v1"]["breakdowns"] = ["length_bucket"]
     del doc["analysis"]["tasks"]["minimal_pairs_v1"]
     (editions / "yoxla-sample.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
-    (editions / "sample").symlink_to(bridge.EDITIONS_DIR / "sample", target_is_directory=True)
+    (editions / "sample").symlink_to(registry.EDITIONS_DIR / "sample", target_is_directory=True)
     (editions / "yoxla-v1.yaml").write_text("tasks: [\n", encoding="utf-8")  # does not load
-    monkeypatch.setattr(bridge, "EDITIONS_DIR", editions)
+    monkeypatch.setattr(registry, "EDITIONS_DIR", editions)
     prepared = _prepare(tmp_path)
     ed = prepared.edition("sample")
     assert [f.name for f in ed.breakdown_fields("intent_v1")] == ["length_bucket"]

@@ -24,14 +24,13 @@ from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
 from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.results import finalize, keygen, sign
 from yoxla.stats import block_scores, yoxla_score
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_groups
 
 
 def refinalize(doc: dict[str, Any]) -> dict[str, Any]:
     """Make the summary scores and the digest consistent again, as a careful forger would."""
-    suite = load_suite()
     doc["scores"]["tasks"] = {tid: t["score"] for tid, t in doc["tasks"].items()}
-    blocks = block_scores(suite, doc["scores"]["tasks"])
+    blocks = block_scores(benchmark_groups(), doc["scores"]["tasks"])
     doc["scores"]["blocks"] = blocks
     doc["scores"]["yoxla"] = yoxla_score(blocks)
     return finalize(doc)

@@ -16,10 +16,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from yoxla.calibration.distribution import answer_space  # noqa: E402
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request  # noqa: E402
 from yoxla.providers.transformers_local import TransformersProvider  # noqa: E402
 from yoxla.suite import load_suite  # noqa: E402
+from yoxla.suites.benchmark import choice_space  # noqa: E402
 
 SUITE = load_suite()
 SETTINGS = {"dtype": "float32", "device_map": "cpu"}
@@ -72,7 +72,7 @@ def test_generation_comes_with_the_exact_distribution_over_the_space(local: Tran
     done = local.generate_batch(reqs)
     for req, comp in zip(reqs, done, strict=True):
         assert comp.error is None and comp.label_scores is not None
-        space = answer_space(req.task, req.row)
+        space = choice_space(req.task.id, req.row)
         assert space is not None
         scores = comp.label_scores
         assert scores["method"] == "label_scoring" and list(scores["probs"]) == list(space)

@@ -35,3 +35,18 @@ def test_given_rows_are_used_not_the_bundled_file():
     prepared = prepare_rows("nli_v1", rows)
     assert len(prepared.items) == 3
     assert prepared.items[0].row == rows[0]
+
+
+def test_only_the_breakdowns_asked_for_are_tallied():
+    rows = load_rows(SAMPLE, "minimal_pairs_v1")
+    declared = benchmark_task("minimal_pairs_v1").spec.breakdowns
+    assert declared == ("phenomenon", "domain", "difficulty")  # the package suite's analysis section
+    assert prepare_rows("minimal_pairs_v1", rows).task.spec.breakdowns == ()
+    one = prepare_rows("minimal_pairs_v1", rows, breakdowns=["phenomenon"])
+    assert one.task.spec.breakdowns == ("phenomenon",)
+    # The analysis section is hashed apart: the task is the committed one, hashes and all.
+    assert one.task.definition_hash == benchmark_task("minimal_pairs_v1").definition_hash
+    assert one.task_hash == prepare_rows("minimal_pairs_v1", rows, breakdowns=declared).task_hash
+    assert prepare_rows("minimal_pairs_v1", rows, breakdowns=declared).task is benchmark_task(
+        "minimal_pairs_v1"
+    )

@@ -64,18 +64,17 @@ def _load(
     args: argparse.Namespace, only_annotatable: bool
 ) -> tuple[Any, dict[str, Any], dict[str, list[Any]]]:
     from yoxla.editions import load_edition, load_rows
-    from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import benchmark_task
 
     edition = load_edition(args.edition)
-    suite = load_suite()
     asked = bool(getattr(args, "task", None))
     ids = task_ids(args, edition.task_ids)
     if only_annotatable:
         for tid in ids:
-            if asked and not annotatable(suite.task(tid)):
+            if asked and not annotatable(benchmark_task(tid)):
                 raise UsageError(f"task {tid} has no closed answer space; only choice tasks are annotated")
-        ids = [tid for tid in ids if annotatable(suite.task(tid))]
-    tasks = {tid: suite.task(tid) for tid in ids}
+        ids = [tid for tid in ids if annotatable(benchmark_task(tid))]
+    tasks = {tid: benchmark_task(tid) for tid in ids}
     rows = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
     return edition, tasks, rows
 

@@ -21,21 +21,23 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.annotation.sheets import (
+    ID_FIELD,
     MODEL,
     PERSON,
     RESOLUTIONS,
     Annotation,
     RowsByTask,
     SheetError,
+    Task,
     Tasks,
     annotatable,
     input_sha,
     read_annotations,
     read_sheet_rows,
+    rows_index,
 )
-from yoxla.parsing import parse
 from yoxla.safetext import one_line
-from yoxla.suite import Task
+from yoxla.suites.benchmark import gold_field, parse_answer
 
 RESOLUTION_COLUMNS = ("task", "id", "input_sha", "gold", "decided_by", "reason")
 
@@ -60,17 +62,8 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     return (agree * n - chance) / (n * n - chance)
 
 
-def _rows_index(tasks: Tasks, rows_by_task: RowsByTask) -> dict[tuple[str, str], Mapping[str, Any]]:
-    return {
-        (tid, str(row[tasks[tid].id_field])): row
-        for tid, rows in rows_by_task.items()
-        if tid in tasks
-        for row in rows
-    }
-
-
 def _gold(task: Task, row: Mapping[str, Any]) -> str | None:
-    value = row.get(task.gold)
+    value = row.get(gold_field(task.id))
     return None if value is None else str(value)
 
 
@@ -136,7 +129,7 @@ def compare(
     """Agreement with gold per task and over all tasks (κ pooled over (task, label) pairs)."""
     if not annotations:
         raise SheetError("the sheet has no annotations yet")
-    index = _rows_index(tasks, rows_by_task)
+    index = rows_index(tasks, rows_by_task)
     per_task: dict[str, list[tuple[Annotation, str]]] = {}
     stale: Counter[str] = Counter()
     for a in annotations:
@@ -187,7 +180,7 @@ def read_resolutions(
     if not path.is_file():
         return [], []
     records = read_sheet_rows(path, RESOLUTION_COLUMNS)
-    index = _rows_index(tasks, rows_by_task)
+    index = rows_index(tasks, rows_by_task)
     out, problems = [], []
     seen: set[tuple[str, str, str]] = set()
     for line, rec in records:
@@ -208,7 +201,7 @@ def read_resolutions(
         if empty:
             problems.append(f"{where}: {', '.join(empty)} must be filled in")
             continue
-        parsed = parse(tasks[values["task"]], values["gold"], dict(row))
+        parsed = parse_answer(tasks[values["task"]].id, values["gold"], row)
         if not parsed.valid:
             problems.append(f"{where}: gold {values['gold']!r} is not in the answer space")
             continue
@@ -280,7 +273,7 @@ def review_status(
         status: dict[str, str] = {}
         counts: Counter[str] = Counter()
         for row in rows:
-            rid, sha, gold = str(row[task.id_field]), input_sha(task, row), _gold(task, row)
+            rid, sha, gold = str(row[ID_FIELD]), input_sha(task, row), _gold(task, row)
             people = [a for a in mine if a.id == rid and a.kind == PERSON and a.input_sha == sha]
             agreed = any(a.label == gold and not a.not_natural for a in people)
             doubted = any(

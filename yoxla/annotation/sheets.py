@@ -4,6 +4,10 @@ A sheet is a UTF-8 CSV (with a byte-order mark, so spreadsheet programs show Aze
 letters) with the columns of :data:`COLUMNS`. The annotator fills only ``label`` (a value of
 the answer space as the strict parser accepts it, or ``?`` when unsure), ``not_natural``
 (``1``/``x``/``bəli`` when the text is not natural Azerbaijani) and ``note``.
+
+A task is read from the benchmark's package suite by its id (:mod:`yoxla.suites.benchmark`):
+the text shown is the user message the suite renders for the row, the answers are the row's
+own answer space, and a label is read as the task's strict extractor reads an answer.
 """
 
 from __future__ import annotations
@@ -16,14 +20,23 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from yoxla.canonical import canonical_json
 from yoxla.csvsafe import safe_row, unescape_cell
-from yoxla.parsing import parse
 from yoxla.safetext import one_line
-from yoxla.suite import Task, canonical_json
+from yoxla.suites.benchmark import benchmark_task, choice_space, parse_answer, prepare_rows, strict_rule
 from yoxla.text import az_key
+
+
+class Task(Protocol):
+    """A benchmark task as annotation reads it: by its id, from the package suite."""
+
+    @property
+    def id(self) -> str: ...
+
 
 Tasks = Mapping[str, Task]  # the edition's tasks by id
 RowsByTask = Mapping[str, Sequence[Mapping[str, Any]]]  # each task's rows, in dataset order
@@ -38,6 +51,7 @@ _NO = {"", "0", "-", "no", "n", "false", "xeyr", "yox"}
 MAX_SHEET_BYTES = 20 * 1024 * 1024  # a sheet or resolutions file read back
 MAX_FIELD_CHARS = 100_000  # one cell
 _BOM = "\ufeff"
+ID_FIELD = "id"  # a benchmark row's id
 
 
 class SheetError(ValueError):
@@ -46,7 +60,7 @@ class SheetError(ValueError):
 
 def annotatable(task: Task) -> bool:
     """Only closed answer spaces are annotated this way (span and STS tasks are not)."""
-    return task.answer.mode == "choice"
+    return strict_rule(task.id).mode == "choice"
 
 
 def annotations_dir(edition: str, folder: str | Path | None = None) -> Path:
@@ -69,9 +83,22 @@ def sheet_path(folder: Path, annotator: str, kind: str = PERSON) -> Path:
     return base / f"{annotator}.csv"
 
 
+@lru_cache(maxsize=64)
+def input_fields(task_id: str) -> tuple[str, ...]:
+    """The row fields a task shows (those its prompt template names), never the gold."""
+    return tuple(dict.fromkeys(path[0] for path in benchmark_task(task_id).prompt.fields))
+
+
+def rows_index(tasks: Tasks, rows_by_task: RowsByTask) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(task id, row id) -> the row, for the rows of ``tasks``."""
+    return {
+        (tid, str(row[ID_FIELD])): row for tid, rows in rows_by_task.items() if tid in tasks for row in rows
+    }
+
+
 def input_sha(task: Task, row: Mapping[str, Any]) -> str:
     """A short hash of what the annotator reads: the task's input fields (never the gold)."""
-    seen = {f: row.get(f) for f in task.inputs}
+    seen = {f: row.get(f) for f in input_fields(task.id)}
     return hashlib.sha256(canonical_json(seen).encode("utf-8")).hexdigest()[:16]
 
 
@@ -91,27 +118,29 @@ def export_sheet(
     """
     if path.exists() and not force:
         raise SheetError(f"{path} exists (it may hold annotations); pass --force to overwrite it")
-    items: list[tuple[Task, Mapping[str, Any]]] = []
+    items: list[tuple[Task, Mapping[str, Any], str]] = []
     for task in tasks:
         if not annotatable(task):
             raise SheetError(f"task {task.id} has no closed answer space; it cannot be annotated this way")
-        items.extend((task, row) for row in rows_by_task[task.id])
+        rows = rows_by_task[task.id]
+        shown = prepare_rows(task.id, rows).items  # the suite's messages, one item per row in order
+        items.extend((task, row, item.messages[-1]["content"]) for row, item in zip(rows, shown, strict=True))
     random.Random(shuffle_key).shuffle(items)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8-sig", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(COLUMNS)
-        for n, (task, row) in enumerate(items, start=1):
+        for n, (task, row, text) in enumerate(items, start=1):
             plain = dict(row)
             writer.writerow(
                 safe_row(  # a text a spreadsheet would run (=1+1, @SUM(…)) gets an apostrophe
                     [
                         n,
                         task.id,
-                        plain[task.id_field],
+                        plain[ID_FIELD],
                         input_sha(task, plain),
-                        task.render_user(plain),
-                        " | ".join(task.answer.values_for(plain)),
+                        text,
+                        " | ".join(choice_space(task.id, plain) or ()),
                         "",
                         "",
                         "",
@@ -193,7 +222,15 @@ def write_instructions(folder: Path, tasks: Sequence[Task]) -> Path:
         "text is not natural Azerbaijani, and `note` with anything worth saying. Each task's instruction:",
     ]
     for task in tasks:
-        parts += ["", f"## {task.id}: {task.title}", "", "```text", task.system_prompt, "```"]
+        suite_task = benchmark_task(task.id)
+        parts += [
+            "",
+            f"## {task.id}: {suite_task.spec.name}",
+            "",
+            "```text",
+            suite_task.instructions or "",
+            "```",
+        ]
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return path
 
@@ -239,12 +276,7 @@ def read_annotations(
     or id, a row twice, a label outside the answer space or an unreadable flag are problems.
     A sheet that cannot be read as a whole is a :class:`SheetError` (:func:`read_sheet_rows`)."""
     records = read_sheet_rows(path, ("task", "id", "input_sha", "label", "not_natural", "note"))
-    index = {
-        (tid, str(row[tasks[tid].id_field])): row
-        for tid, rows in rows_by_task.items()
-        if tid in tasks
-        for row in rows
-    }
+    index = rows_index(tasks, rows_by_task)
     out: list[Annotation] = []
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
@@ -273,7 +305,7 @@ def read_annotations(
         label: str | None = None
         unsure = raw == UNSURE
         if raw and not unsure:
-            parsed = parse(task, raw, dict(row))
+            parsed = parse_answer(task.id, raw, row)
             if not parsed.valid:
                 problems.append(f"{where}: label {raw!r} is not in the answer space")
                 continue

@@ -15,7 +15,7 @@
 Everything here works on plain data and is pure; see docs/calibration.md for the formulas.
 """
 
-from yoxla.calibration.distribution import LabelDistribution, answer_space
+from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.logprobs import distribution_from_logprobs
 from yoxla.calibration.metrics import CalibrationReport, Case, calibration_report, cases_for_task
 from yoxla.calibration.ranking import DEFAULT_ORDER, explain_order, rank
@@ -28,7 +28,6 @@ __all__ = [
     "LabelDistribution",
     "LogprobsError",
     "TokenLogprob",
-    "answer_space",
     "calibration_report",
     "cases_for_task",
     "distribution_from_logprobs",

@@ -20,21 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yoxla.suite import Task
-
 METHODS = ("token_logprobs", "label_scoring")
 SUM_TOLERANCE = 1e-6  # how far a stored distribution's sum may be from 1
-
-
-def answer_space(task: Task, row: Mapping[str, Any] | None) -> tuple[str, ...] | None:
-    """The closed answer space of one row, in the contract's order; None for open answers.
-
-    Choice tasks have one (fixed labels, numbered options, or both); numeric (STS) and
-    span tasks have none, so they get no distribution.
-    """
-    if task.answer.mode != "choice":
-        return None
-    return task.answer.values_for(dict(row) if row is not None else None)
 
 
 def _finite_unit(name: str, value: float, upper: float = 1.0) -> None:

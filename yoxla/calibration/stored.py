@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from yoxla.calibration.distribution import LabelDistribution, answer_space
+from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.metrics import Case, calibration_report
 
 if TYPE_CHECKING:
@@ -37,7 +37,9 @@ REFUSED_KEY = "logprobs_refused"  # predictions.jsonl: why the logprobs that cam
 
 def _space(task: Task, row: Mapping[str, Any]) -> tuple[str, ...] | None:
     try:
-        return answer_space(task, row)
+        from yoxla.suites.benchmark import choice_space
+
+        return choice_space(task.id, row)
     except (KeyError, TypeError, ValueError):
         return None
 

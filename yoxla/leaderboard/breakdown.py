@@ -44,8 +44,8 @@ class Field:
 def edition_breakdowns(edition: str) -> dict[str, list[str]]:
     """Task id -> the fields the package suite of a benchmark edition declares
     (``yoxla/editions/yoxla-<edition>.yaml``); ManifestError when it does not load."""
-    from yoxla.suites.bridge import manifest_path
     from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import manifest_path
 
     manifest = load_manifest(manifest_path(edition))
     return {tid: list(t.spec.breakdowns) for tid, t in manifest.tasks.items() if t.spec.breakdowns}

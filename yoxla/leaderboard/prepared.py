@@ -106,8 +106,8 @@ def package_headline(edition: str) -> tuple[str, str]:
     """(name, rule) of the headline an edition's package suite declares
     (``yoxla/editions/yoxla-<edition>.yaml``: YOXLA, the mean of the groups); ManifestError when
     it does not load."""
-    from yoxla.suites.bridge import manifest_path
     from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import manifest_path
 
     manifest = load_manifest(manifest_path(edition))
     return manifest.headline_name or SUITE_SCORE, manifest.headline_rule

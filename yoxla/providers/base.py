@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from yoxla.providers.transport import TransportSettings
-from yoxla.suite import Task
 
 
 class ProviderError(RuntimeError):
@@ -48,16 +47,23 @@ class ProviderOptions:
     )
 
 
+class TaskRef(Protocol):
+    """What a provider may rely on of the task a request belongs to: its id."""
+
+    @property
+    def id(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Request:
     """One example's prompt and generation settings.
 
-    ``task`` is a built-in :class:`~yoxla.suite.Task`, or for an eval suite the run's task
-    (:class:`yoxla.run.plan.SuiteRunTask`); both have an ``id``. The fields after
+    ``task`` is the run's task (:class:`yoxla.run.plan.SuiteRunTask`): a provider reads only
+    its ``id`` (:class:`TaskRef`). The fields after
     ``thinking`` are set by suite runs only (the built-in tasks send none of them).
     """
 
-    task: Task | Any
+    task: TaskRef
     row: dict[str, Any]
     example_id: str
     messages: list[dict[str, str]]
@@ -165,8 +171,9 @@ class Provider(ABC):
     def generate_batch(self, requests: list[Request]) -> list[Completion]:
         return [self.generate(r) for r in requests]
 
-    def prepare(self, task: Task, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - optional hook
-        """Called once per task with all its rows before any request (the baseline needs them)."""
+    def prepare(self, task: Any, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - optional hook
+        """Called once per task with all its rows before any request (the baseline needs them:
+        ``task`` is the built-in task they answer, read by :func:`yoxla.baselines.answers`)."""
 
     def describe(self) -> dict[str, Any]:
         """Facts for run.json (base URL, chat template hash, ...). Never secrets."""

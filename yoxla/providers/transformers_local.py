@@ -32,6 +32,7 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from yoxla.canonical import sha256_text
 from yoxla.providers.base import (
     Completion,
     Provider,
@@ -41,7 +42,6 @@ from yoxla.providers.base import (
     Request,
     wants_probabilities,
 )
-from yoxla.suite import sha256_text
 
 KNOWN_SETTINGS = (
     "device_map",
@@ -362,13 +362,13 @@ class TransformersProvider(Provider):
     def score(self, request: Request, prompt: str) -> dict[str, Any] | None:
         """The exact distribution over the request's answer space (stored form), or None when
         the task has no closed space, reasoning is on, or scoring fails (absent, never zeros)."""
-        from yoxla.calibration.distribution import answer_space
         from yoxla.calibration.label_scoring import score_labels
+        from yoxla.suites.benchmark import choice_space
 
         if not wants_probabilities(request):
             return None
         try:
-            space = request.space or answer_space(request.task, request.row)
+            space = request.space or choice_space(request.task.id, request.row)
         except (KeyError, TypeError, ValueError):
             return None
         if not space:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from yoxla.suite import SuiteError
+
+class SuiteError(ValueError):
+    """A suite breaks its own schema: a manifest, or the frozen contract file (yoxla/suite/yoxla.yaml)."""
 
 
 class ManifestError(SuiteError):

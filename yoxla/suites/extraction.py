@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from yoxla.parsing import answer_text, parse, strip_wrappers
-from yoxla.suite import AnswerSpace, Label, Task
 from yoxla.suites import spec_answers
 from yoxla.suites.numbers import find_number
 from yoxla.suites.patterns import compile_pattern
@@ -225,37 +224,21 @@ class NumberExtractor(Extractor):
         return Extracted(number_text(found.value), True, number=found.value)
 
 
-@dataclass(frozen=True)
-class _Holder:
-    """What :func:`yoxla.parsing.parse` reads of a task: its answer space."""
-
-    answer: AnswerSpace
-
-
 class StrictExtractor(Extractor):
-    def __init__(
-        self, mode: str, choices: tuple[str, ...], rng: list[float] | None, abstain: str | None
-    ) -> None:
+    """:func:`yoxla.parsing.parse` by the task's strict rule (its mode resolved) over the task's
+    fixed choices, or over one item's own (:meth:`extract_in`, a row-dependent answer space)."""
+
+    def __init__(self, rule: spec_answers.StrictExtraction, mode: str, choices: tuple[str, ...]) -> None:
         self.closed = mode == "choice"
-        self.space = AnswerSpace(
-            mode=mode,
-            labels=tuple(Label(c, "") for c in choices) if mode == "choice" else (),
-            abstain=Label(abstain, "") if abstain is not None else None,
-            range=(float(rng[0]), float(rng[1])) if rng is not None else None,
-        )
-        self._task = cast(Task, _Holder(self.space))
-        self._holders: dict[tuple[str, ...], Task] = {}
+        self.rule = rule if rule.mode == mode else rule.model_copy(update={"mode": mode})
+        self.choices = choices if self.closed else ()
 
     def extract(self, raw: str | None) -> Extracted:
-        return self._extracted(parse(self._task, raw))
+        return self._extracted(parse(self.rule, raw, self.choices))
 
     def extract_in(self, raw: str | None, choices: tuple[str, ...]) -> Extracted:
         """Extract against one item's own choices (a row-dependent answer space)."""
-        holder = self._holders.get(choices)
-        if holder is None:
-            space = AnswerSpace(mode="choice", labels=tuple(Label(c, "") for c in choices))
-            holder = self._holders.setdefault(choices, cast(Task, _Holder(space)))
-        return self._extracted(parse(holder, raw))
+        return self._extracted(parse(self.rule, raw, choices))
 
     @staticmethod
     def _extracted(p: Any) -> Extracted:
@@ -278,6 +261,5 @@ def build_extractor(task: TaskSpec) -> Extractor:
     if isinstance(ex, spec_answers.NumberExtraction):
         return NumberExtractor(ex.position)
     if isinstance(ex, spec_answers.StrictExtraction):
-        mode = task.strict_mode or "text"
-        return StrictExtractor(mode, task.fixed_choices, ex.range, ex.abstain)
+        return StrictExtractor(ex, task.strict_mode or "text", task.fixed_choices)
     return NoneExtractor()

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yoxla.canonical import canonical_json, sha256_text
 from yoxla.safetext import one_line
-from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites import spec as S
 from yoxla.suites.errors import ManifestError
 

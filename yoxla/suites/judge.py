@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from yoxla.suite import canonical_json, sha256_text
+from yoxla.canonical import canonical_json, sha256_text
 
 MAX_CALLS_PER_SAMPLE = 20
 MAX_REQUEST_CHARS = 1_000_000

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from yoxla.suite import canonical_json, sha256_text
+from yoxla.canonical import canonical_json, sha256_text
 from yoxla.suites import spec as S
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.extraction import Extractor, build_extractor

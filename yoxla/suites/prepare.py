@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from yoxla.canonical import canonical_json, sha256_text
 from yoxla.editions import fingerprint
-from yoxla.suite import canonical_json, sha256_text
 from yoxla.suites.datasets import LoadedDataset, load_dataset
 from yoxla.suites.errors import DatasetError, PreprocessError, TemplateError
 from yoxla.suites.loader import SuiteTask

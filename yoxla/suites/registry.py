@@ -32,6 +32,7 @@ from yoxla.safetext import one_line
 from yoxla.suites.errors import ManifestError
 from yoxla.suites.hashing import hash_file_path
 from yoxla.suites.loader import MANIFEST_SUFFIXES, SuiteManifest, load_manifest
+from yoxla.suites.paths import shipped_data
 from yoxla.walk import walk_files
 
 SUITES_DIR_ENV = "YOXLA_SUITES_DIR"
@@ -40,6 +41,7 @@ SUITE_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 MAX_MANIFESTS = 1_000
 MAX_DEPTH = 6
 BENCHMARK_EDITIONS = ("sample", "v1")  # shipped as the package suites yoxla-<edition>
+EDITIONS_DIR = shipped_data()  # package data: the benchmark's suites, their hash files and rows
 SHOWN_REF = 120  # characters of a reference a message quotes
 
 
@@ -82,9 +84,13 @@ def repo_root(root: str | os.PathLike[str] | None = None) -> Path:
 
 def package_suites_dir() -> Path:
     """The package's benchmark suites (package data, next to the editions they read)."""
-    from yoxla.suites.paths import shipped_data
-
     return shipped_data()
+
+
+def manifest_path(edition: str) -> Path:
+    """The package suite of a benchmark edition: ``yoxla/editions/yoxla-<edition>.yaml``, the
+    committed source of its tasks (their hash file next to it)."""
+    return EDITIONS_DIR / f"yoxla-{edition}.yaml"
 
 
 def edition_of(suite_id: str) -> str | None:

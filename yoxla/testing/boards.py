@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.distribution import LabelDistribution, answer_space
+from yoxla.calibration.distribution import LabelDistribution
 from yoxla.editions import Edition, load_edition
 from yoxla.leaderboard.board import Board, load_board
 from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 from yoxla.results import finalize, write_result
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark import choice_space
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = ("openrouter", "vllm", "transformers", "openai")
@@ -90,7 +91,7 @@ def synthetic_distributions(
         raws = answers(tid, task_rows)
         dists: list[dict[str, Any] | None] = []
         for row, raw in zip(task_rows, raws, strict=True):
-            space = answer_space(task, row)
+            space = choice_space(tid, row)
             if not space or raw not in space:
                 dists.append(None)
                 continue

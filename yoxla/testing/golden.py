@@ -23,7 +23,6 @@ everything else exactly (NaN agrees with NaN).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -31,6 +30,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from yoxla.canonical import canonical_json, sha256_text
 
 GOLDEN_FORMAT = 1
 GOLDEN_PATH = Path("tests") / "golden" / "sample_scores.json"
@@ -43,8 +44,7 @@ EDGE_SETS = ("edges0", "edges1", "edges2")
 
 def digest(obj: Any) -> str:
     """A short, stable digest of a JSON-ready value (16 hex digits of its canonical SHA-256)."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256_text(canonical_json(obj)).removeprefix("sha256:")[:16]
 
 
 # Answer sets -----------------------------------------------------------------------------------
@@ -113,10 +113,11 @@ def gold_answer(task: Any, row: Mapping[str, Any]) -> str:
 
 def _distribution(task: Any, row: Mapping[str, Any], i: int) -> dict[str, Any] | None:
     """A deterministic stored distribution over the row's closed answer space (None when open)."""
-    from yoxla.calibration.distribution import LabelDistribution, answer_space
+    from yoxla.calibration.distribution import LabelDistribution
+    from yoxla.suites.benchmark import choice_space
 
     try:
-        space = answer_space(task, row)
+        space = choice_space(task.id, row)
     except (KeyError, TypeError, ValueError):
         return None
     if not space:
@@ -195,6 +196,7 @@ def sample_oracle() -> dict[str, Any]:
     from yoxla.record_derive import derive_task
     from yoxla.stats import block_scores, yoxla_score
     from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import benchmark_groups
 
     suite = load_suite()
     edition = load_edition(EDITION)
@@ -232,7 +234,7 @@ def sample_oracle() -> dict[str, Any]:
             sets.setdefault(name, {"tasks": {}})["tasks"][tid] = entry
     for entry in sets.values():
         task_scores = {tid: t["score"] for tid, t in entry["tasks"].items()}
-        entry["blocks"] = block_scores(suite, task_scores)
+        entry["blocks"] = block_scores(benchmark_groups(), task_scores)
         entry["yoxla"] = yoxla_score(entry["blocks"])
     return {"edition": EDITION, "prompts": prompts, "sets": sets}
 

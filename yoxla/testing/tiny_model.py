@@ -51,13 +51,13 @@ SENTENCES = (
 
 
 def _corpus() -> list[str]:
-    from yoxla.suite import load_suite
+    """The sentences above, and each benchmark task's instructions and prompt template (its package suite's)."""
+    from yoxla.suites.benchmark import benchmark_manifest
 
-    suite = load_suite()
     texts = list(SENTENCES)
-    for task in suite.tasks.values():
-        texts.append(task.system_prompt)
-        texts.append(task.user_template)
+    for task in benchmark_manifest().tasks.values():
+        texts.append(task.instructions or "")
+        texts.append(task.spec.prompt_template)
     return texts
 
 
