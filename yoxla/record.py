@@ -2,9 +2,9 @@
 
 A result file is one self-contained JSON document per model and suite (an edition of the
 benchmark is a suite). Every run writes ``format: yoxla-result``, ``format_version: 3`` with
-the suite body (:class:`SuiteResultFile`, here). Two older formats are still read:
+the suite body (:class:`ResultFile`, here). Two older formats are still read:
 ``yoxla-suite-result`` version 1 (the same body, parsed into the same record) and
-``yoxla-result`` version 2 (the built-in engine's body, :class:`yoxla.record_v2.ResultFile`).
+``yoxla-result`` version 2 (the built-in engine's body, :class:`yoxla.record_v2.ResultFileV2`).
 Four modules say what they hold:
 
 * this one: the version 3 body, :func:`parse_record` (the one reader, dispatching on ``format``
@@ -71,16 +71,16 @@ from yoxla.record_base import (
     Url,
     Usage,
 )
-from yoxla.record_v2 import ResultFile
+from yoxla.record_v2 import ResultFileV2
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.judge import JudgeRecord
 
 
 def json_schema() -> dict[str, Any]:
     """The published JSON Schema of result files (draft 2020-12): the suite body
-    (:class:`SuiteResultFile`: ``yoxla-result`` 3, ``yoxla-suite-result`` 1) or the built-in
-    engine's (:class:`ResultFile`: ``yoxla-result`` 2), told apart by ``format_version``."""
-    return _combined_schema({"legacy": ResultFile, "suite": SuiteResultFile})
+    (:class:`ResultFile`: ``yoxla-result`` 3, ``yoxla-suite-result`` 1) or the built-in
+    engine's (:class:`ResultFileV2`: ``yoxla-result`` 2), told apart by ``format_version``."""
+    return _combined_schema({"legacy": ResultFileV2, "suite": ResultFile})
 
 
 # Reading --------------------------------------------------------------------------------------
@@ -125,20 +125,20 @@ def _top_level_problem(doc: dict[str, Any], model: type[Record], header: str) ->
     if unexpected:
         more = f" and {len(unexpected) - 5} more" if len(unexpected) > 5 else ""
         parts.append("unexpected " + ", ".join(_shown(k, 40) for k in unexpected[:5]) + more)
-    other = ResultFile if model is SuiteResultFile else SuiteResultFile
+    other = ResultFileV2 if model is ResultFile else ResultFile
     hint = ""
     if not {n for n, f in other.model_fields.items() if f.is_required()} - doc.keys():
-        body = f"{FORMAT!r} version {LEGACY_FORMAT_VERSION if other is ResultFile else FORMAT_VERSION}"
+        body = f"{FORMAT!r} version {LEGACY_FORMAT_VERSION if other is ResultFileV2 else FORMAT_VERSION}"
         hint = f" (that is the body of {body})"
     return f"does not match the result format {header} at the top level: " + "; ".join(parts) + hint
 
 
-def parse_record(doc: Any) -> tuple[ResultFile | SuiteResultFile | None, list[str]]:
+def parse_record(doc: Any) -> tuple[ResultFileV2 | ResultFile | None, list[str]]:
     """(record, []) or (None, reasons): the one reader of a parsed result document.
 
     Dispatches on (``format``, ``format_version``): ``yoxla-result`` 3 (what runs write) and
-    ``yoxla-suite-result`` 1 parse into :class:`SuiteResultFile`, ``yoxla-result`` 2 into
-    :class:`ResultFile`; anything else is refused with one reason naming what is accepted.
+    ``yoxla-suite-result`` 1 parse into :class:`ResultFile`, ``yoxla-result`` 2 into
+    :class:`ResultFileV2`; anything else is refused with one reason naming what is accepted.
     """
     if not isinstance(doc, dict):
         return None, [f"not a JSON object (found {type(doc).__name__})"]
@@ -151,8 +151,8 @@ def parse_record(doc: Any) -> tuple[ResultFile | SuiteResultFile | None, list[st
         return None, [
             f"unknown format version {_shown(version, 20)} of {found!r} (this leaderboard reads {accepted_formats()})"
         ]
-    model: type[ResultFile] | type[SuiteResultFile]
-    model = ResultFile if (found, version) == (FORMAT, LEGACY_FORMAT_VERSION) else SuiteResultFile
+    model: type[ResultFileV2] | type[ResultFile]
+    model = ResultFileV2 if (found, version) == (FORMAT, LEGACY_FORMAT_VERSION) else ResultFile
     problem = _top_level_problem(doc, model, f"{found!r} version {version}")
     if problem:
         return None, [problem]
@@ -221,19 +221,19 @@ MetricValue = Annotated[int, Field(ge=-MAX_COUNT, le=MAX_COUNT)] | float | None
 DataRole = Literal["dataset", "fewshot"]
 
 
-class SuiteCell(Record):
+class Cell(Record):
     """One value of a breakdown: the mean sample score (``accuracy`` for the primary metric) and n."""
 
     accuracy: float
     n: Count
 
 
-class SuiteCounts(Record):
+class Counts(Record):
     outcomes: dict[SuiteOutcome, Count]
     near_miss: Annotated[dict[Label, Count], Field(max_length=100)]
 
 
-class SuitePrediction(Record):
+class Prediction(Record):
     """One item of a suite task: the stored answer, its judge calls, and what scoring derived."""
 
     id: ExampleId
@@ -266,7 +266,7 @@ class SuitePrediction(Record):
     )
 
 
-class SuiteTaskResult(Record):
+class TaskResult(Record):
     """One task of a suite run: its scores, counts, breakdowns and every prediction."""
 
     name: Text | None
@@ -276,16 +276,16 @@ class SuiteTaskResult(Record):
     higher_is_better: bool
     score: Score | None = Field(description="primary metric clamped to [0, 1] × 100; null if lower is better")
     metrics: Annotated[dict[MetricName, MetricValue], Field(max_length=MAX_SUITE_METRICS)]
-    counts: SuiteCounts
+    counts: Counts
     modal_answer: RawText | None
     breakdowns: Annotated[
-        dict[MetricName, Annotated[dict[Label, SuiteCell], Field(max_length=MAX_BREAKDOWN_VALUES)]],
+        dict[MetricName, Annotated[dict[Label, Cell], Field(max_length=MAX_BREAKDOWN_VALUES)]],
         Field(max_length=100),
     ]
     problems: Annotated[list[ErrorText], Field(max_length=MAX_PROBLEMS)]
     judge_scored: bool
     judge_models: Annotated[list[ModelName], Field(max_length=20)]
-    predictions: Annotated[list[SuitePrediction], Field(max_length=MAX_PREDICTIONS)]
+    predictions: Annotated[list[Prediction], Field(max_length=MAX_PREDICTIONS)]
     calibration: Calibration | None = Field(
         default=None,
         description="answer probabilities, group consistency and controls, as for the benchmark; "
@@ -298,7 +298,7 @@ HubRepoId = Annotated[
 ]
 
 
-class SuiteTaskHashes(Record):
+class TaskHashes(Record):
     hash: Hash = Field(description="the task hash: definition and data fingerprints")
     definition: Hash
     data: dict[DataRole, Hash] = Field(description="fingerprints of the datasets the task read")
@@ -331,7 +331,7 @@ class SuiteInfo(Record):
     id: SuiteId = Field(description="the suite's id (metadata.name of its manifest)")
     path: RepoPath = Field(description="the manifest's path in the repository")
     suite_hash: Hash = Field(description="over the task hashes of the tasks in this file")
-    tasks: Annotated[dict[TaskId, SuiteTaskHashes], Field(min_length=1, max_length=MAX_TASKS)]
+    tasks: Annotated[dict[TaskId, TaskHashes], Field(min_length=1, max_length=MAX_TASKS)]
     groups: Annotated[list[SuiteGroup], Field(min_length=1, max_length=MAX_TASKS)] | None = Field(
         default=None, description="the manifest's groups; absent when it declares none"
     )
@@ -347,7 +347,7 @@ class SuiteInfo(Record):
     )
 
 
-class SuiteRunConditions(Record):
+class RunConditions(Record):
     """What changes comparability of suite runs; the board ranks complete, standard runs."""
 
     thinking: bool
@@ -382,9 +382,9 @@ class JudgeInfo(Record):
     base_url: Url | None = None
 
 
-class SuiteRunInfo(RunBasics):
+class RunInfo(RunBasics):
     command: Annotated[str, Field(max_length=MAX_COMMAND)]
-    conditions: SuiteRunConditions
+    conditions: RunConditions
     judge: JudgeInfo | None = Field(default=None, description="the judge model; null when none was given")
     dataset: DatasetInfo | None = Field(
         default=None,
@@ -392,7 +392,7 @@ class SuiteRunInfo(RunBasics):
     )
 
 
-class SuiteScores(Record):
+class Scores(Record):
     suite: Score | None = Field(
         description="the headline: mean of the task scores that exist, or of the group scores "
         "(headline rule mean_of_groups)"
@@ -405,7 +405,7 @@ class SuiteScores(Record):
     )
 
 
-class SuiteResultFile(Record):
+class ResultFile(Record):
     """One model on one suite (an edition of the benchmark is one): metadata, scores, every
     prediction, digest, optional signature. What every run writes (``yoxla-result`` 3); a
     ``yoxla-suite-result`` 1 file has the same body and parses into this record too."""
@@ -432,9 +432,9 @@ class SuiteResultFile(Record):
     format_version: Literal[3, 1]
     suite: SuiteInfo
     model: ModelInfo
-    run: SuiteRunInfo
-    tasks: Annotated[dict[TaskId, SuiteTaskResult], Field(min_length=1, max_length=MAX_TASKS)]
-    scores: SuiteScores
+    run: RunInfo
+    tasks: Annotated[dict[TaskId, TaskResult], Field(min_length=1, max_length=MAX_TASKS)]
+    scores: Scores
     usage: Usage
     generation_errors: Count
     created_at: Timestamp
@@ -442,7 +442,7 @@ class SuiteResultFile(Record):
     signature: Signature | None = None
 
     @model_validator(mode="after")
-    def _one_header(self) -> SuiteResultFile:
+    def _one_header(self) -> ResultFile:
         if (self.format, self.format_version) not in SUITE_HEADERS:
             raise ValueError(f"format {self.format} does not come in version {self.format_version}")
         return self
@@ -466,7 +466,7 @@ def _combined_schema(models: Mapping[str, type[BaseModel]]) -> dict[str, Any]:
         "title": "YOXLA result file",
         "description": f"A YOXLA result file: format {FORMAT} version {FORMAT_VERSION} (what every run "
         f"writes) or {SUITE_FORMAT} version {SUITE_FORMAT_VERSION} (the same body, read), both "
-        f"SuiteResultFile; or format {FORMAT} version {LEGACY_FORMAT_VERSION} (the built-in engine's "
+        f"ResultFile; or format {FORMAT} version {LEGACY_FORMAT_VERSION} (the built-in engine's "
         "body, ResultFile, read). Generated from yoxla/record.py; see docs/result-format.md.",
         "oneOf": refs,
         "$defs": dict(sorted(defs.items())),

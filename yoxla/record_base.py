@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 FORMAT = "yoxla-result"
-FORMAT_VERSION = 3  # what every run writes: the suite body (SuiteResultFile)
+FORMAT_VERSION = 3  # what every run writes: the suite body (ResultFile)
 LEGACY_FORMAT_VERSION = 2  # the built-in engine's body (ResultFile): read; written only for older run folders
 SUITE_FORMAT = "yoxla-suite-result"  # the suite body's first header: read, no longer written
 SUITE_FORMAT_VERSION = 1

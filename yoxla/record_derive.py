@@ -15,13 +15,13 @@ from typing import Any
 from yoxla.alignment import align_by_id
 from yoxla.record import (
     MAX_PROBLEMS,
+    ResultFile,
+    RunInfo,
+    Scores,
     SuiteGroup,
     SuiteHeadline,
     SuiteInfo,
-    SuiteResultFile,
-    SuiteRunInfo,
-    SuiteScores,
-    SuiteTaskResult,
+    TaskResult,
     parse_record,
 )
 from yoxla.record_base import (
@@ -34,11 +34,11 @@ from yoxla.record_base import (
     Usage,
     as_record,
 )
-from yoxla.record_v2 import ResultFile, RunInfo, TaskResult, count_generation_errors, summary_scores
+from yoxla.record_v2 import ResultFileV2, RunInfoV2, TaskResultV2, count_generation_errors, summary_scores
 from yoxla.suites.judge import JudgeRecord
 
 
-def task_document(task: TaskResult) -> dict[str, Any]:
+def task_document(task: TaskResultV2) -> dict[str, Any]:
     """A task as stored: every field, metrics exactly as the evaluator gave them."""
     return task.model_dump(mode="json", exclude_unset=True)
 
@@ -47,9 +47,9 @@ def build_document(
     *,
     edition: str,
     model: ModelInfo,
-    run: RunInfo,
+    run: RunInfoV2,
     suite_hash: str,
-    tasks: Mapping[str, TaskResult],
+    tasks: Mapping[str, TaskResultV2],
     usage: Usage,
     created_at: str,
     sign_key: Any = None,
@@ -57,7 +57,7 @@ def build_document(
     """The whole result document (a JSON-ready dict) with its digest, signed when a key is given.
 
     Optional fields the writer did not set are absent, not null. The document is validated
-    against :class:`ResultFile` before it is returned, so the writer can never produce a
+    against :class:`ResultFileV2` before it is returned, so the writer can never produce a
     file the reader refuses.
     """
     from yoxla.suite import load_suite
@@ -75,7 +75,7 @@ def build_document(
         "generation_errors": count_generation_errors(tasks),
         "created_at": created_at,
     }
-    return sealed(body, sign_key, ResultFile)
+    return sealed(body, sign_key, ResultFileV2)
 
 
 def derive_task(
@@ -162,7 +162,7 @@ def derive_task(
     return doc
 
 
-build_task_result = as_record(TaskResult, derive_task)
+build_task_result = as_record(TaskResultV2, derive_task)
 
 
 # Writing suite results -------------------------------------------------------------------------
@@ -309,7 +309,7 @@ def _suite_distributions(
     return suite_task_calibration(prepared.task.id, inputs, preds)
 
 
-build_suite_task_result = as_record(SuiteTaskResult, derive_suite_task)
+build_suite_task_result = as_record(TaskResult, derive_suite_task)
 
 
 def _mean_or_none(values: Sequence[float]) -> float | None:
@@ -317,10 +317,10 @@ def _mean_or_none(values: Sequence[float]) -> float | None:
 
 
 def suite_scores(
-    tasks: Mapping[str, SuiteTaskResult],
+    tasks: Mapping[str, TaskResult],
     groups: Sequence[SuiteGroup] | None = None,
     headline: SuiteHeadline | None = None,
-) -> SuiteScores:
+) -> Scores:
     """Task scores, group scores and the suite score (tasks without a 0–100 score are left out).
 
     The suite score is the mean of the task scores, or, under the headline rule
@@ -329,7 +329,7 @@ def suite_scores(
     scores = {tid: t.score for tid, t in tasks.items()}
     present = [s for s in scores.values() if s is not None]
     if groups is None:
-        return SuiteScores.model_construct(suite=_mean_or_none(present), tasks=scores)
+        return Scores.model_construct(suite=_mean_or_none(present), tasks=scores)
     by_group: dict[str, float] = {}
     for g in groups:
         mean = _mean_or_none([s for tid in g.tasks if (s := scores.get(tid)) is not None])
@@ -337,15 +337,15 @@ def suite_scores(
             by_group[g.id] = mean
     rule = headline.rule if headline is not None else "mean_of_groups"
     suite = _mean_or_none(list(by_group.values())) if rule == "mean_of_groups" else _mean_or_none(present)
-    return SuiteScores.model_construct(suite=suite, tasks=scores, groups=by_group)
+    return Scores.model_construct(suite=suite, tasks=scores, groups=by_group)
 
 
-def suite_scores_of(info: SuiteInfo, tasks: Mapping[str, SuiteTaskResult]) -> SuiteScores:
+def suite_scores_of(info: SuiteInfo, tasks: Mapping[str, TaskResult]) -> Scores:
     """:func:`suite_scores` with the groups and headline the file's suite block declares."""
     return suite_scores(tasks, info.groups, info.headline)
 
 
-def _suite_task_dump(t: SuiteTaskResult) -> dict[str, Any]:
+def _suite_task_dump(t: TaskResult) -> dict[str, Any]:
     """A task as stored: a prediction's ``control`` only where it is true (as derived)."""
     out = t.model_dump(mode="json")
     for pred in out["predictions"]:
@@ -363,8 +363,8 @@ def build_suite_document(
     *,
     suite: SuiteInfo,
     model: ModelInfo,
-    run: SuiteRunInfo,
-    tasks: Mapping[str, SuiteTaskResult],
+    run: RunInfo,
+    tasks: Mapping[str, TaskResult],
     usage: Usage,
     created_at: str,
     sign_key: Any = None,
@@ -383,7 +383,7 @@ def build_suite_document(
         "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
         "created_at": created_at,
     }
-    return sealed(body, sign_key, SuiteResultFile)
+    return sealed(body, sign_key, ResultFile)
 
 
 def sealed(body: dict[str, Any], sign_key: Any, model: type[Record]) -> dict[str, Any]:
@@ -394,6 +394,6 @@ def sealed(body: dict[str, Any], sign_key: Any, model: type[Record]) -> dict[str
     doc = finalize(body, sign_key)
     record, problems = parse_record(doc)
     if not isinstance(record, model):
-        what = "suite result" if model is SuiteResultFile else "result"
+        what = "suite result" if model is ResultFile else "result"
         raise ValueError(f"the {what} document does not match its own format: " + "; ".join(problems))
     return doc

@@ -1,5 +1,5 @@
 """The ``yoxla-result`` version 2 body (the built-in engine's, read, no longer written by runs):
-:class:`ResultFile` and its task records (:func:`yoxla.record_derive.build_document` and
+:class:`ResultFileV2` and its task records (:func:`yoxla.record_derive.build_document` and
 :func:`~yoxla.record_derive.derive_task` still write one, for ``leaderboard/synthetic.py``'s test
 boards and the golden oracle only).
 """
@@ -78,7 +78,7 @@ LEGACY_BREAKDOWNS = {
 }
 
 
-class Prediction(Record):
+class PredictionV2(Record):
     """One example: the stored answer and what scoring derived from it."""
 
     id: ExampleId
@@ -102,24 +102,24 @@ class Prediction(Record):
     )
 
 
-class Cell(Record):
+class CellV2(Record):
     """One value of a breakdown: its accuracy (or mean score) and how many examples."""
 
     accuracy: Unit
     n: Count
 
 
-class TaskMetrics(Record):
+class TaskMetricsV2(Record):
     """Exactly the metrics :func:`yoxla.rescoring.rescore_task` returns, typed.
 
     Breakdowns by a row field are the extra keys ``per_<field>_accuracy`` or
-    ``per_<field>_score``, each a mapping of value → :class:`Cell`.
+    ``per_<field>_score``, each a mapping of value → :class:`CellV2`.
     """
 
     model_config = ConfigDict(
         strict=True, extra="allow", allow_inf_nan=False, frozen=True, validate_default=False
     )
-    __pydantic_extra__: dict[str, dict[Label, Cell]] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, dict[Label, CellV2]] = Field(init=False)  # type: ignore[assignment]
 
     n: Count
     n_valid: Count
@@ -131,7 +131,7 @@ class TaskMetrics(Record):
     # classification
     accuracy: Unit | None = None
     macro_f1: Unit | None = None
-    per_class_accuracy: dict[Label, Cell] | None = None
+    per_class_accuracy: dict[Label, CellV2] | None = None
     modal_answer_share: Unit | None = None
     modal_answer: Label | None = None
     # spans (extractive QA, and the answerable part of QA with abstention)
@@ -158,7 +158,7 @@ class TaskMetrics(Record):
     rmse: Annotated[float, Field(ge=0.0, le=1e6)] | None = None
 
     @model_validator(mode="after")
-    def _breakdown_names(self) -> TaskMetrics:
+    def _breakdown_names(self) -> TaskMetricsV2:
         extra = self.__pydantic_extra__ or {}
         for key, cells in extra.items():
             if not re.fullmatch(r"per_[a-z][a-z0-9_]{0,60}_(accuracy|score)", key):
@@ -174,11 +174,11 @@ class TaskMetrics(Record):
             return default if value is None else value
         return (self.__pydantic_extra__ or {}).get(key, default)
 
-    def breakdowns(self) -> dict[str, dict[str, Cell]]:
+    def breakdowns(self) -> dict[str, dict[str, CellV2]]:
         return dict(self.__pydantic_extra__ or {})
 
 
-class TaskResult(Record):
+class TaskResultV2(Record):
     """One task of a run: its identity (what was asked, on which rows) and its results."""
 
     block: Block
@@ -188,8 +188,8 @@ class TaskResult(Record):
     prompt_hash: Hash
     primary: MetricName = Field(description="the metric the task score is taken from")
     score: Score
-    metrics: TaskMetrics
-    predictions: Annotated[list[Prediction], Field(max_length=MAX_PREDICTIONS)]
+    metrics: TaskMetricsV2
+    predictions: Annotated[list[PredictionV2], Field(max_length=MAX_PREDICTIONS)]
     calibration: Calibration | None = Field(
         default=None,
         description="answer probabilities, group consistency and controls; absent when the task has "
@@ -197,7 +197,7 @@ class TaskResult(Record):
     )
 
 
-class RunConditions(Record):
+class RunConditionsV2(Record):
     """What changes comparability. The board ranks only runs under the same conditions."""
 
     thinking: bool = Field(description="reasoning was asked for (the benchmark's standard is off)")
@@ -231,20 +231,20 @@ class RunConditions(Record):
         return "thinking" if self.thinking else "standard"
 
 
-class RunInfo(RunBasics):
+class RunInfoV2(RunBasics):
     dataset: DatasetInfo
     chat_template_hash: Hash | None
     command: Annotated[str, Field(max_length=MAX_COMMAND)]
-    conditions: RunConditions
+    conditions: RunConditionsV2
 
 
-class Scores(Record):
+class ScoresV2(Record):
     yoxla: Score
     blocks: dict[Block, Score]
     tasks: Annotated[dict[TaskId, Score], Field(max_length=MAX_TASKS)]
 
 
-class ResultFile(Record):
+class ResultFileV2(Record):
     """One model on one edition: metadata, scores, every prediction, digest, optional signature."""
 
     model_config = ConfigDict(
@@ -266,10 +266,10 @@ class ResultFile(Record):
     format_version: Literal[2]
     edition: Literal["v1", "sample"]
     model: ModelInfo
-    run: RunInfo
+    run: RunInfoV2
     suite_hash: Hash
-    tasks: Annotated[dict[TaskId, TaskResult], Field(min_length=1, max_length=MAX_TASKS)]
-    scores: Scores
+    tasks: Annotated[dict[TaskId, TaskResultV2], Field(min_length=1, max_length=MAX_TASKS)]
+    scores: ScoresV2
     usage: Usage
     generation_errors: Count
     created_at: Timestamp
@@ -277,18 +277,18 @@ class ResultFile(Record):
     signature: Signature | None = None
 
 
-def summary_scores(suite: Any, tasks: Mapping[str, TaskResult]) -> Scores:
+def summary_scores(suite: Any, tasks: Mapping[str, TaskResultV2]) -> ScoresV2:
     """Task scores, block macro averages and YOXLA, from the task results."""
     from yoxla.stats import block_scores, yoxla_score
 
     task_scores = {tid: t.score for tid, t in tasks.items()}
     blocks = block_scores({b: [t.id for t in suite.block_tasks(b)] for b in suite.blocks}, task_scores)
-    return Scores.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
+    return ScoresV2.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
 
 
-def count_generation_errors(tasks: Mapping[str, TaskResult]) -> int:
+def count_generation_errors(tasks: Mapping[str, TaskResultV2]) -> int:
     return sum(p.error is not None for t in tasks.values() for p in t.predictions)
 
 
-def outcome_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
+def outcome_counts(predictions: Sequence[PredictionV2]) -> dict[str, int]:
     return dict(sorted(Counter(p.outcome for p in predictions).items()))

@@ -24,9 +24,9 @@ from yoxla.leaderboard.board import Board, load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.schema import published_schema
 from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED, SUPERSEDED
-from yoxla.record import SuiteResultFile, parse_record
+from yoxla.record import ResultFile, parse_record
 from yoxla.record_base import FORMAT, FORMAT_VERSION, SUITE_FORMAT
-from yoxla.record_v2 import ResultFile
+from yoxla.record_v2 import ResultFileV2
 from yoxla.results import finalize
 
 SUITE_V1 = Path(__file__).parent / "cases" / "suite-v1"
@@ -56,7 +56,7 @@ def test_runs_write_version_3_of_the_one_format() -> None:
 def test_a_suite_v1_file_and_its_v3_regeneration_parse_into_one_record(rel: str) -> None:
     old, new = parse_record(_doc(SUITE_V1 / rel)), parse_record(_doc(REPO / "results" / rel))
     assert old[1] == [] and new[1] == []
-    assert type(old[0]) is type(new[0]) is SuiteResultFile
+    assert type(old[0]) is type(new[0]) is ResultFile
     body = {k: v for k, v in old[0].model_dump().items() if k not in HEADER}
     assert body == {k: v for k, v in new[0].model_dump().items() if k not in HEADER}
 
@@ -94,7 +94,7 @@ def test_a_suite_v1_file_is_admitted_on_the_board_of_its_v3_regeneration(rel: st
 
 def _v2_body_under_v3() -> dict[str, Any]:
     doc = _doc(LEGACY[0])
-    assert isinstance(parse_record(doc)[0], ResultFile)
+    assert isinstance(parse_record(doc)[0], ResultFileV2)
     doc["format_version"] = FORMAT_VERSION
     return finalize(doc)
 
@@ -161,5 +161,5 @@ def test_the_record_itself_refuses_a_header_pair_that_does_not_exist() -> None:
     """Dispatch aside, the model checks its header pair (a Literal each, one pair of them)."""
     doc = _suite_format_version_3()
     with pytest.raises(ValueError, match="yoxla-suite-result does not come in version 3"):
-        SuiteResultFile.model_validate(doc)
-    assert SuiteResultFile.model_validate(doc | {"format": FORMAT}).format_version == 3
+        ResultFile.model_validate(doc)
+    assert ResultFile.model_validate(doc | {"format": FORMAT}).format_version == 3

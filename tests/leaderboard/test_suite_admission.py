@@ -334,12 +334,12 @@ def test_record_and_published_schema_agree_on_suite_files(docs, edit) -> None:
     import jsonschema
 
     from yoxla.leaderboard.schema import published_schema
-    from yoxla.record import SuiteResultFile, parse_record
+    from yoxla.record import ResultFile, parse_record
 
     doc = copy.deepcopy(docs["oxu/first"])
     validator = jsonschema.Draft202012Validator(published_schema())
     assert list(validator.iter_errors(doc)) == []
-    assert isinstance(parse_record(doc)[0], SuiteResultFile)
+    assert isinstance(parse_record(doc)[0], ResultFile)
     edit(doc)
     assert list(validator.iter_errors(doc)), "the published schema must refuse it too"
     record, problems = parse_record(doc)

@@ -34,7 +34,7 @@ from suite_run_helpers import (
 from yoxla.leaderboard.admission import check_document
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.suite_data import SuiteSource
-from yoxla.record import SuiteResultFile, parse_record
+from yoxla.record import ResultFile, parse_record
 from yoxla.suites.loader import load_manifest
 from yoxla.suites.prepare import prepare_task
 from yoxla.testing.fakeserver import FakeServer, Reply, prompt_key
@@ -126,7 +126,7 @@ def test_ordered_at_several_workers_and_admitted(runner, suite, tmp_path) -> Non
     doc = runner.result()
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     record, problems = parse_record(doc)
-    assert isinstance(record, SuiteResultFile), problems
+    assert isinstance(record, ResultFile), problems
     task = record.tasks["toplama_v1"]
     assert (task.rows, task.items, task.primary, task.score) == (24, 24, "accuracy", 50.0)
     assert set(task.breakdowns["per_movzu_accuracy"]) == {"cüt", "tək"}
@@ -332,7 +332,7 @@ def test_a_hugging_face_dataset_s_commit_is_stored_with_its_fingerprint(
     )
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     record, problems = parse_record(doc)
-    assert isinstance(record, SuiteResultFile), problems
+    assert isinstance(record, ResultFile), problems
     assert record.suite.tasks["toplama_v1"].commits == {"dataset": {"acme/toplama": COMMIT}}
     run_dir = next(runner.runs.iterdir())
     facts = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["tasks"]["toplama_v1"]

@@ -13,7 +13,7 @@ from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 from yoxla.leaderboard.admission import check_document
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.suite_data import SuiteSource
-from yoxla.record import SuiteResultFile, parse_record
+from yoxla.record import ResultFile, parse_record
 from yoxla.testing.fakehub import COMMIT, FakeHub
 
 RESULT = "suite-baseline__echo.json"
@@ -63,7 +63,7 @@ def test_revision_overrides_the_hub_revision_and_is_recorded(runner, hub_suite, 
     doc = runner.result(RESULT)
     assert doc["run"]["dataset"] == {"source": doc["suite"]["path"], "revision": "v2.0"}
     record, problems = parse_record(doc)
-    assert isinstance(record, SuiteResultFile), problems
+    assert isinstance(record, ResultFile), problems
     verdict = _admit(doc, tmp_path)  # the same rows: the same fingerprint, admitted
     assert verdict.status == "admitted", verdict.reasons
 
@@ -101,7 +101,7 @@ def test_a_local_folder_is_recorded_without_the_users_folders(
     text = json.dumps(doc, ensure_ascii=False)
     assert str(home) not in text and str(tmp_path) not in text
     record, problems = parse_record(doc)
-    assert isinstance(record, SuiteResultFile), problems
+    assert isinstance(record, ResultFile), problems
     assert _admit(doc, tmp_path).status == "admitted"
 
 

@@ -49,8 +49,8 @@ from yoxla.leaderboard.verdict import (
     Verdict,
 )
 from yoxla.leaderboard.workers import check_jobs
-from yoxla.record import SuiteResultFile, parse_record
-from yoxla.record_v2 import ResultFile
+from yoxla.record import ResultFile, parse_record
+from yoxla.record_v2 import ResultFileV2
 from yoxla.results import content_digest, verify_signature
 from yoxla.safetext import one_line, skeleton
 from yoxla.strictjson import StrictJSONError, gc_paused, loads_strict, read_regular_file
@@ -151,7 +151,7 @@ def _check_document(
     v.display_name = rec.model.display_name
     v.model_info = rec.model
     v.usage = rec.usage
-    v.edition = rec.edition if isinstance(rec, ResultFile) else None
+    v.edition = rec.edition if isinstance(rec, ResultFileV2) else None
     v.result_format = f"{rec.format} v{rec.format_version}"
     v.created_at = rec.created_at
     v.conditions = rec.run.conditions
@@ -168,7 +168,7 @@ def _check_document(
         )
     # 3. signature
     _check_signature(doc, trusted, v)
-    if isinstance(rec, SuiteResultFile):  # 4-6 for an eval suite: only with its committed suite
+    if isinstance(rec, ResultFile):  # 4-6 for an eval suite: only with its committed suite
         from yoxla.leaderboard.suite_admission import check_suite_record
 
         check_suite_record(doc, rec, v, data)

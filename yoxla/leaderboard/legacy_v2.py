@@ -40,7 +40,7 @@ from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdi
 from yoxla.record import SuiteGroup, SuiteHeadline
 from yoxla.record_base import TOLERANCE, first_difference
 from yoxla.record_derive import derive_suite_task, suite_scores
-from yoxla.record_v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFile, TaskResult
+from yoxla.record_v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFileV2, TaskResultV2
 
 if TYPE_CHECKING:
     from yoxla.editions import Edition
@@ -81,7 +81,7 @@ def _kind(task: Any) -> str:
 # Check 4 ----------------------------------------------------------------------------------------
 
 
-def _check_contract(rec: ResultFile, edition: Edition, manifest: Any, v: Verdict) -> None:
+def _check_contract(rec: ResultFileV2, edition: Edition, manifest: Any, v: Verdict) -> None:
     if rec.suite_hash != (expected := legacy_suite_hash(manifest)):
         v.reasons.append(
             f"suite hash {rec.suite_hash[:23]}… differs from the frozen contract's {expected[:23]}…"
@@ -129,7 +129,7 @@ def _check_contract(rec: ResultFile, edition: Edition, manifest: Any, v: Verdict
 # Check 5 ----------------------------------------------------------------------------------------
 
 
-def _check_coverage(tid: str, t: TaskResult, expected: Sequence[str] | None, v: Verdict) -> bool:
+def _check_coverage(tid: str, t: TaskResultV2, expected: Sequence[str] | None, v: Verdict) -> bool:
     ids = [p.id for p in t.predictions]
     if expected is None or ids != list(expected) or len(set(ids)) != len(ids):
         counts = Counter(ids)
@@ -281,7 +281,7 @@ def _cases(prepared: Any, derived: Mapping[str, Any]) -> list[Any]:
 # Checks that need no rows -------------------------------------------------------------------------
 
 
-def _stored_consistency(tid: str, primary: str | None, t: TaskResult) -> str | None:
+def _stored_consistency(tid: str, primary: str | None, t: TaskResultV2) -> str | None:
     """The stored counts and score follow from the stored predictions (controls not counted)."""
     preds = [p for p in t.predictions if not p.control]
     m = t.metrics
@@ -305,7 +305,7 @@ def _stored_consistency(tid: str, primary: str | None, t: TaskResult) -> str | N
     return None
 
 
-def _record(task: Any, t: TaskResult, metrics: dict[str, Any], block: str, gold: Any = None) -> TaskRecord:
+def _record(task: Any, t: TaskResultV2, metrics: dict[str, Any], block: str, gold: Any = None) -> TaskRecord:
     """The board's record of an admitted v2 task (an STS task with the values it correlates)."""
     values = (float(p.parsed) if p.valid and isinstance(p.parsed, float) else None for p in t.predictions)
     return TaskRecord.from_result(
@@ -318,7 +318,7 @@ def _record(task: Any, t: TaskResult, metrics: dict[str, Any], block: str, gold:
 
 def check_legacy_record(
     doc: dict[str, Any],
-    rec: ResultFile,
+    rec: ResultFileV2,
     v: Verdict,
     data: DataSource,
     editions: Mapping[str, Edition] | None,
@@ -383,7 +383,7 @@ def check_legacy_record(
         v.calibration = pooled_calibration({tid: blocks[tid] for tid in cases}, cases, partial)
 
 
-def _check_totals(doc: dict[str, Any], rec: ResultFile, manifest: Any, v: Verdict) -> None:
+def _check_totals(doc: dict[str, Any], rec: ResultFileV2, manifest: Any, v: Verdict) -> None:
     """The block and YOXLA scores (the suite's groups and headline) and the generation-error
     count follow from the stored tasks."""
     from yoxla.suites.hashing import declared_aggregation
@@ -397,7 +397,7 @@ def _check_totals(doc: dict[str, Any], rec: ResultFile, manifest: Any, v: Verdic
     v.scores = scores
 
 
-def _admit(rec: ResultFile, records: dict[str, TaskRecord], rows_info: Any, v: Verdict) -> None:
+def _admit(rec: ResultFileV2, records: dict[str, TaskRecord], rows_info: Any, v: Verdict) -> None:
     v.rechecked = rows_info.rows is not None
     if not v.rechecked:
         v.notes.append(f"{NOT_RECHECKED}: {rows_info.problem}")

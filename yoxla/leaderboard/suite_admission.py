@@ -40,7 +40,7 @@ import numpy as np
 from yoxla.calibration.metrics import Case
 from yoxla.calibration.stored import pooled_calibration, suite_cases
 from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
-from yoxla.record import SuiteResultFile, SuiteTaskHashes, SuiteTaskResult
+from yoxla.record import ResultFile, TaskHashes, TaskResult
 from yoxla.record_base import first_difference
 from yoxla.record_derive import derive_suite_task, suite_scores_of
 from yoxla.safetext import one_line
@@ -64,7 +64,7 @@ class _FrozenTask:
     items: int | None  # the frozen item count; None: an older hash file records none
 
 
-def _frozen_tasks(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> dict[str, _FrozenTask]:
+def _frozen_tasks(rec: ResultFile, suite: CommittedSuite, v: Verdict) -> dict[str, _FrozenTask]:
     """The committed tasks from the manifest and its frozen hashes (no data read): the file's
     commits are taken as stated (provenance); its fingerprints must be the frozen ones."""
     from yoxla.suites.hashing import read_hash_file
@@ -89,7 +89,7 @@ def _frozen_tasks(rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> di
     return out
 
 
-def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, committed: dict[str, Any], v: Verdict) -> None:
+def _check_suite(rec: ResultFile, suite: CommittedSuite, committed: dict[str, Any], v: Verdict) -> None:
     """Check 4: the file's suite, tasks, hashes and conditions against the committed suite
     (``committed``: its prepared tasks, or its frozen ones when the data cannot be read)."""
     from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, suite_hash
@@ -133,7 +133,7 @@ def _check_suite(rec: SuiteResultFile, suite: CommittedSuite, committed: dict[st
         )
 
 
-def _check_task_hashes(tid: str, stored: SuiteTaskHashes, p: Any, v: Verdict) -> None:
+def _check_task_hashes(tid: str, stored: TaskHashes, p: Any, v: Verdict) -> None:
     """Every stored hash and fingerprint of a task against the committed task's: one reason
     per difference (the task hash alone would let a forged definition or fingerprint pass)."""
     if stored.hash != p.task_hash:
@@ -175,7 +175,7 @@ def _check_task_hashes(tid: str, stored: SuiteTaskHashes, p: Any, v: Verdict) ->
             v.notes.append(f"task {tid}: its {role} was read at another Hugging Face commit (same rows)")
 
 
-def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdict) -> bool:
+def _check_coverage(tid: str, t: TaskResult, expected: list[str], v: Verdict) -> bool:
     """Check 5: the predictions are the task's items, each once, in item order."""
     ids = [p.id for p in t.predictions]
     if ids == expected and t.rows == len(ids) and t.items == len(expected):
@@ -201,7 +201,7 @@ def _check_coverage(tid: str, t: SuiteTaskResult, expected: list[str], v: Verdic
     return False
 
 
-def _board(rec: SuiteResultFile, suite: CommittedSuite) -> str | None:
+def _board(rec: ResultFile, suite: CommittedSuite) -> str | None:
     """``non-standard`` when the run's generation settings are not the committed manifest's."""
     for tid, task in suite.manifest.tasks.items():
         gen = task.spec.generation
@@ -233,7 +233,7 @@ def correlated_values(task: Any, values: Iterable[float | None]) -> np.ndarray |
     return np.array([impute if x is None else float(x) for x in values], dtype=float)
 
 
-def _numbers(t: SuiteTaskResult) -> Iterator[float | None]:
+def _numbers(t: TaskResult) -> Iterator[float | None]:
     """Each prediction's number (None when invalid or none can be read)."""
     from yoxla.suites.numbers import parse_number
 
@@ -244,14 +244,14 @@ def _numbers(t: SuiteTaskResult) -> Iterator[float | None]:
         yield None if value is None else float(value)
 
 
-def _record(tid: str, t: SuiteTaskResult, task: Any, blocks: dict[str, str], gold: Any = None) -> TaskRecord:
+def _record(tid: str, t: TaskResult, task: Any, blocks: dict[str, str], gold: Any = None) -> TaskRecord:
     """The board's record of an admitted suite task (``task``: the committed SuiteTask)."""
     return TaskRecord.from_suite(
         tid, t, gold, block=blocks.get(tid, ""), prediction=correlated_values(task, _numbers(t))
     )
 
 
-def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
+def _task_groups(rec: ResultFile, tasks: dict[str, Any]) -> dict[str, str]:
     """Each task's pooling block: its first group in the suite (``""`` without groups)."""
     out = {tid: "" for tid in tasks}
     for g in reversed(rec.suite.groups or []):
@@ -261,7 +261,7 @@ def _task_groups(rec: SuiteResultFile, tasks: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, data: DataSource) -> None:
+def check_suite_record(doc: dict[str, Any], rec: ResultFile, v: Verdict, data: DataSource) -> None:
     """Checks 4 to 6 on a suite record whose digest and signature were checked (see the module)."""
     v.source_suite = rec.suite.id
     v.edition = edition_of(rec.suite.id)
@@ -316,7 +316,7 @@ def check_suite_record(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict, da
     v.rechecked = True
 
 
-def _check_totals(doc: dict[str, Any], rec: SuiteResultFile, v: Verdict) -> dict[str, Any]:
+def _check_totals(doc: dict[str, Any], rec: ResultFile, v: Verdict) -> dict[str, Any]:
     """The summary scores and the generation-error count follow from the stored tasks."""
     # The groups and headline are the committed suite's (checked above): scores follow them.
     scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
@@ -337,7 +337,7 @@ def check_totals(doc: dict[str, Any], rec: Any, scores: dict[str, Any], v: Verdi
         )
 
 
-def _unanswered(tid: str, t: SuiteTaskResult, v: Verdict) -> bool:
+def _unanswered(tid: str, t: TaskResult, v: Verdict) -> bool:
     """A task with grader calls that lack a judge's answer is incomplete (a reason; True)."""
     missing = unanswered_calls((p.grader_error for p in t.predictions), t.problems)
     if missing:
@@ -348,7 +348,7 @@ def _unanswered(tid: str, t: SuiteTaskResult, v: Verdict) -> bool:
     return bool(missing)
 
 
-def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: CommittedSuite, v: Verdict) -> None:
+def _check_unreachable(doc: dict[str, Any], rec: ResultFile, suite: CommittedSuite, v: Verdict) -> None:
     """A suite whose Hugging Face data cannot be read here: every check that needs no rows (the
     hashes and fingerprints against the frozen ones, conditions, coverage by count against the
     frozen item counts, totals); an
@@ -393,7 +393,7 @@ def _check_unreachable(doc: dict[str, Any], rec: SuiteResultFile, suite: Committ
 
 
 def _admit(
-    rec: SuiteResultFile, suite: CommittedSuite, records: dict[str, Any], scores: dict[str, Any], v: Verdict
+    rec: ResultFile, suite: CommittedSuite, records: dict[str, Any], scores: dict[str, Any], v: Verdict
 ) -> None:
     v.board = _board(rec, suite)
     if v.board == "non-standard":

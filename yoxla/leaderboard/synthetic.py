@@ -16,7 +16,7 @@ from yoxla import __version__
 from yoxla.editions import Edition, load_edition, load_rows
 from yoxla.record_base import DatasetInfo, ModelInfo, ModelMetadata, Usage
 from yoxla.record_derive import build_document, build_task_result
-from yoxla.record_v2 import RunConditions, RunInfo, TaskResult
+from yoxla.record_v2 import RunConditionsV2, RunInfoV2, TaskResultV2
 from yoxla.results import model_slug
 from yoxla.suite import load_suite
 
@@ -62,7 +62,7 @@ def build_result(
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
     declarations = edition_declarations(ed)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    tasks: dict[str, TaskResult] = {}
+    tasks: dict[str, TaskResultV2] = {}
     for tid, entry in ed.tasks.items():
         task = suite.task(tid)
         task_rows = list(rows[tid]) if rows is not None else load_rows(ed, tid)
@@ -90,7 +90,7 @@ def build_result(
             display_name=display_name or model,
             **({} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}),
         ),
-        run=RunInfo(
+        run=RunInfoV2(
             run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",
             framework_version=__version__,
             started_at=now,
@@ -100,7 +100,7 @@ def build_result(
             dataset=DatasetInfo(source=ed.source, revision=ed.revision),
             chat_template_hash=None,
             command="synthetic",
-            conditions=RunConditions(
+            conditions=RunConditionsV2(
                 thinking=thinking,
                 thinking_budget=None,
                 temperature=None,

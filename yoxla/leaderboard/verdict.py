@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from yoxla.record import SuitePrediction, SuiteRunConditions, SuiteTaskResult
+from yoxla.record import Prediction, RunConditions, TaskResult
 from yoxla.record_base import MISSING, ModelInfo, Usage
-from yoxla.record_v2 import Prediction, RunConditions, TaskResult
+from yoxla.record_v2 import PredictionV2, RunConditionsV2, TaskResultV2
 from yoxla.safetext import one_line
 
 VERIFIED, COMMUNITY = "verified", "community"
@@ -73,7 +73,7 @@ class TaskRecord:
     def from_result(
         cls,
         task_id: str,
-        t: TaskResult,
+        t: TaskResultV2,
         metrics: dict[str, Any],
         gold: Sequence[Any] | None = None,
         *,
@@ -103,7 +103,7 @@ class TaskRecord:
     def from_suite(
         cls,
         task_id: str,
-        t: SuiteTaskResult,
+        t: TaskResult,
         gold: Sequence[Any] | None = None,
         *,
         block: str = "",
@@ -146,8 +146,8 @@ class TaskRecord:
         )
 
 
-def _calibration_fields(t: TaskResult | SuiteTaskResult, gold: Sequence[Any] | None) -> dict[str, Any]:
-    preds: Sequence[Prediction | SuitePrediction] = t.predictions
+def _calibration_fields(t: TaskResultV2 | TaskResult, gold: Sequence[Any] | None) -> dict[str, Any]:
+    preds: Sequence[PredictionV2 | Prediction] = t.predictions
     out: dict[str, Any] = {}
     if any(p.control for p in preds):
         out["control"] = np.fromiter((bool(p.control) for p in preds), dtype=bool, count=len(preds))
@@ -207,7 +207,7 @@ class Verdict:
     rechecked: bool = False
     generation_errors: int = 0
     created_at: str = ""
-    conditions: RunConditions | SuiteRunConditions | None = None
+    conditions: RunConditionsV2 | RunConditions | None = None
     model_info: ModelInfo | None = None
     usage: Usage | None = None  # tokens the run used, as the file states them
     run_id: str = ""

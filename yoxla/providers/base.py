@@ -58,7 +58,7 @@ class TaskRef(Protocol):
 class Request:
     """One example's prompt and generation settings.
 
-    ``task`` is the run's task (:class:`yoxla.run.plan.SuiteRunTask`): a provider reads only
+    ``task`` is the run's task (:class:`yoxla.run.plan.PlannedTask`): a provider reads only
     its ``id`` (:class:`TaskRef`). The fields after
     ``thinking`` are set by suite runs only (the built-in tasks send none of them).
     """

@@ -27,10 +27,10 @@ from yoxla.run.artifacts import RUN_JSON, SUITE_KIND, read_json, refuse_builtin
 from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finalize import check_plan, finalize_suite_run
 from yoxla.run.finish import RunReport
-from yoxla.run.job import SuiteJob
+from yoxla.run.job import RunJob
 from yoxla.run.judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
 from yoxla.run.model_facts import public_model
-from yoxla.run.plan import SuitePlan, dataset_info, make_suite_plan, suite_conditions
+from yoxla.run.plan import RunPlan, dataset_info, make_suite_plan, suite_conditions
 from yoxla.run.provider import precheck_provider, run_secrets
 from yoxla.run.session import (
     HeldRun,
@@ -57,7 +57,7 @@ KIND = SUITE_KIND
 class SuiteHeld(HeldRun):
     """A suite run folder this process holds: a session sends with the run's judge."""
 
-    plan: SuitePlan
+    plan: RunPlan
 
     def finalize(self) -> RunReport:
         s = self.settings
@@ -69,12 +69,12 @@ class SuiteHeld(HeldRun):
         return [items[(r["task"], str(r["id"]))] for r in records]
 
     @contextmanager
-    def job(self, provider: Provider, items: Items, secrets: list[str]) -> Iterator[SuiteJob]:
+    def job(self, provider: Provider, items: Items, secrets: list[str]) -> Iterator[RunJob]:
         s = self.settings
         spec = with_overrides(get_spec(s.provider, s.config), s.base_url)
         client = open_judge(s)
         judge = RecordingJudge(self.dir / JUDGEMENTS, client[0] if client else None)
-        job = SuiteJob(s, spec.backend, spec.base_url, judge, secrets, parallel_graders=client is not None)
+        job = RunJob(s, spec.backend, spec.base_url, judge, secrets, parallel_graders=client is not None)
         try:
             yield job
         finally:
@@ -96,7 +96,7 @@ def _check_provider(s: RunSettings) -> None:
 
 
 def suite_run_record(
-    s: RunSettings, plan: SuitePlan, provider_facts: dict[str, Any], *, workers: int, batch_size: int
+    s: RunSettings, plan: RunPlan, provider_facts: dict[str, Any], *, workers: int, batch_size: int
 ) -> dict[str, Any]:
     """run.json of a new run: the common record, with the suite in place of the edition."""
     info = run_record(

@@ -23,7 +23,7 @@ ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no succes
 
 
 class Job(Protocol):
-    """How the items of a run are sent and recorded (a suite run's: :class:`yoxla.run.job.SuiteJob`).
+    """How the items of a run are sent and recorded (a suite run's: :class:`yoxla.run.job.RunJob`).
 
     A job's :meth:`record` runs in the sending thread, right after the answer came back (so
     scoring that asks a judge model runs in parallel); the records are still handed over in

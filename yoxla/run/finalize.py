@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.calibration.stored import probability_counts
-from yoxla.record import JudgeInfo, SuiteInfo, SuiteRunConditions, SuiteRunInfo, SuiteTaskResult
+from yoxla.record import JudgeInfo, RunConditions, RunInfo, SuiteInfo, TaskResult
 from yoxla.record_base import DatasetInfo, Usage
 from yoxla.record_derive import build_suite_document, build_suite_task_result, suite_scores_of
 from yoxla.results import SIGN_KEY_ENV
@@ -56,7 +56,7 @@ from yoxla.run.finish import (
     write_finished,
 )
 from yoxla.run.judge import JUDGEMENTS, RecordingJudge, open_judge
-from yoxla.run.plan import SuitePlan, SuiteRunTask, make_suite_plan
+from yoxla.run.plan import PlannedTask, RunPlan, make_suite_plan
 from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
@@ -67,7 +67,7 @@ from yoxla.suites.worker import WorkerPool
 STORED = ("id", "raw", "finish_reason", "error")
 
 
-def check_plan(info: dict[str, Any], plan: SuitePlan) -> None:
+def check_plan(info: dict[str, Any], plan: RunPlan) -> None:
     """The suite's tasks must be those the run started with (same hash), or nothing is scored."""
     stored = info.get("suite", {}).get("tasks", {})
     for tid, h in plan.hashes().items():
@@ -80,7 +80,7 @@ def check_plan(info: dict[str, Any], plan: SuitePlan) -> None:
 
 
 def judgements_by_sample(
-    task: SuiteRunTask, stored: Sequence[Mapping[str, Any]], pool: WorkerPool, judge: RecordingJudge
+    task: PlannedTask, stored: Sequence[Mapping[str, Any]], pool: WorkerPool, judge: RecordingJudge
 ) -> list[list[dict[str, Any]]]:
     """Step 1 (top-up): each sample's judge calls, from the run's judgements or the judge model."""
     if not task.python_graders:
@@ -94,8 +94,8 @@ def judgements_by_sample(
 
 
 def score_task(
-    task: SuiteRunTask, records: Sequence[Mapping[str, Any]], pool: WorkerPool, judge: RecordingJudge
-) -> SuiteTaskResult:
+    task: PlannedTask, records: Sequence[Mapping[str, Any]], pool: WorkerPool, judge: RecordingJudge
+) -> TaskResult:
     """A task of the run scored from its stored answers (top-up, then replay)."""
     stored: list[dict[str, Any]] = [{k: r.get(k) for k in STORED} for r in records]
     for p, calls in zip(stored, judgements_by_sample(task, stored, pool, judge), strict=True):
@@ -105,7 +105,7 @@ def score_task(
 
 
 def add_distributions(
-    task: SuiteRunTask, records: Sequence[Mapping[str, Any]], stored: list[dict[str, Any]]
+    task: PlannedTask, records: Sequence[Mapping[str, Any]], stored: list[dict[str, Any]]
 ) -> None:
     """Each answer's distribution over its item's closed answer space, derived from what its
     line keeps (token logprobs, a local model's label scores), into ``stored`` (none: no key)."""
@@ -124,8 +124,8 @@ def add_distributions(
 
 
 def score_suite_run(
-    run_dir: Path, plan: SuitePlan | None, judge: RecordingJudge, log: Log | None = None
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, SuiteTaskResult]]:
+    run_dir: Path, plan: RunPlan | None, judge: RecordingJudge, log: Log | None = None
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
     """(run info, task_scores, records, task results) recomputed from the stored answers."""
     info = read_json(run_dir / RUN_JSON)
     records = [bounded(r) for r in stored_records(run_dir, log)]
@@ -142,7 +142,7 @@ def score_suite_run(
         **{k: now[k] for k in ("suite_hash", "groups", "headline", "analysis_hash") if k in now},
     }
     by_task = records_by_task(run_dir, records, plan.task_ids)
-    results: dict[str, SuiteTaskResult] = {}
+    results: dict[str, TaskResult] = {}
     tasks_out: dict[str, Any] = {}
     with WorkerPool() as pool:
         for tid, task in plan.tasks.items():
@@ -171,7 +171,7 @@ def score_suite_run(
     return info, task_scores, records, results
 
 
-def unanswered(results: Mapping[str, SuiteTaskResult]) -> dict[str, int]:
+def unanswered(results: Mapping[str, TaskResult]) -> dict[str, int]:
     """Per task, the samples whose judge call has no answer (the judge failed or was not given)."""
     found = {
         tid: unanswered_calls((p.grader_error for p in t.predictions), t.problems)
@@ -180,7 +180,7 @@ def unanswered(results: Mapping[str, SuiteTaskResult]) -> dict[str, int]:
     return {tid: n for tid, n in found.items() if n}
 
 
-def is_complete(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> bool:
+def is_complete(info: dict[str, Any], results: Mapping[str, TaskResult]) -> bool:
     """Every task, every item: no limit, no task or row filter, no control skipped, and every
     judge call answered."""
     conditions = info.get("conditions") or {}
@@ -201,7 +201,7 @@ def build_suite_summary(
     info: dict[str, Any],
     task_scores: dict[str, Any],
     records: list[dict[str, Any]],
-    results: Mapping[str, SuiteTaskResult],
+    results: Mapping[str, TaskResult],
     complete: bool,
 ) -> dict[str, Any]:
     tasks = {}
@@ -254,7 +254,7 @@ def headline_facts(suite: Mapping[str, Any], task_scores: Mapping[str, Any]) -> 
     return out
 
 
-def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> SuiteInfo:
+def suite_info(info: dict[str, Any], results: Mapping[str, TaskResult]) -> SuiteInfo:
     """The result file's ``suite`` block: run.json's suite (groups and headline where declared)."""
     suite = info["suite"]
     extra = {key: suite[key] for key in ("groups", "headline", "analysis_hash") if suite.get(key) is not None}
@@ -270,16 +270,16 @@ def suite_info(info: dict[str, Any], results: Mapping[str, SuiteTaskResult]) -> 
 
 
 def build_suite_result(
-    info: Info, results: Mapping[str, SuiteTaskResult], records: Lines, sign_key: str | None = None
+    info: Info, results: Mapping[str, TaskResult], records: Lines, sign_key: str | None = None
 ) -> Info:
     """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
     judge = info.get("judge")
     return build_suite_document(
         suite=suite_info(info, results),
         model=model_info(info, records),
-        run=SuiteRunInfo(
+        run=RunInfo(
             **run_facts(info),
-            conditions=SuiteRunConditions.model_validate(info["conditions"]),
+            conditions=RunConditions.model_validate(info["conditions"]),
             **_dataset_override(info, judge),
         ),
         tasks=results,
@@ -310,7 +310,7 @@ def suite_result_path(info: dict[str, Any], complete: bool) -> Path:
 
 def finalize_suite_run(
     run_dir: Path,
-    plan: SuitePlan | None = None,
+    plan: RunPlan | None = None,
     *,
     write_result_file: bool = True,
     sign_key: str | None = None,
@@ -351,9 +351,7 @@ def finalize_suite_run(
     return report
 
 
-def _warn_unanswered_judge(
-    info: dict[str, Any], results: Mapping[str, SuiteTaskResult], log: Log | None
-) -> None:
+def _warn_unanswered_judge(info: dict[str, Any], results: Mapping[str, TaskResult], log: Log | None) -> None:
     if info.get("judge") or log is None:
         return
     asked = Counter(

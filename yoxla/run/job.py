@@ -1,6 +1,6 @@
 """Sending a suite's items: requests, empty-answer retries, and each answer scored as it arrives.
 
-:class:`SuiteJob` is the executor's :class:`~yoxla.run.executor.Job` for suite runs. In the
+:class:`RunJob` is the executor's :class:`~yoxla.run.executor.Job` for suite runs. In the
 sending thread, right after an answer comes back, it re-asks an empty answer up to the
 task's ``max_empty_retries``, then scores the answer with the task's graders (Python graders
 in a worker process). A grader that asks a judge does so through the run's
@@ -24,7 +24,7 @@ from yoxla.providers.base import Completion, Provider, Request
 from yoxla.providers.registry import redact
 from yoxla.run.executor import sent_fields
 from yoxla.run.judge import RecordingJudge
-from yoxla.run.plan import SuiteRunTask, suite_request
+from yoxla.run.plan import PlannedTask, suite_request
 from yoxla.run.settings import RunSettings
 from yoxla.suites.prepare import Item
 from yoxla.suites.samples import SampleOutput, SampleResult
@@ -44,7 +44,7 @@ def retry_empty(provider: Provider, request: Request, comp: Completion, retries:
     return comp
 
 
-def prediction_line(task: SuiteRunTask, item: Item, comp: Completion, res: SampleResult) -> dict[str, Any]:
+def prediction_line(task: PlannedTask, item: Item, comp: Completion, res: SampleResult) -> dict[str, Any]:
     """One line of a suite run's predictions.jsonl."""
     return {
         "task": task.id,
@@ -62,7 +62,7 @@ def prediction_line(task: SuiteRunTask, item: Item, comp: Completion, res: Sampl
     }
 
 
-class SuiteJob:
+class RunJob:
     """The executor's job for a suite run (see the module docstring)."""
 
     def __init__(
@@ -86,11 +86,11 @@ class SuiteJob:
         self._pools: list[WorkerPool] = []
         self._shared: dict[str, TaskScorer] = {}
 
-    def request(self, task: SuiteRunTask, item: Item) -> Request:
+    def request(self, task: PlannedTask, item: Item) -> Request:
         return suite_request(task, item, self.settings, self.backend, self.base_url)
 
     def record(
-        self, provider: Provider, request: Request, task: SuiteRunTask, item: Item, comp: Completion
+        self, provider: Provider, request: Request, task: PlannedTask, item: Item, comp: Completion
     ) -> dict[str, Any]:
         comp = retry_empty(provider, request, comp, task.generation.max_empty_retries or 0)
         if comp.error:
@@ -106,7 +106,7 @@ class SuiteJob:
             self._pools.append(pool)
         return pool
 
-    def _scorer(self, task: SuiteRunTask) -> TaskScorer:
+    def _scorer(self, task: PlannedTask) -> TaskScorer:
         """The task's scorer: one per sending thread with a judge, else one shared."""
         if self.parallel_graders:
             scorers: dict[str, TaskScorer] | None = getattr(self._local, "scorers", None)

@@ -32,7 +32,7 @@ from yoxla.suites import registry
 from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
 from yoxla.suites.errors import ManifestError, PreprocessError
 from yoxla.suites.generation import GenerationSettings
-from yoxla.suites.hashing import TaskHashes, aggregation, suite_hash
+from yoxla.suites.hashing import FrozenHashes, aggregation, suite_hash
 from yoxla.suites.loader import SuiteManifest, SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import is_dir, repo_path, shown_ref, suite_id
@@ -52,7 +52,7 @@ RUN_OFFLINE_HINT = (  # what the runner adds to a Hub dataset it cannot read (as
 
 
 @dataclass(frozen=True)
-class SuiteRunTask:
+class PlannedTask:
     """One task of a suite run: the prepared task (items, fingerprints, hash) and its settings."""
 
     prepared: PreparedTask
@@ -76,11 +76,11 @@ class SuiteRunTask:
 
 
 @dataclass
-class SuitePlan:
+class RunPlan:
     manifest: SuiteManifest
     suite_id: str
     path: str  # the manifest's path in the repository
-    tasks: dict[str, SuiteRunTask]  # the selected tasks, in manifest order
+    tasks: dict[str, PlannedTask]  # the selected tasks, in manifest order
     chosen: dict[str, tuple[Item, ...]] = field(default_factory=dict)  # items the row filters keep
 
     @property
@@ -93,9 +93,9 @@ class SuitePlan:
 
     def pending(
         self, limit: int | None, done: set[tuple[str, str]]
-    ) -> tuple[list[tuple[SuiteRunTask, Item]], int]:
+    ) -> tuple[list[tuple[PlannedTask, Item]], int]:
         """(the selected items not in ``done``, in run order; how many are selected in all)."""
-        out: list[tuple[SuiteRunTask, Item]] = []
+        out: list[tuple[PlannedTask, Item]] = []
         total = 0
         for tid, task in self.tasks.items():
             for item in self.selected(tid, limit):
@@ -222,8 +222,8 @@ def pick_rows(
 
 
 def choose_items(
-    tasks: dict[str, SuiteRunTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
-) -> tuple[dict[str, SuiteRunTask], dict[str, tuple[Item, ...]]]:
+    tasks: dict[str, PlannedTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
+) -> tuple[dict[str, PlannedTask], dict[str, tuple[Item, ...]]]:
     """(the tasks that keep items, the items each keeps) under ``--filter``/``--category``/
     ``--difficulty`` and ``--scored-only``, by the one row filter (:func:`pick_rows`)."""
     if not filters and not scored_only:
@@ -248,7 +248,7 @@ def choose_items(
     return {tid: tasks[tid] for tid in kept}, {tid: tuple(items) for tid, items in chosen.items()}
 
 
-def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | None = None) -> SuitePlan:
+def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | None = None) -> RunPlan:
     """Load the manifest named by ``s.suite`` and prepare its selected tasks (no model is asked);
     the row filters and ``--scored-only`` choose the items (a filter nothing passes is an error)."""
     if not s.suite:
@@ -267,12 +267,12 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     announce_for(manifest.tasks[t] for t in chosen)  # before any code runs: is it sandboxed?
     own = pool is None
     workers = pool or WorkerPool()
-    tasks: dict[str, SuiteRunTask] = {}
+    tasks: dict[str, PlannedTask] = {}
     try:
         with hub_override(s.revision, s.data_dir):
             for tid in manifest.tasks:
                 if tid in chosen:
-                    tasks[tid] = SuiteRunTask(prepare_task(manifest.tasks[tid], workers))
+                    tasks[tid] = PlannedTask(prepare_task(manifest.tasks[tid], workers))
     except PreprocessError as exc:  # the messages quote the manifest as the loader names it
         raise ValidationFailed(f"{quoting(str(exc), manifest.path)}; no model was asked") from None
     except HubUnavailable as exc:
@@ -290,10 +290,10 @@ def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | N
     if frozen is not None and log is not None:
         warn_unfrozen(manifest, sid, tasks, frozen, log)
     tasks, items = choose_items(tasks, s.filters, s.scored_only, log)
-    return SuitePlan(manifest, sid, repo_path(manifest.path), tasks, items)
+    return RunPlan(manifest, sid, repo_path(manifest.path), tasks, items)
 
 
-def frozen_hashes(manifest: SuiteManifest, log: Log | None) -> dict[str, TaskHashes] | None:
+def frozen_hashes(manifest: SuiteManifest, log: Log | None) -> dict[str, FrozenHashes] | None:
     """The frozen hashes of a suite with a hash file (as ``yoxla-v1``); None for one without,
     and for one whose hash file cannot be read (a warning: admission will say more)."""
     from yoxla.suites.hashing import hash_file_path, read_hash_file
@@ -310,7 +310,7 @@ def frozen_hashes(manifest: SuiteManifest, log: Log | None) -> dict[str, TaskHas
 
 
 def refuse_other_counts(
-    sid: str, tasks: dict[str, SuiteRunTask], frozen: dict[str, TaskHashes], s: RunSettings
+    sid: str, tasks: dict[str, PlannedTask], frozen: dict[str, FrozenHashes], s: RunSettings
 ) -> None:
     """A benchmark suite (``yoxla-v1``, ``yoxla-sample``) whose task has another number of rows
     than it was frozen with (a ``--data-dir`` copy of other rows, another ``--revision``) is
@@ -334,7 +334,11 @@ def refuse_other_counts(
 
 
 def warn_unfrozen(
-    manifest: SuiteManifest, sid: str, tasks: dict[str, SuiteRunTask], frozen: dict[str, TaskHashes], log: Log
+    manifest: SuiteManifest,
+    sid: str,
+    tasks: dict[str, PlannedTask],
+    frozen: dict[str, FrozenHashes],
+    log: Log,
 ) -> None:
     """A task of a frozen suite whose rows or definition differ from the frozen hashes, e.g.
     read with ``--data-dir`` from another copy: a warning per task before any model is asked
@@ -413,7 +417,7 @@ def refuse_bad_rows(prepared: Iterable[PreparedTask]) -> None:
 # Requests ---------------------------------------------------------------------------------------
 
 
-def request_settings(task: SuiteRunTask, thinking: bool, thinking_budget: int) -> dict[str, Any]:
+def request_settings(task: PlannedTask, thinking: bool, thinking_budget: int) -> dict[str, Any]:
     """The sampling settings every request of ``task`` is sent with (defaults filled in)."""
     sampling = task.generation.sampling()
     max_tokens = int(sampling.get("max_output_tokens", DEFAULT_MAX_TOKENS))
@@ -426,7 +430,7 @@ def request_settings(task: SuiteRunTask, thinking: bool, thinking_budget: int) -
 
 
 def suite_request(
-    task: SuiteRunTask, item: Item, s: RunSettings, backend: str, base_url: str | None
+    task: PlannedTask, item: Item, s: RunSettings, backend: str, base_url: str | None
 ) -> Request:
     """The request for one item: its messages, the task's sampling, passthrough and transport limits."""
     gen = task.generation
@@ -457,7 +461,7 @@ def row_filters(s: RunSettings) -> dict[str, list[str]]:
     return out
 
 
-def suite_conditions(s: RunSettings, plan: SuitePlan) -> dict[str, Any]:
+def suite_conditions(s: RunSettings, plan: RunPlan) -> dict[str, Any]:
     """The conditions of a suite run, as run.json and the result file state them."""
     return {
         "thinking": s.thinking,

@@ -20,7 +20,7 @@ from yoxla.run.errors import Log, RunError, log_stderr
 from yoxla.run.finish import RunReport
 from yoxla.run.judge import JUDGEMENTS
 from yoxla.run.lock import RunLock
-from yoxla.run.plan import SuitePlan, make_suite_plan, suite_conditions
+from yoxla.run.plan import RunPlan, make_suite_plan, suite_conditions
 from yoxla.run.session import refuse_existing
 from yoxla.run.settings import RunSettings, check_run_id, now_iso
 
@@ -39,14 +39,14 @@ def retry_result_file(
     is that file; otherwise it stays, and the board shows the newer one (same provider and
     model). Returns None when the file has no generation error (nothing is written).
     """
-    from yoxla.record import SuiteResultFile
+    from yoxla.record import ResultFile
 
     rec = _read_result(path)
     if rec.generation_errors == 0:
         log(f"{path}: no generation errors to retry")
         return None
-    suite = rec.suite.id if isinstance(rec, SuiteResultFile) else f"yoxla-{rec.edition}"
-    seed = seed_suite_run if isinstance(rec, SuiteResultFile) else seed_legacy_run
+    suite = rec.suite.id if isinstance(rec, ResultFile) else f"yoxla-{rec.edition}"
+    seed = seed_suite_run if isinstance(rec, ResultFile) else seed_legacy_run
     root = Path(overrides.get("runs_dir") or runs_dir)
     run_dir = root / check_run_id(rec.run.run_id)
     if (run_dir / RUN_JSON).is_file():
@@ -173,7 +173,7 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
     from yoxla.leaderboard.suite_data import SuiteSource
-    from yoxla.record import SuiteRunConditions
+    from yoxla.record import RunConditions
     from yoxla.suites.judge import request_hash
 
     committed, why = SuiteSource().get(rec.suite.id)
@@ -203,7 +203,7 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
                 f"--retry-errors: task {tid} of {path} was run with another version of the suite "
                 f"(task hash differs from the committed {committed.repo_path}); start a new run"
             )
-    now = SuiteRunConditions.model_validate(suite_conditions(s, plan))
+    now = RunConditions.model_validate(suite_conditions(s, plan))
     if now.generation != rec.run.conditions.generation:
         raise RunError(
             f"--retry-errors: {path} ran with other generation settings than the committed suite's"
@@ -290,7 +290,7 @@ def seed_legacy_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, An
     _write_suite_seed(run_dir, path, rec, s, plan, records, log, info, [])
 
 
-def _same_tasks(path: Path, rec: Any, plan: SuitePlan, suite: str) -> None:
+def _same_tasks(path: Path, rec: Any, plan: RunPlan, suite: str) -> None:
     if set(plan.task_ids) != set(rec.tasks):
         raise RunError(
             f"--retry-errors: {path} holds tasks {', '.join(rec.tasks)}, "
@@ -303,7 +303,7 @@ def _write_suite_seed(
     path: Path,
     rec: Any,
     s: RunSettings,
-    plan: SuitePlan,
+    plan: RunPlan,
     records: list[dict[str, Any]],
     log: Log,
     provider_info: dict[str, Any],

@@ -136,7 +136,7 @@ def frozen_problems(edition: str) -> list[str]:
     from yoxla.canonical import sha256_text
     from yoxla.editions import load_edition
     from yoxla.suites.hashing import (
-        TaskHashes,
+        FrozenHashes,
         aggregation,
         analysis_hash,
         compare,
@@ -157,7 +157,7 @@ def frozen_problems(edition: str) -> list[str]:
         entry = ed.tasks.get(tid)
         if entry is not None:
             data = {"dataset": entry.fingerprint}
-            now[tid] = TaskHashes(task_hash(task, data), task.definition_hash, data, entry.rows)
+            now[tid] = FrozenHashes(task_hash(task, data), task.definition_hash, data, entry.rows)
         instructions = task.spec.generation.instructions if task.spec.generation else None
         if sha256_text(instructions or "") != task.spec.metadata.get("prompt_hash"):
             problems.append(f"{tid}: its instructions are not the system prompt its prompt_hash records")

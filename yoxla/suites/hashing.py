@@ -155,7 +155,7 @@ def hash_file_path(manifest_path: Path) -> Path:
 
 
 @dataclass(frozen=True)
-class TaskHashes:
+class FrozenHashes:
     hash: str
     definition: str
     data: dict[str, str]
@@ -171,7 +171,7 @@ class TaskHashes:
             out["items"] = self.items
         return out
 
-    def same_hashes(self, other: TaskHashes) -> bool:
+    def same_hashes(self, other: FrozenHashes) -> bool:
         return (self.hash, self.definition, self.data) == (other.hash, other.definition, other.data)
 
 
@@ -192,7 +192,7 @@ def read_analysis_hash(path: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def read_hash_file(path: Path) -> dict[str, TaskHashes]:
+def read_hash_file(path: Path) -> dict[str, FrozenHashes]:
     """The frozen hashes (strict JSON, at most MAX_HASH_FILE_BYTES); ManifestError in one line."""
     from yoxla.strictjson import parse_file
 
@@ -203,7 +203,7 @@ def read_hash_file(path: Path) -> dict[str, TaskHashes]:
         if doc.get("format") != HASH_FORMAT or doc.get("version") != HASH_VERSION:
             raise ValueError(f"not a {HASH_FORMAT} file, version {HASH_VERSION}")
         return {
-            tid: TaskHashes(
+            tid: FrozenHashes(
                 entry["hash"], entry["definition"], dict(entry["data"]), _item_count(entry.get("items"))
             )
             for tid, entry in doc["tasks"].items()
@@ -215,7 +215,7 @@ def read_hash_file(path: Path) -> dict[str, TaskHashes]:
 def write_hash_file(
     path: Path,
     suite: str,
-    tasks: dict[str, TaskHashes],
+    tasks: dict[str, FrozenHashes],
     how: dict[str, Any] | None = None,
     analysis: str | None = None,
 ) -> None:
@@ -238,7 +238,7 @@ class CheckLine:
     detail: str = ""
 
 
-def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> list[CheckLine]:
+def compare(current: dict[str, FrozenHashes], frozen: dict[str, FrozenHashes]) -> list[CheckLine]:
     """Each task's status against the frozen hashes; ``changed`` says which part changed."""
     out = []
     for tid, now in current.items():
@@ -267,7 +267,7 @@ def compare(current: dict[str, TaskHashes], frozen: dict[str, TaskHashes]) -> li
 
 def current_hashes(
     manifest: SuiteManifest, pool: Any = None, skip: set[str] | frozenset[str] = frozenset()
-) -> dict[str, TaskHashes]:
+) -> dict[str, FrozenHashes]:
     """Hashes of every task of a manifest but ``skip`` (reads each task's data, runs preprocessors,
     and renders every item, so that a prompt over the size limit fails here too)."""
     from yoxla.suites.prepare import prepare_task
@@ -281,8 +281,8 @@ def current_hashes(
     return out
 
 
-def prepared_hashes(prepared: Any) -> TaskHashes:
+def prepared_hashes(prepared: Any) -> FrozenHashes:
     """The hashes and item count of a prepared task (:class:`yoxla.suites.prepare.PreparedTask`)."""
-    return TaskHashes(
+    return FrozenHashes(
         prepared.task_hash, prepared.task.definition_hash, prepared.fingerprints, len(prepared.items)
     )

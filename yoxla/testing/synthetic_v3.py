@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla import __version__
-from yoxla.record import SuiteInfo, SuiteRunConditions, SuiteRunInfo, SuiteTaskResult
+from yoxla.record import RunConditions, RunInfo, SuiteInfo, TaskResult
 from yoxla.record_base import ModelInfo, Usage
 from yoxla.record_derive import build_suite_document, build_suite_task_result
 from yoxla.suites.baselines import suite_answers
@@ -101,7 +101,7 @@ def build_v3(
     pool: Any = None,
 ) -> dict[str, Any]:
     """The ``yoxla-result`` 3 document a complete run of ``manifest`` with these answers writes."""
-    tasks: dict[str, SuiteTaskResult] = {}
+    tasks: dict[str, TaskResult] = {}
     for tid, p in prepared.items():
         stored: list[dict[str, Any]] = [
             {"id": item.id, "raw": raw, "finish_reason": "stop", "error": None, "judgements": []}
@@ -129,7 +129,7 @@ def build_v3(
         generation[tid] = (
             gen.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if gen else {}
         )
-    run = SuiteRunInfo.model_validate(
+    run = RunInfo.model_validate(
         {
             "run_id": f"synthetic-{model}",
             "framework_version": __version__,
@@ -138,7 +138,7 @@ def build_v3(
             "workers": 1,
             "batch_size": 1,
             "command": "synthetic",
-            "conditions": SuiteRunConditions.model_validate(
+            "conditions": RunConditions.model_validate(
                 {"thinking": False, "limit": None, "tasks": None, "generation": generation}
             ).model_dump(mode="json", exclude_unset=True),
         }

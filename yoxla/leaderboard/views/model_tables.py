@@ -35,16 +35,16 @@ from yoxla.leaderboard.prepared import (
 )
 from yoxla.leaderboard.verdict import NOT_RECHECKED, Verdict
 from yoxla.leaderboard.views.diagnostics import outcome_counts
-from yoxla.record import SuiteRunConditions
-from yoxla.record_v2 import RunConditions
+from yoxla.record import RunConditions
+from yoxla.record_v2 import RunConditionsV2
 
 
 def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
     """What the file says about the model and the run, and what admission found; all text."""
     info = v.model_info
     md = info.metadata if info is not None else None
-    cond = v.conditions if isinstance(v.conditions, RunConditions) else None
-    scond = v.conditions if isinstance(v.conditions, SuiteRunConditions) else None
+    cond = v.conditions if isinstance(v.conditions, RunConditionsV2) else None
+    scond = v.conditions if isinstance(v.conditions, RunConditions) else None
     suite_rows: list[tuple[str, Any]] = []
     if ed.suite is not None:
         suite_rows = [
@@ -96,7 +96,7 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
     )
 
 
-def _temperature(v: Verdict, cond: RunConditions | None, scond: SuiteRunConditions | None) -> Any:
+def _temperature(v: Verdict, cond: RunConditionsV2 | None, scond: RunConditions | None) -> Any:
     """The run's temperature: one set for every task, else each task's own (with its value
     when the tasks share one). A suite run states each task's as run, the manifest's unless
     the file is ranked apart (non-standard)."""
