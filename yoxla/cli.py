@@ -79,24 +79,31 @@ def cmd_floors(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    """The tasks, their contract hash and prompt hash (short, or whole with --full), the suite hash."""
-    suite = load_suite()
+    """The tasks, their contract hash and prompt hash (short, or whole with --full), the suite hash.
+
+    All read from the package suite ``yoxla-<edition>`` (each task's metadata records its frozen
+    contract and prompt hash); the rows are the counts the edition publishes."""
+    from yoxla.suites.benchmark import benchmark_task, strict_rule
+    from yoxla.suites.benchmark import task_ids as benchmark_ids
+
     edition = load_edition(args.edition)
     width = None if args.full else 19  # "sha256:" and 12 hex digits
-    rows = [
-        [
-            t.id,
-            t.block,
-            edition.tasks[t.id].rows if t.id in edition.tasks else "-",
-            t.answer.mode,
-            t.primary,
-            t.contract_hash[:width],
-            t.prompt_hash[:width],
-        ]
-        for t in suite.tasks.values()
-    ]
+    rows = []
+    for tid in benchmark_ids():
+        spec = benchmark_task(tid).spec
+        rows.append(
+            [
+                tid,
+                spec.metadata["block"],
+                edition.tasks[tid].rows if tid in edition.tasks else "-",
+                strict_rule(tid).mode,
+                spec.metrics[0].id if spec.metrics else "-",
+                spec.metadata["contract_hash"][:width],
+                spec.metadata["prompt_hash"][:width],
+            ]
+        )
     print(table(["task", "block", "rows", "answer", "primary", "contract", "prompt"], rows))
-    print(f"suite hash ({edition.name}): {edition.suite_hash(suite)}")
+    print(f"suite hash ({edition.name}): {edition.suite_hash()}")
     return 0
 
 
