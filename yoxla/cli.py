@@ -12,7 +12,6 @@ from typing import Any
 
 from yoxla.cli_common import UsageError, add_data_args, report, table, task_ids
 from yoxla.editions import EDITIONS, DataUnavailable, load_edition, load_rows
-from yoxla.suite import load_suite
 from yoxla.suites.errors import SuiteError
 
 __all__ = ["UsageError", "build_parser", "main", "run", "table"]
@@ -54,13 +53,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_floors(args: argparse.Namespace) -> int:
-    from yoxla.baselines import STRATEGIES, floors
+    """The cue-only floors of the edition's tasks (the suite path's strategies and scoring, as
+    ``yoxla suite floors yoxla-<edition>``, over rows read with --data-dir/--revision); --gate: the
+    edition's shortcut gate over them (its declared strategies and thresholds)."""
+    from yoxla.gate import edition_floors
+    from yoxla.suites.baselines import STRATEGIES
 
     edition = load_edition(args.edition)
-    suite = load_suite()
     ids = task_ids(args, edition.task_ids)
     rows = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
-    result = floors(rows, suite.tasks)
+    result = edition_floors(rows)
     body = []
     for tid in ids:
         scores = result[tid]
@@ -72,7 +74,7 @@ def cmd_floors(args: argparse.Namespace) -> int:
         from yoxla.gate import gate, report
 
         decl = load_declarations(edition.name)
-        text, status = report(gate(result, suite.tasks, rows, decl), decl)
+        text, status = report(gate(result, rows, decl), decl)
         print(text)
         return status
     return 0
