@@ -16,8 +16,6 @@ from typing import Any
 
 from yoxla.editions import EDITIONS, Edition, load_edition
 from yoxla.run.library import committed_suite, rescore_folder, run
-from yoxla.suite import Suite
-from yoxla.suite import load_suite as load_benchmark_suite
 
 __all__ = ["Benchmark", "check_file", "load_suite", "rescore", "run"]
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -25,11 +23,12 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A built-in benchmark edition: its rows and fingerprints (``edition``) and the frozen task
-    contracts it runs (``suite``, only the edition's tasks in ``tasks``)."""
+    """A built-in benchmark edition: its rows and fingerprints (``edition``) and its package suite
+    (``suite``: the ``SuiteManifest`` of ``yoxla/editions/yoxla-<edition>.yaml``, whose tasks hold
+    the frozen contracts; only the edition's tasks in ``tasks``, as ``SuiteTask``)."""
 
     edition: Edition
-    suite: Suite
+    suite: Any
 
     @property
     def name(self) -> str:
@@ -37,25 +36,25 @@ class Benchmark:
 
     @property
     def tasks(self) -> dict[str, Any]:
-        return {tid: self.suite.task(tid) for tid in self.edition.task_ids}
+        return {tid: self.suite.tasks[tid] for tid in self.edition.task_ids}
 
 
 def load_suite(name_or_path: str | os.PathLike[str]) -> Any:
     """The typed suite ``name_or_path`` names.
 
-    ``"v1"`` or ``"sample"``: a :class:`Benchmark` (the edition and its frozen contracts). A
+    ``"v1"`` or ``"sample"``: a :class:`Benchmark` (the edition and its package suite). A
     manifest file: its ``SuiteManifest``. A committed suite's id (``metadata.name`` of a manifest
     under ``suites/``, e.g. ``"oxu"``): that manifest. ValueError (one line) when nothing matches
     or the manifest is invalid.
     """
     from yoxla.suites.errors import ManifestError
     from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import is_file, shown_ref
+    from yoxla.suites.registry import is_file, manifest_path, shown_ref
 
     try:
         if isinstance(name_or_path, str) and name_or_path in EDITIONS:
             name = name_or_path
-            return Benchmark(edition=load_edition(name), suite=load_benchmark_suite())
+            return Benchmark(edition=load_edition(name), suite=load_manifest(manifest_path(name)))
     except OSError as exc:  # a name that cannot be a path here (too long, …): one line
         raise ValueError(f"{shown_ref(name_or_path)}: cannot be read ({exc.strerror or exc})") from None
     path = Path(name_or_path)

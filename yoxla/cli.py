@@ -12,7 +12,6 @@ from typing import Any
 
 from yoxla.cli_common import UsageError, add_data_args, report, table, task_ids
 from yoxla.editions import EDITIONS, DataUnavailable, load_edition, load_rows
-from yoxla.suite import load_suite
 from yoxla.suites.errors import SuiteError
 
 __all__ = ["UsageError", "build_parser", "main", "run", "table"]
@@ -54,13 +53,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_floors(args: argparse.Namespace) -> int:
-    from yoxla.baselines import STRATEGIES, floors
+    """The cue-only floors of the edition's tasks (the suite path's strategies and scoring, as
+    ``yoxla suite floors yoxla-<edition>``, over rows read with --data-dir/--revision); --gate: the
+    edition's shortcut gate over them (its declared strategies and thresholds)."""
+    from yoxla.gate import edition_floors
+    from yoxla.suites.baselines import STRATEGIES
 
     edition = load_edition(args.edition)
-    suite = load_suite()
     ids = task_ids(args, edition.task_ids)
     rows = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
-    result = floors(rows, suite.tasks)
+    result = edition_floors(rows)
     body = []
     for tid in ids:
         scores = result[tid]
@@ -72,31 +74,38 @@ def cmd_floors(args: argparse.Namespace) -> int:
         from yoxla.gate import gate, report
 
         decl = load_declarations(edition.name)
-        text, status = report(gate(result, suite.tasks, rows, decl), decl)
+        text, status = report(gate(result, rows, decl), decl)
         print(text)
         return status
     return 0
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    """The tasks, their contract hash and prompt hash (short, or whole with --full), the suite hash."""
-    suite = load_suite()
+    """The tasks, their contract hash and prompt hash (short, or whole with --full), the suite hash.
+
+    All read from the package suite ``yoxla-<edition>`` (each task's metadata records its frozen
+    contract and prompt hash); the rows are the counts the edition publishes."""
+    from yoxla.suites.benchmark import benchmark_task, strict_rule
+    from yoxla.suites.benchmark import task_ids as benchmark_ids
+
     edition = load_edition(args.edition)
     width = None if args.full else 19  # "sha256:" and 12 hex digits
-    rows = [
-        [
-            t.id,
-            t.block,
-            edition.tasks[t.id].rows if t.id in edition.tasks else "-",
-            t.answer.mode,
-            t.primary,
-            t.contract_hash[:width],
-            t.prompt_hash[:width],
-        ]
-        for t in suite.tasks.values()
-    ]
+    rows = []
+    for tid in benchmark_ids():
+        spec = benchmark_task(tid).spec
+        rows.append(
+            [
+                tid,
+                spec.metadata["block"],
+                edition.tasks[tid].rows if tid in edition.tasks else "-",
+                strict_rule(tid).mode,
+                spec.metrics[0].id if spec.metrics else "-",
+                spec.metadata["contract_hash"][:width],
+                spec.metadata["prompt_hash"][:width],
+            ]
+        )
     print(table(["task", "block", "rows", "answer", "primary", "contract", "prompt"], rows))
-    print(f"suite hash ({edition.name}): {edition.suite_hash(suite)}")
+    print(f"suite hash ({edition.name}): {edition.suite_hash()}")
     return 0
 
 

@@ -40,6 +40,7 @@ from importlib import resources
 from typing import Any
 
 from yoxla.calibration.ranking import DEFAULT_ORDER, check_order
+from yoxla.editions import ID_FIELD
 
 DEFAULT_MARGIN = 15.0
 # "random" is left out of the gate: it reads no cue, its expected score *is* chance, and its
@@ -190,7 +191,7 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
         out["gate_threshold"] = threshold
         out["gate_reason"] = _text(gate["reason"], f"{where}.gate.reason")
         if "strategies" in gate:
-            from yoxla.baselines import STRATEGIES
+            from yoxla.suites.baselines import STRATEGIES
 
             named = gate["strategies"]
             if not isinstance(named, list) or not named or any(x not in STRATEGIES for x in named):
@@ -205,10 +206,7 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
 
 def parse_declarations(data: Any) -> EditionDeclarations:
     """Typed declarations from a parsed file; :class:`DeclarationError` on any format problem."""
-    from yoxla.baselines import STRATEGIES
-    from yoxla.suite import load_suite
-
-    suite = load_suite()
+    from yoxla.suites.baselines import STRATEGIES
 
     top = _keys(data, "declarations", {"edition", "about", "ranking", "gate", "tasks"}, {"edition"})
     ranking = top.get("ranking", list(DEFAULT_ORDER))
@@ -231,10 +229,7 @@ def parse_declarations(data: Any) -> EditionDeclarations:
         ranking=order,
         gate_margin=margin,
         gate_strategies=tuple(strategies),
-        tasks={
-            tid: _task(entry, f"tasks.{tid}", suite.tasks[tid].id_field if tid in suite.tasks else "id")
-            for tid, entry in tasks.items()
-        },
+        tasks={tid: _task(entry, f"tasks.{tid}", ID_FIELD) for tid, entry in tasks.items()},
         about=str(top.get("about", "")),
     )
 

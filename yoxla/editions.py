@@ -23,10 +23,12 @@ from typing import Any
 from yoxla.canonical import canonical_json, sha256_text
 from yoxla.datafiles import DataUnavailable, read_config
 from yoxla.hub import snapshot
-from yoxla.suite import Suite, load_suite
 
 DATA_DIR_ENV = "YOXLA_DATA_DIR"
 EDITIONS = ("v1", "sample")
+SPLIT = "test"  # the one split of every edition's configs
+ID_FIELD = "id"  # the row id column of every benchmark task
+SUITE_NAME = "yoxla"  # the name the frozen suite hash covers
 
 
 @dataclass(frozen=True)
@@ -61,15 +63,35 @@ class Edition:
             return str(bundled_path(self.source.removeprefix("bundled:")))
         return self.source
 
-    def suite_hash(self, suite: Suite | None = None) -> str:
-        """Hash of the frozen contracts this edition runs: blocks plus each task's contract hash."""
-        suite = suite or load_suite()
-        body = {
-            "suite": suite.name,
-            "blocks": list(suite.blocks),
-            "tasks": {tid: suite.task(tid).contract_hash for tid in self.tasks},
-        }
+    def suite_hash(self, suite: Any = None) -> str:
+        """Hash of the frozen contracts this edition runs: blocks plus each task's contract hash.
+
+        Read from the package suite's document (:func:`frozen_contracts`); ``suite``: any object
+        with ``name``, ``blocks`` and ``task(id).contract_hash`` instead (a test's)."""
+        if suite is None:
+            blocks, contracts = frozen_contracts()
+            name = SUITE_NAME
+        else:
+            blocks = tuple(suite.blocks)
+            contracts = {tid: suite.task(tid).contract_hash for tid in suite.tasks}
+            name = suite.name
+        body = {"suite": name, "blocks": list(blocks), "tasks": {tid: contracts[tid] for tid in self.tasks}}
         return sha256_text(canonical_json(body))
+
+
+@cache
+def frozen_contracts() -> tuple[tuple[str, ...], dict[str, str]]:
+    """(the blocks, task id -> contract hash) as the package suite ``yoxla-sample.yaml`` records
+    them (its groups, each task's ``metadata.contract_hash``).
+
+    Read off the document, not through :mod:`yoxla.suites` (which reads rows through this module:
+    an import circle); ``yoxla.suites.benchmark.frozen_problems`` checks the same file in full."""
+    import yaml
+
+    text = resources.files("yoxla").joinpath("editions", "yoxla-sample.yaml").read_text(encoding="utf-8")
+    doc = yaml.safe_load(text)
+    blocks = tuple(str(g["id"]) for g in doc["groups"])
+    return blocks, {str(t["id"]): str(t["metadata"]["contract_hash"]) for t in doc["tasks"]}
 
 
 def bundled_path(folder: str) -> Path:
@@ -139,7 +161,6 @@ def load_rows(
 
     The rows are shared with later calls that read the same bytes: do not modify them.
     """
-    suite = load_suite()
     entry = edition.tasks.get(task_id)
     if entry is None:
         raise DataUnavailable(f"task {task_id!r} is not part of edition {edition.name!r}")
@@ -147,12 +168,11 @@ def load_rows(
     local = _is_local(source)
     if not local and (data_dir or source.startswith(("/", "."))):
         raise DataUnavailable(f"data folder {source!r} does not exist")
-    id_field = suite.task(task_id).id_field if task_id in suite.tasks else None
     if local:
-        return read_config(Path(source), entry.config, suite.split, id_field)
-    folder = _hub_folder(edition, source, revision or edition.revision, suite.split)
+        return read_config(Path(source), entry.config, SPLIT, ID_FIELD)
+    folder = _hub_folder(edition, source, revision or edition.revision, SPLIT)
     try:
-        return read_config(folder, entry.config, suite.split, id_field)
+        return read_config(folder, entry.config, SPLIT, ID_FIELD)
     except DataUnavailable as exc:
         raise DataUnavailable(f"{exc} (Hub dataset {source}){OFFLINE_HINT}") from None
 
@@ -162,11 +182,10 @@ def download(out: str | os.PathLike[str], revision: str | None = None, edition: 
     ed = load_edition(edition)
     if ed.bundled:
         raise DataUnavailable(f"edition {edition!r} is bundled with the package; nothing to download")
-    split = load_suite().split
     configs = sorted({e.config for e in ed.tasks.values()})
     try:
         return snapshot(
-            ed.source, revision or ed.revision, [(c, split) for c in configs], local_dir=out
+            ed.source, revision or ed.revision, [(c, SPLIT) for c in configs], local_dir=out
         ).folder
     except DataUnavailable as exc:
         raise DataUnavailable(f"could not download {exc}") from None

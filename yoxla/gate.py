@@ -1,6 +1,8 @@
-"""The shortcut gate: no cue-only strategy may score far above chance on any task.
+"""The shortcut gate of an edition: no cue-only strategy may score far above chance on any task.
 
-``yoxla floors --gate`` scores the cue-only baselines (:mod:`yoxla.baselines`) and fails
+``yoxla floors --gate`` scores the cue-only strategies on the package suite's tasks over the
+edition's rows (:func:`edition_floors`: the suite path's strategies and scoring,
+:mod:`yoxla.suites.baselines`, exactly as ``yoxla suite floors`` scores them) and fails
 when one of the gated strategies scores above the task's threshold: chance + the edition's
 margin (15 points by default), or a threshold the edition declares for that task with a
 written reason (:mod:`yoxla.declarations`).
@@ -25,20 +27,44 @@ from typing import Any
 
 from yoxla.cli_common import table
 from yoxla.declarations import EditionDeclarations
-from yoxla.suite import Task
+
+CORRELATIONS = frozenset(("spearman", "pearson"))  # graders whose chance is 0, not a random answer's
 
 
-def chance_score(task: Task, rows: Sequence[Mapping[str, Any]]) -> float:
+def edition_floors(
+    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]], strategies: Sequence[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Every strategy's task score (0–100) on each benchmark task over the given rows."""
+    from yoxla.suites.baselines import STRATEGIES, suite_answers
+    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.suites.samples import SampleOutput
+    from yoxla.suites.scoring import score_suite_task
+    from yoxla.suites.worker import WorkerPool
+
+    out: dict[str, dict[str, float]] = {}
+    with WorkerPool() as pool:
+        for tid, rows in rows_by_task.items():
+            prepared = prepare_rows(tid, rows)
+            out[tid] = {}
+            for strategy in strategies or STRATEGIES:
+                answers = [SampleOutput.from_raw(a) for a in suite_answers(strategy, prepared)]
+                out[tid][strategy] = score_suite_task(prepared, answers, pool=pool).score or 0.0
+    return out
+
+
+def chance_score(task_id: str, rows: Sequence[Mapping[str, Any]]) -> float:
     """The task score of answering at random, as defined in the module docstring (0–100).
 
     Computed over the task's suite items (:func:`yoxla.suites.baselines.chance_score`, the suite
     gate's chance), except a correlation's, which is 0."""
     from yoxla.suites.baselines import chance_score as item_chance
-    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.suites.benchmark import benchmark_task, prepare_rows
 
-    if not rows or task.evaluator == "correlation":
+    if not rows or any(
+        getattr(g, "name", None) in CORRELATIONS for g in benchmark_task(task_id).spec.graders
+    ):
         return 0.0
-    return item_chance(prepare_rows(task.id, rows))
+    return item_chance(prepare_rows(task_id, rows))
 
 
 @dataclass(frozen=True)
@@ -67,16 +93,14 @@ class GateVerdict:
 
 def gate(
     floors: Mapping[str, Mapping[str, float]],
-    tasks: Mapping[str, Task],
     rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
     declarations: EditionDeclarations,
 ) -> list[GateVerdict]:
-    """One verdict per task of ``floors`` (``yoxla.baselines.floors``' output)."""
+    """One verdict per task of ``floors`` (:func:`edition_floors`' output)."""
     out = []
     for tid, scores in floors.items():
-        task = tasks[tid]
-        decl = declarations.task(tid, task.id_field)
-        chance = chance_score(task, rows_by_task[tid])
+        decl = declarations.task(tid)
+        chance = chance_score(tid, rows_by_task[tid])
         default = chance + declarations.gate_margin
         gated = {s: float(scores[s]) for s in declarations.gate_strategies if s in scores}
         thresholds = {

@@ -12,6 +12,7 @@ import pytest
 
 import yoxla
 from yoxla.api import Benchmark
+from yoxla.editions import frozen_contracts
 from yoxla.run.errors import RunError
 from yoxla.run.library import run_arguments
 
@@ -45,7 +46,10 @@ def test_load_suite_sample_is_the_benchmark_with_its_eleven_tasks():
     assert found.name == "sample"
     assert list(found.tasks) == found.edition.task_ids
     assert len(found.tasks) == 11
-    assert found.tasks["nli_v1"].contract_hash == found.suite.task("nli_v1").contract_hash
+    assert found.suite.path.name == "yoxla-sample.yaml"
+    frozen = frozen_contracts()[1]["nli_v1"]
+    assert found.tasks["nli_v1"].spec.metadata["contract_hash"] == frozen
+    assert yoxla.load_suite("v1").tasks["nli_v1"].spec.metadata["contract_hash"] == frozen
     assert yoxla.load_suite("v1").edition.source != found.edition.source
 
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from yoxla.baselines import floors
 from yoxla.cli import run
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
-from yoxla.gate import chance_score, gate, report
-from yoxla.suite import load_suite
+from yoxla.gate import chance_score, edition_floors, gate, report
 
-SUITE = load_suite()
 SAMPLE = load_edition("sample")
 
 
@@ -33,14 +30,14 @@ def sample_rows(tid: str) -> list[dict]:
     ],
 )
 def test_chance_of_closed_spaces_and_sts(task_id, chance):
-    assert chance_score(SUITE.task(task_id), sample_rows(task_id)) == pytest.approx(chance)
+    assert chance_score(task_id, sample_rows(task_id)) == pytest.approx(chance)
 
 
 def test_chance_of_span_tasks_is_a_random_sentence():
-    qa = SUITE.task("extractive_qa_v1")
+    qa = "extractive_qa_v1"
     row = {"id": "q", "context": "Bir. İki Bakı. Üç.", "question": "?", "answer": "Bakı", "answer_start": 9}
     assert chance_score(qa, [row]) == pytest.approx(100 / 3)  # only the gold's sentence scores
-    ab = SUITE.task("qa_abstention_v1")
+    ab = "qa_abstention_v1"
     unanswerable = {"id": "u", "context": "Bir. İki.", "question": "?", "answer": None}
     assert chance_score(ab, [unanswerable]) == pytest.approx(100 / 3)  # two sentences or "Cavab yoxdur"
 
@@ -52,9 +49,9 @@ def skewed_verification_rows() -> list[dict]:
 
 def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
     rows = {"nli_v1": sample_rows("nli_v1"), "rag_verification_v1": skewed_verification_rows()}
-    scores = floors(rows, SUITE.tasks)
+    scores = edition_floors(rows)
     plain = parse_declarations({"edition": "sample"})
-    verdicts = {v.task: v for v in gate(scores, SUITE.tasks, rows, plain)}
+    verdicts = {v.task: v for v in gate(scores, rows, plain)}
     assert verdicts["nli_v1"].passed
     fail = verdicts["rag_verification_v1"]
     assert not fail.passed and fail.failures[0] == ("majority", pytest.approx(200 / 3))
@@ -72,14 +69,14 @@ def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
             },
         }
     )
-    text, status = report(gate(scores, SUITE.tasks, rows, declared), declared)
+    text, status = report(gate(scores, rows, declared), declared)
     assert status == 0
     assert "threshold 70.00 declared because: two thirds of these rows are ZİDD" in text
 
 
 def test_a_threshold_declared_for_one_strategy_leaves_the_others_at_chance_plus_margin():
     rows = {"rag_verification_v1": skewed_verification_rows()}
-    scores = floors(rows, SUITE.tasks)
+    scores = edition_floors(rows)
     only_overlap = parse_declarations(
         {
             "edition": "sample",
@@ -90,7 +87,7 @@ def test_a_threshold_declared_for_one_strategy_leaves_the_others_at_chance_plus_
             },
         }
     )
-    (verdict,) = gate(scores, SUITE.tasks, rows, only_overlap)
+    (verdict,) = gate(scores, rows, only_overlap)
     assert verdict.threshold_of("overlap") == 90.0
     assert verdict.threshold_of("majority") == pytest.approx(100 / 3 + 15)
     assert verdict.declared_for == ("overlap",) and verdict.failures[0][0] == "majority"
@@ -112,9 +109,9 @@ def test_a_gate_entry_naming_an_unknown_strategy_is_refused():
 def test_random_is_not_gated_by_default():
     tid = "az_tr_interference_v1"  # random's seeded draw scores 66.67 > 65 on these 12 rows
     rows = {tid: sample_rows(tid)}
-    scores = floors(rows, SUITE.tasks)
+    scores = edition_floors(rows)
     assert scores[tid]["random"] > 65.0
-    (verdict,) = gate(scores, SUITE.tasks, rows, parse_declarations({"edition": "sample"}))
+    (verdict,) = gate(scores, rows, parse_declarations({"edition": "sample"}))
     assert "random" not in verdict.scores and verdict.passed
 
 
@@ -144,3 +141,18 @@ def test_floors_gate_passes_where_no_cue_wins(capsys):
     assert run(["floors", "--edition", "sample", "--gate", "--task", "nli_v1", "--task", "sentiment_v1"]) == 0
     assert "shortcut gate passed on all 2 task(s)" in capsys.readouterr().out
     assert run(["floors", "--edition", "sample", "--task", "sts_v1"]) == 0  # without --gate: a report only
+
+
+def test_edition_floors_are_the_suite_floors_of_the_package_suite():
+    # `yoxla floors --edition sample` and `yoxla suite floors yoxla-sample` are one implementation.
+    from yoxla.suites.baselines import STRATEGIES, floor_scores
+    from yoxla.suites.registry import load_suite_manifest
+    from yoxla.suites.worker import WorkerPool
+
+    ids = ["nli_v1", "sts_v1", "extractive_qa_v1"]
+    ours = edition_floors({tid: sample_rows(tid) for tid in ids})
+    with WorkerPool() as pool:
+        theirs = floor_scores(load_suite_manifest("yoxla-sample"), pool)
+    for tid in ids:
+        assert ours[tid] == {s: pytest.approx(theirs[tid][s] or 0.0) for s in STRATEGIES}
+    assert ours["sts_v1"]["overlap"] > 70.0  # a real score, not a default

@@ -59,7 +59,7 @@ TEST_USER = "Azərbaycanın paytaxtı hansı şəhərdir? Yalnız bir sözlə ca
 def cmd_test(args: argparse.Namespace) -> int:
     from yoxla.providers.base import ProviderOptions, Request
     from yoxla.providers.registry import create_provider, get_spec, with_overrides
-    from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import benchmark_task, task_ids
 
     load_env_file()
     spec = with_overrides(get_spec(args.provider, args.config), args.base_url)
@@ -69,7 +69,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     transport = TransportSettings(timeout=args.timeout, max_retries=args.max_retries, backoff_base=0.5)
     options = ProviderOptions(thinking=args.thinking, transport=transport)
     provider = create_provider(spec, args.model, options)
-    task = next(iter(load_suite().tasks.values()))
+    task = benchmark_task(task_ids()[0])  # a provider reads only its id
     messages = [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": TEST_USER}]
     request = Request(
         task=task,
