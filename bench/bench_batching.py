@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task, prepare_rows
+from yoxla.suites.benchmark import task_ids as all_task_ids
 
 
 def sample_rows(task_id: str) -> list[dict[str, Any]]:
@@ -47,23 +48,23 @@ def build_requests(n: int, max_tokens: int, task_ids: list[str] | None, per_task
     Real tasks have hundreds of rows and the runner goes task after task, so a batch rarely
     mixes tasks; with ``per_task`` a multiple of the batch size no batch does here either.
     """
-    suite = load_suite()
-    tasks = [suite.task(t) for t in (task_ids or list(suite.tasks))]
-    pools = [(task, rows) for task in tasks if (rows := sample_rows(task.id))]
+    tasks = task_ids or list(all_task_ids())
+    pools = [(tid, rows) for tid in tasks if (rows := sample_rows(tid))]
     if not pools:
         sys.exit("no sample rows found under yoxla/editions/sample")
     reqs: list[Request] = []
     k = 0
     while len(reqs) < n:
-        task, rows = pools[k % len(pools)]
+        tid, rows = pools[k % len(pools)]
+        items = prepare_rows(tid, rows).items
         for i in range(min(per_task, n - len(reqs))):
-            row = rows[i % len(rows)]
+            item = items[i % len(items)]
             reqs.append(
                 Request(
-                    task=task,
-                    row=row,
-                    example_id=f"{row.get(task.id_field, i)}#{i}",
-                    messages=task.messages(row),
+                    task=benchmark_task(tid),
+                    row=item.row,
+                    example_id=f"{item.id}#{i}",
+                    messages=list(item.messages),
                     max_tokens=max_tokens,
                 )
             )

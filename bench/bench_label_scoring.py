@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task, prepare_rows
 
 TASKS = (
     "minimal_pairs_v1",
@@ -84,7 +84,6 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     transformers.utils.logging.disable_progress_bar()
-    suite = load_suite()
     with tempfile.TemporaryDirectory() as tmp:
         path = (
             Path(args.model)
@@ -111,10 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         print(head)
         totals = {"gen": 0.0, "shared": 0.0, "full": 0.0}
         for tid in TASKS:
-            task = suite.task(tid)
+            task = benchmark_task(tid)
             rows = sample_rows(tid)[: args.rows]
-            new = args.gen_tokens or task.generation.max_tokens
-            reqs = [Request(task, r, str(r["id"]), task.messages(r), max_tokens=new) for r in rows]
+            new = (
+                args.gen_tokens
+                or (task.spec.generation.max_output_tokens if task.spec.generation else None)
+                or 16
+            )
+            items = prepare_rows(tid, rows).items
+            reqs = [Request(task, i.row, i.id, list(i.messages), max_tokens=new) for i in items]
             prompts = [prov.render(r.messages) for r in reqs]
             spaces = [choice_space(tid, r) or () for r in rows]
             prov.generate(reqs[0])  # warm-up

@@ -62,9 +62,9 @@ def measure(kind: str, folder: Path) -> dict[str, float]:
                 n += len([json.loads(line) for line in f if line.strip()])
         return {"seconds": time.perf_counter() - start, "rows": n}
     from yoxla.editions import load_edition, load_rows
-    from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import benchmark_manifest
 
-    load_suite()
+    benchmark_manifest()
     edition = load_edition("v1")
     start = time.perf_counter()
     n = sum(len(load_rows(edition, tid, data_dir=folder)) for tid in edition.tasks)

@@ -37,24 +37,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from yoxla.cli import run as cli_run  # noqa: E402
-from yoxla.editions import load_edition, load_rows  # noqa: E402
 from yoxla.providers.openai_compat import OpenAICompatProvider  # noqa: E402
 from yoxla.run import session  # noqa: E402
-from yoxla.suite import load_suite  # noqa: E402
+from yoxla.testing.benchmark_items import examples, gold_answer  # noqa: E402
 
 
 def write_answers(path: Path) -> None:
     """A scripted model for the sample edition: the gold answer to four prompts in five, an
     answer outside the answer space to the fifth (so both scoring paths are taken)."""
-    suite, edition = load_suite(), load_edition("sample")
     answers: dict[str, str] = {}
-    for tid in edition.tasks:
-        task = suite.task(tid)
-        for i, row in enumerate(load_rows(edition, tid)):
-            gold = row[task.gold]
-            if gold is None and task.answer.abstain is not None:
-                gold = task.answer.abstain.value
-            answers[task.render_user(row)] = str(gold) if i % 5 else "bilmirəm"
+    position: dict[str, int] = {}
+    for ex in examples("sample"):
+        i = position[ex.task] = position.get(ex.task, -1) + 1  # the row's place in its task
+        answers[ex.key] = gold_answer(ex.task, ex.row) if i % 5 else "bilmirəm"
     path.write_text(json.dumps(answers, ensure_ascii=False), encoding="utf-8")
 
 

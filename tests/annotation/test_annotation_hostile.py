@@ -17,10 +17,9 @@ from yoxla.annotation.sheets import COLUMNS, export_sheet, read_annotations, she
 from yoxla.cli import run
 from yoxla.csvsafe import runnable
 from yoxla.editions import load_edition, load_rows
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task, gold_field
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "hostile_sheets.yaml").read_text(encoding="utf-8"))
-SUITE = load_suite()
 EDITION = load_edition("sample")
 
 
@@ -100,9 +99,8 @@ def test_hostile_sheet(case, template, tmp_path, capsys):
     good = _export(folder, "bob")  # a readable sheet beside it, with one answered row
     records = _read(good)
     first = records[0]
-    task = SUITE.task(first["task"])
-    row = next(r for r in load_rows(EDITION, first["task"]) if str(r[task.id_field]) == first["id"])
-    first["label"] = str(row[task.gold])
+    row = next(r for r in load_rows(EDITION, first["task"]) if str(r["id"]) == first["id"])
+    first["label"] = str(row[gold_field(first["task"])])
     _write(good, records)
 
     compare = ["annotate", "compare", "--edition", "sample", "--annotator", "alice", "--dir", str(folder)]
@@ -131,7 +129,7 @@ def test_hostile_sheet(case, template, tmp_path, capsys):
     else:
         assert rc == 0 and not problems, out
     assert all(p.isprintable() for p in problems)
-    status, _ = review_status(folder, {tid: SUITE.task(tid) for tid in EDITION.task_ids},
+    status, _ = review_status(folder, {tid: benchmark_task(tid) for tid in EDITION.task_ids},
                               {tid: load_rows(EDITION, tid) for tid in EDITION.task_ids})  # fmt: skip
     assert status[first["task"]].by_agreement >= 1 and "bob" in status[first["task"]].people
 
@@ -160,14 +158,14 @@ FORMULAS = ["=1+1", "+cmd|' /C calc'!A0", "@SUM(A1:A9)", '-1+HYPERLINK("http://x
 
 
 def test_export_escapes_runnable_cells_and_reads_them_back(tmp_path):
-    task = SUITE.task("nli_v1")
+    task = benchmark_task("nli_v1")
     rows = [dict(r) for r in load_rows(EDITION, "nli_v1")[: len(FORMULAS) + 1]]
     for row, evil in zip(rows, FORMULAS, strict=False):
         if not evil[0].isspace():  # ids are read back without surrounding white space
-            row[task.id_field] = evil
-        for f in task.inputs:
+            row["id"] = evil
+        for f in ("premise", "hypothesis"):  # what the prompt shows
             row[f] = evil
-    rows[-1][task.id_field] = "-1.5"  # a plain number stays a number
+    rows[-1]["id"] = "-1.5"  # a plain number stays a number
     path = sheet_path(tmp_path, "alice")
     export_sheet(path, [task], {"nli_v1": rows}, shuffle_key="x")
     cells = [c for r in csv.reader(io.StringIO(path.read_bytes().decode("utf-8-sig"))) for c in r]
@@ -180,7 +178,7 @@ def test_export_escapes_runnable_cells_and_reads_them_back(tmp_path):
     _write(path, records)
     anns, problems = read_annotations(path, "alice", "person", {"nli_v1": task}, {"nli_v1": rows})
     assert problems == []
-    assert sorted(a.id for a in anns) == sorted(str(r[task.id_field]) for r in rows)
+    assert sorted(a.id for a in anns) == sorted(str(r["id"]) for r in rows)
 
 
 def test_a_sheet_over_the_size_limit_is_one_line(template, tmp_path, capsys, monkeypatch):

@@ -11,18 +11,17 @@ from yoxla.annotation import cohen_kappa, compare, input_sha, read_annotations, 
 from yoxla.annotation.sheets import COLUMNS, MODEL, PERSON, annotatable
 from yoxla.cli import run
 from yoxla.editions import load_edition, load_rows
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task, choice_space, gold_field
 
-SUITE = load_suite()
 EDITION = load_edition("sample")
-TASKS = {tid: SUITE.task(tid) for tid in EDITION.task_ids if annotatable(SUITE.task(tid))}
+TASKS = {tid: benchmark_task(tid) for tid in EDITION.task_ids if annotatable(benchmark_task(tid))}
 ROWS = {tid: load_rows(EDITION, tid) for tid in TASKS}
-GOLD = {(tid, str(r["id"])): str(r[TASKS[tid].gold]) for tid, rows in ROWS.items() for r in rows}
+GOLD = {(tid, str(r["id"])): str(r[gold_field(tid)]) for tid, rows in ROWS.items() for r in rows}
 
 
 def other_label(tid: str, row_id: str) -> str:
     row = next(r for r in ROWS[tid] if str(r["id"]) == row_id)
-    return next(v for v in TASKS[tid].answer.values_for(row) if v != GOLD[(tid, row_id)])
+    return next(v for v in (choice_space(tid, row) or ()) if v != GOLD[(tid, row_id)])
 
 
 def read_sheet(path: Path) -> list[dict[str, str]]:
@@ -280,7 +279,7 @@ def test_a_sheet_shows_the_messages_and_answers_of_the_package_suite(tmp_path) -
         want = next(x for x in oracle[line["task"]]["items"] if x["id"] == line["id"])
         assert line["text"] == want["user"], (line["task"], line["id"])
         row = next(r for r in ROWS[line["task"]] if str(r["id"]) == line["id"])
-        assert line["answers"] == " | ".join(TASKS[line["task"]].answer.values_for(row))
+        assert line["answers"] == " | ".join(choice_space(line["task"], row) or ())
     assert input_fields("rag_selection_v1") == ("question", "passages")
     assert input_fields("nli_v1") == ("premise", "hypothesis")
     doc = write_instructions(tmp_path, list(TASKS.values())).read_text(encoding="utf-8")

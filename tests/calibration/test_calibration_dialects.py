@@ -16,11 +16,10 @@ import yaml
 
 from yoxla.calibration import distribution_from_logprobs, parse_logprobs
 from yoxla.calibration.token_logprobs import UNKNOWN_ANY, UNKNOWN_PARTIAL, compact_logprobs
-from yoxla.editions import load_edition, load_rows
 from yoxla.parsing import answer_text, strip_wrappers
 from yoxla.providers.openai_compat import split_reasoning
-from yoxla.suite import load_suite
 from yoxla.suites.benchmark import choice_space
+from yoxla.testing.benchmark_items import examples
 from yoxla.text import az_lower, collapse_ws, nfc
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -201,16 +200,13 @@ def assert_spelled(dist: Any, tokens: list[Any], space: tuple[str, ...], text: s
 @cache
 def spaces() -> dict[str, tuple[tuple[str, ...], ...]]:
     """Every distinct answer space of the sample edition, and the space of each recorded prompt."""
-    suite, edition = load_suite(), load_edition("sample")
     by_prompt: dict[str, tuple[str, ...]] = {}
     distinct: set[tuple[str, ...]] = set()
-    for tid in edition.tasks:
-        task = suite.task(tid)
-        for row in load_rows(edition, tid):
-            space = choice_space(tid, row)
-            if space is not None:
-                by_prompt[task.render_user(row)] = space
-                distinct.add(space)
+    for ex in examples("sample"):
+        space = choice_space(ex.task, ex.row)
+        if space is not None:
+            by_prompt[ex.key] = space
+            distinct.add(space)
     return {"all": tuple(sorted(distinct)), **{k: (v,) for k, v in by_prompt.items()}}
 
 

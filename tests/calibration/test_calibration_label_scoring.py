@@ -9,16 +9,18 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from yoxla.calibration.label_scoring import default_end_ids, label_token_ids, score_labels  # noqa: E402
-from yoxla.suite import load_suite  # noqa: E402
+from yoxla.suites.benchmark import prepare_rows  # noqa: E402
 
-SUITE = load_suite()
-ROW = {"premise": "Bakı Azərbaycanın paytaxtıdır.", "hypothesis": "Bakı şəhərdir."}
+ROW = {"id": "r", "premise": "Bakı Azərbaycanın paytaxtıdır.", "hypothesis": "Bakı şəhərdir."}
 
 
 def chat_prompt(tokenizer, task_id: str, row: dict, thinking: bool | None = None) -> str:
     kwargs = {} if thinking is None else {"enable_thinking": thinking}
     return tokenizer.apply_chat_template(
-        SUITE.task(task_id).messages(row), tokenize=False, add_generation_prompt=True, **kwargs
+        list(prepare_rows(task_id, [row]).items[0].messages),
+        tokenize=False,
+        add_generation_prompt=True,
+        **kwargs,
     )
 
 

@@ -18,10 +18,9 @@ pytest.importorskip("transformers")
 
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request  # noqa: E402
 from yoxla.providers.transformers_local import TransformersProvider  # noqa: E402
-from yoxla.suite import load_suite  # noqa: E402
-from yoxla.suites.benchmark import choice_space  # noqa: E402
+from yoxla.suites.benchmark import benchmark_task, choice_space, prepare_rows  # noqa: E402
+from yoxla.suites.space import probability_space  # noqa: E402
 
-SUITE = load_suite()
 SETTINGS = {"dtype": "float32", "device_map": "cpu"}
 NLI_ROWS = [
     {"id": "a", "premise": "Bakı Azərbaycanın paytaxtıdır.", "hypothesis": "Bakı şəhərdir."},
@@ -36,9 +35,16 @@ def make(path: Path, probabilities: bool = True, **settings) -> TransformersProv
 
 
 def request(task_id: str, row: dict, thinking: bool = False) -> Request:
-    task = SUITE.task(task_id)
+    """The request the runner sends for one row: its messages and, for a closed answer, its space."""
+    task, item = benchmark_task(task_id), prepare_rows(task_id, [row]).items[0]
     return Request(
-        task=task, row=row, example_id=row["id"], messages=task.messages(row), max_tokens=4, thinking=thinking
+        task=task,
+        row=row,
+        example_id=row["id"],
+        messages=list(item.messages),
+        max_tokens=4,
+        thinking=thinking,
+        space=probability_space(task.spec, item.choices),
     )
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("tokenizers")
 
 from yoxla.providers.base import Completion, ProviderError, ProviderOptions, ProviderSpec, Request  # noqa: E402
 from yoxla.providers.transformers_local import TransformersProvider, split_reasoning  # noqa: E402
-from yoxla.suite import load_suite  # noqa: E402
+from yoxla.suites.benchmark import benchmark_task, prepare_rows  # noqa: E402
 
 ROWS = [
     {"id": "r1", "premise": "Bakı Azərbaycanın paytaxtıdır.", "hypothesis": "Bakı şəhərdir."},
@@ -46,17 +46,18 @@ SPEC = ProviderSpec(name="local", backend="transformers", settings={"dtype": "fl
 
 
 def requests(max_tokens: int = 12, thinking: bool = False) -> list[Request]:
-    task = load_suite().task("nli_v1")
+    task = benchmark_task("nli_v1")
+    items = prepare_rows("nli_v1", ROWS).items
     return [
         Request(
             task=task,
             row=row,
             example_id=row["id"],
-            messages=task.messages(row),
+            messages=list(item.messages),
             max_tokens=max_tokens,
             thinking=thinking,
         )
-        for row in ROWS
+        for row, item in zip(ROWS, items, strict=True)
     ]
 
 

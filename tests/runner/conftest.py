@@ -11,36 +11,21 @@ from typing import Any
 import pytest
 
 from yoxla.cli import run as cli_run
-from yoxla.editions import load_edition, load_rows
-from yoxla.suite import Task, load_suite
+from yoxla.testing.benchmark_items import examples as sample_examples
+from yoxla.testing.benchmark_items import gold_answer
 from yoxla.testing.fakeserver import FakeServer
 
 SECRET = "sk-test-5ecret-DO-NOT-LEAK-0123456789"
 
 
-def gold_answer(task: Task, row: dict[str, Any]) -> str:
-    gold = row[task.gold]
-    if gold is None:
-        assert task.answer.abstain is not None
-        return task.answer.abstain.value
-    return str(gold)
+@pytest.fixture(scope="session")
+def examples() -> list[tuple[str, dict[str, Any], str]]:
+    """(task id, row, prompt key) for every example of the sample edition, in run order."""
+    return [(ex.task, ex.row, ex.key) for ex in sample_examples("sample")]
 
 
 @pytest.fixture(scope="session")
-def examples() -> list[tuple[Task, dict[str, Any], str]]:
-    """(task, row, prompt key) for every example of the sample edition, in run order."""
-    suite = load_suite()
-    edition = load_edition("sample")
-    out = []
-    for tid in edition.tasks:
-        task = suite.task(tid)
-        for row in load_rows(edition, tid):
-            out.append((task, row, task.render_user(row)))
-    return out
-
-
-@pytest.fixture(scope="session")
-def answers(examples: list[tuple[Task, dict[str, Any], str]]) -> dict[str, str]:
+def answers(examples: list[tuple[str, dict[str, Any], str]]) -> dict[str, str]:
     """A scripted model: the gold answer for two examples in three, a wrong one otherwise."""
     out: dict[str, str] = {}
     for i, (task, row, key) in enumerate(examples):

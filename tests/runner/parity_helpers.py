@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from yoxla.run.finish import calibration_summary
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_groups, task_ids
 
 TOL = 1e-9
-SUITE = load_suite()
 LEGACY = Path(__file__).resolve().parents[1] / "leaderboard" / "cases" / "legacy-v2" / "sample"
 BUILTIN = Path(__file__).resolve().parent / "cases" / "builtin-v2"
 # Under the runner's results folder: a yoxla-sample suite file goes where the sample edition's
@@ -106,7 +105,7 @@ def assert_same_runs(edition: dict[str, Any], suite: dict[str, Any], blocks: lis
         assert same(want.get("calibration"), got.get("calibration")), tid
     ws, gs = edition["scores"], suite["scores"]
     assert same(ws["tasks"], gs["tasks"])
-    assert same(ws["blocks"], gs["groups"]) and list(gs["groups"]) == (blocks or list(SUITE.blocks))
+    assert same(ws["blocks"], gs["groups"]) and list(gs["groups"]) == (blocks or list(benchmark_groups()))
     assert same(ws["yoxla"], gs["suite"])
     assert suite["suite"]["headline"]["name"] == "YOXLA"
 
@@ -158,6 +157,6 @@ def task_lines(out: str) -> dict[str, tuple[str, str]]:
     rows: dict[str, tuple[str, str]] = {}
     for line in out.splitlines():
         cells = line.split()
-        if len(cells) >= 3 and cells[0] in SUITE.tasks:
+        if len(cells) >= 3 and cells[0] in task_ids():
             rows.setdefault(cells[0], (cells[1], cells[2]))
     return rows

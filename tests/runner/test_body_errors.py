@@ -16,11 +16,11 @@ NO_MODEL = "No such model: fake/model-1 (əlçatan deyil)"
 
 
 def _nli_keys(examples) -> list[str]:
-    return [k for t, _, k in examples if t.id == "nli_v1"]
+    return [k for t, _, k in examples if t == "nli_v1"]
 
 
 def _by_key(examples) -> dict[str, str]:
-    return {k: str(row["id"]) for t, row, k in examples if t.id == "nli_v1"}
+    return {k: str(row["id"]) for t, row, k in examples if t == "nli_v1"}
 
 
 def test_400_in_the_body_fails_at_once_and_an_all_failing_start_stops_the_run(runner, env_key) -> None:

@@ -56,11 +56,11 @@ def scripted(examples, answers):
     expected: dict[str, tuple[float, bool]] = {}
     counters = {"nli_v1": 0, "knowledge_choice_v1": 0}
     for task, row, key in examples:
-        if task.id == "nli_v1":
+        if task == "nli_v1":
             reply, p_gold, error = nli_reply(row, counters["nli_v1"])
             replies[key], expected[row["id"]] = reply, (p_gold, error)
             counters["nli_v1"] += 1
-        elif task.id == "knowledge_choice_v1":
+        elif task == "knowledge_choice_v1":
             i = counters["knowledge_choice_v1"]
             replies[key] = (
                 Reply(content="17", logprobs=THROUGH) if i % 2 == 0 else Reply(content="5", logprobs=BESIDE)

@@ -17,6 +17,7 @@ import pytest
 
 from yoxla.leaderboard.admission import check_file
 from yoxla.record_base import MAX_RAW
+from yoxla.suites.benchmark import gold_field
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 NLI = ("entailment", "neutral", "contradiction")
@@ -39,7 +40,7 @@ def healthy(label: str) -> Reply:
 def responder_for(examples, answers, hostile):
     """Every NLI row answers its gold label with probabilities, the first three through
     ``hostile(label)``; the other tasks answer as the scripted model of tests/runner does."""
-    nli = {key: str(row[task.gold]) for task, row, key in examples if task.id == "nli_v1"}
+    nli = {key: str(row[gold_field(task)]) for task, row, key in examples if task == "nli_v1"}
     bad = set(list(nli)[:3])
 
     def responder(key: str, attempt: int, body: dict) -> Reply:

@@ -77,7 +77,7 @@ def test_429_storm_at_32_workers(runner, env_key, answers) -> None:
 
 
 def test_transport_faults_are_retried_and_failures_recorded(runner, env_key, answers, examples) -> None:
-    keys = [k for t, _, k in examples if t.id == "nli_v1"]
+    keys = [k for t, _, k in examples if t == "nli_v1"]
     faults = {keys[0]: "429", keys[1]: "500", keys[2]: "timeout", keys[3]: "torn", keys[4]: "dead"}
     alive = {"dead": False}
 
@@ -101,7 +101,7 @@ def test_transport_faults_are_retried_and_failures_recorded(runner, env_key, ans
         )
         assert rc == 0, err
         recs = {r["id"]: r for r in runner.predictions("faults")}
-        by_key = {k: str(row["id"]) for t, row, k in examples if t.id == "nli_v1"}
+        by_key = {k: str(row["id"]) for t, row, k in examples if t == "nli_v1"}
         assert recs[by_key[keys[0]]]["attempts"] == 2
         assert recs[by_key[keys[1]]]["attempts"] == 3
         assert recs[by_key[keys[2]]]["attempts"] == 2
@@ -139,7 +139,7 @@ def test_transport_faults_are_retried_and_failures_recorded(runner, env_key, ans
 
 
 def test_reasoning_is_kept_apart_and_length_is_truncated(runner, env_key, answers, examples) -> None:
-    keys = [k for t, _, k in examples if t.id == "nli_v1"]
+    keys = [k for t, _, k in examples if t == "nli_v1"]
 
     def responder(key: str, attempt: int, body: dict) -> Reply:
         i = keys.index(key)

@@ -28,6 +28,7 @@ import pytest
 
 from yoxla.leaderboard.admission import check_file
 from yoxla.providers.registry import get_spec
+from yoxla.suites.benchmark import choice_space, strict_rule
 from yoxla.testing.fakeserver import FakeServer, Reply, token_logprobs
 from yoxla.testing.recorder import RecordingProxy
 
@@ -63,7 +64,7 @@ def check_server(runner: Any, examples: list[Any], provider: str, base_url: str,
         chats = proxy.chat()[1:]
 
     # Every example asked, every reply a 200 with a choice; each request of the promised shape.
-    choice = {key: t.answer.mode == "choice" for t, _, key in examples}
+    choice = {key: strict_rule(t).mode == "choice" for t, _, key in examples}
     asked: set[str] = set()
     for ex in chats:
         assert ex.status == 200, (ex.status, ex.response)
@@ -86,21 +87,20 @@ def check_server(runner: Any, examples: list[Any], provider: str, base_url: str,
     # The server's token log-probabilities are stored, and distributions derived from them.
     records = runner.predictions("real")
     assert len(records) == len(examples) and not [r for r in records if r["error"]]
-    by_task = {t.id: t for t, _, _ in examples}
     for r in records:
-        assert bool(r.get("logprobs")) == (by_task[r["task"]].answer.mode == "choice"), r["task"]
+        assert bool(r.get("logprobs")) == (strict_rule(r["task"]).mode == "choice"), r["task"]
     results = list((runner.results / "sample").glob("*.json"))
     assert len(results) == 1
     doc = json.loads(results[0].read_text(encoding="utf-8"))
     distributions = 0
-    rows = {(t.id, str(row[t.id_field])): row for t, row, _ in examples}
+    rows = {(t, str(row["id"])): row for t, row, _ in examples}
     for tid, entry in doc["tasks"].items():
         for p in entry["predictions"]:
             dist = p.get("distribution")
             if dist is None:
                 continue
             distributions += 1
-            labels = set(by_task[tid].answer.values_for(rows[(tid, str(p["id"]))]))
+            labels = set(choice_space(tid, rows[(tid, str(p["id"]))]) or ())
             assert set(dist["probs"]) <= labels and dist["top"] in dist["probs"]
             assert all(0.0 <= v <= 1.0 for v in dist["probs"].values())
     assert distributions > 0

@@ -23,7 +23,7 @@ STALL = 60.0  # generous: a stalled run would wait a day
 
 
 def test_one_retry_after_of_a_day_does_not_stall_the_pool(runner, env_key, answers, examples) -> None:
-    first = next(k for t, _, k in examples if t.id == "nli_v1")
+    first = next(k for t, _, k in examples if t == "nli_v1")
 
     def responder(key: str, attempt: int, body: dict) -> Reply:
         if key == first and attempt == 1:
@@ -43,7 +43,7 @@ def test_one_retry_after_of_a_day_does_not_stall_the_pool(runner, env_key, answe
 def test_server_that_keeps_refusing_stops_the_run_and_resume_continues(
     runner, env_key, answers, examples
 ) -> None:
-    keys = [k for t, _, k in examples if t.id in ("nli_v1", "sts_v1")]
+    keys = [k for t, _, k in examples if t in ("nli_v1", "sts_v1")]
     answered = set(keys[:5])
     refusing = {"on": True}
 

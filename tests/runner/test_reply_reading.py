@@ -66,7 +66,7 @@ def test_a_body_that_is_not_a_json_object_is_a_transport_failure(body: bytes) ->
 
 
 def test_a_broken_200_body_is_retried_and_then_recorded(runner, env_key, answers, examples) -> None:
-    keys = [k for t, _, k in examples if t.id == "nli_v1"]
+    keys = [k for t, _, k in examples if t == "nli_v1"]
     flaky, broken = keys[0], keys[1]
     page = b"<html><body>upstream timed out</body></html>"
 
@@ -79,7 +79,7 @@ def test_a_broken_200_body_is_retried_and_then_recorded(runner, env_key, answers
         rc, _, err = runner.api(srv, "html", "--task", "nli_v1", "--workers", "2", "--max-retries", "2")
         assert rc == 0, err
         assert srv.counts[flaky] == 2 and srv.counts[broken] == 3
-    ids = {k: str(row["id"]) for t, row, k in examples if t.id == "nli_v1"}
+    ids = {k: str(row["id"]) for t, row, k in examples if t == "nli_v1"}
     recs = {r["id"]: r for r in runner.predictions("html")}
     assert recs[ids[flaky]]["error"] is None and recs[ids[flaky]]["attempts"] == 2
     assert recs[ids[broken]]["error"] == f"the reply is not JSON ({len(page)} bytes) (after 3 attempts)"

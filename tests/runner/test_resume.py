@@ -66,7 +66,7 @@ def test_sigkill_then_resume_equals_uninterrupted(runner, env_key, answers, exam
         time.sleep(0.1)  # requests the dead client had in flight finish on the server
         on_disk, _ = read_predictions(pred)
         assert 40 <= len(on_disk) < len(examples)
-        key_of = {(t.id, str(row[t.id_field])): k for t, row, k in examples}
+        key_of = {(t, str(row["id"])): k for t, row, k in examples}
         disk_keys = [key_of[(r["task"], r["id"])] for r in on_disk]
         seen_before = dict(srv.counts)
         assert all(seen_before[k] == 1 for k in disk_keys)

@@ -102,7 +102,7 @@ def test_second_runner_on_a_live_run_refuses_then_a_killed_holder_is_taken_over(
         assert (run_dir / "run.lock").read_text(encoding="utf-8") == ""  # released cleanly
         records = runner.predictions("live")
         assert _keys(records[: len(on_disk)]) == _keys(on_disk)
-        every = [(t.id, str(row[t.id_field])) for t, row, _ in examples]
+        every = [(t, str(row["id"])) for t, row, _ in examples]
         # every example once, no repeats (in the suite's task order, not the edition file's)
         assert sorted(_keys(records)) == sorted(every) and len(set(_keys(records))) == len(records)
         assert runner.json("live", "run.json")["status"] == "complete"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task
 from yoxla.testing.fakeserver import FakeServer
 
 
@@ -18,13 +18,14 @@ def test_thinking_run_records_flag_budget_and_effective_generation(runner, env_k
         assert {b["max_tokens"] for b in srv.bodies} == {16 + 512}
     info = runner.json("think", "run.json")
     assert info["settings"]["thinking"] is True and info["settings"]["thinking_budget"] == 512
-    task = load_suite().task("sentiment_v1")
+    settings = benchmark_task("sentiment_v1").spec.generation
+    assert settings is not None
     # The suite's generation settings as run; the thinking budget is added to each request (above).
     generation = {
         "sentiment_v1": {
-            "temperature": float(task.generation.temperature),
-            "top_p": float(task.generation.top_p),
-            "max_output_tokens": task.generation.max_tokens,
+            "temperature": float(settings.temperature),
+            "top_p": float(settings.top_p),
+            "max_output_tokens": settings.max_output_tokens,
         }
     }
     assert info["conditions"] == {

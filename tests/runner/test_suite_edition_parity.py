@@ -38,11 +38,9 @@ from parity_helpers import (
     task_lines,
 )
 
-from yoxla.suite import Task, load_suite
 from yoxla.suites.baselines import STRATEGIES
+from yoxla.suites.benchmark import choice_space, gold_field, task_ids
 from yoxla.testing.fakeserver import FakeServer, Reply
-
-SUITE = load_suite()
 
 
 def _run(runner, *argv: str) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -55,7 +53,7 @@ def _run(runner, *argv: str) -> tuple[dict[str, Any], dict[str, Any], str]:
 def _printed_as(edition: dict[str, Any], out: str) -> None:
     lines, tasks = printed(edition)
     assert score_lines(out) == lines and len(lines) == 5, out
-    assert task_lines(out) == tasks and len(tasks) == len(SUITE.tasks), out
+    assert task_lines(out) == tasks and len(tasks) == len(task_ids()), out
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -126,12 +124,12 @@ def _tok(text: str, p: float, top: list[tuple[str, float]]) -> dict[str, Any]:
     return {**one(text, p), "top_logprobs": [one(t, q) for t, q in top]}
 
 
-def _reply(task: Task, row: dict[str, Any], i: int) -> Reply:
+def _reply(task: str, row: dict[str, Any], i: int) -> Reply:
     """A scripted answer: for a closed answer space a label with its first token's top
     logprobs (right, wrong, confidently wrong, or a near miss with wrappers), otherwise the
     gold answer or a wrong one; every fifth reply without logprobs."""
-    gold = row[task.gold]
-    space = task.answer.values_for(row) if task.answer.mode == "choice" else None
+    gold = row[gold_field(task)]
+    space = choice_space(task, row)
     if not space:
         text = str(gold) if gold is not None and i % 3 else "bilmirəm"
         return Reply(content=text)
@@ -214,7 +212,7 @@ def test_the_run_options_give_the_stored_scores_and_reach_the_requests(
 
 
 def test_failed_requests_are_stored_scored_and_printed_alike(runner, env_key, examples, answers) -> None:
-    dead = {k for t, _, k in examples if t.id in ("nli_v1", "rag_selection_v1")}
+    dead = {k for t, _, k in examples if t in ("nli_v1", "rag_selection_v1")}
 
     def responder(key: str, attempt: int, body: dict[str, Any]) -> Reply:
         return Reply(status=503, message="upstream down") if key in dead else Reply(content=answers[key])

@@ -33,13 +33,13 @@ from runner_helpers import one_error_line
 
 from yoxla.leaderboard.admission import check_file
 from yoxla.results import content_digest, key_id, verify_signature
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_groups, task_ids
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_ROWS = REPO / "yoxla" / "editions" / "sample"  # the sample edition, in the Hub layout
 NO_GROUPS = REPO / "suites" / "examples" / "oxu" / "oxu.yaml"
-SUITE = load_suite()
+GROUPS = benchmark_groups()
 BASELINE = ("--provider", "baseline", "--model", "overlap")
 SUITE_BASELINE = ("--provider", "suite-baseline", "--model", "overlap")
 
@@ -61,7 +61,7 @@ def _partial(results: Path, where: Path) -> dict[str, Any]:
 def test_block_runs_the_suites_group_with_the_stored_scores_of_the_block(runner, block) -> None:
     want = only_block(legacy("overlap"), block)
     got, out, _ = _suite(runner, "--block", block)
-    tasks = [t.id for t in SUITE.block_tasks(block)]
+    tasks = list(GROUPS[block])
     assert sorted(got["tasks"]) == sorted(want["tasks"]) == sorted(tasks)
     assert got["complete"] is False  # one block: a partial run
     assert same(got["groups"], want["scores"]["blocks"]) and list(got["groups"]) == [block]
@@ -76,8 +76,8 @@ def test_block_runs_the_suites_group_with_the_stored_scores_of_the_block(runner,
 
 def test_block_all_is_the_whole_suite(runner) -> None:
     got, _, _ = _suite(runner, "--block", "all")
-    assert got["complete"] is True and len(got["tasks"]) == len(SUITE.tasks)
-    assert sorted(got["groups"]) == sorted(SUITE.blocks)
+    assert got["complete"] is True and len(got["tasks"]) == len(task_ids())
+    assert sorted(got["groups"]) == sorted(GROUPS)
     assert result_file(runner.results, SUITE_RESULT)["run"]["conditions"]["tasks"] is None
 
 
@@ -186,7 +186,7 @@ def test_row_selections_pick_the_rows_with_those_values_and_their_stored_verdict
             w = verdicts[p["id"]]
             assert all(same(w.get(k), p.get(k)) for k in (*VERDICT, "score")), (tid, p["id"])
     if flags[0] == "--limit":
-        assert all(len(ids) == 3 for ids in want.values()) and len(want) == len(SUITE.tasks)
+        assert all(len(ids) == 3 for ids in want.values()) and len(want) == len(task_ids())
 
 
 def test_the_seed_draws_the_random_answers(runner) -> None:
@@ -211,8 +211,8 @@ def test_the_seed_draws_the_random_answers(runner) -> None:
 @pytest.fixture
 def failing(runner, env_key, answers, examples):
     """A server that fails two NLI and one knowledge_choice request until it is made alive."""
-    dead = [k for t, _, k in examples if t.id == "nli_v1"][:2]
-    dead += [k for t, _, k in examples if t.id == "knowledge_choice_v1"][:1]
+    dead = [k for t, _, k in examples if t == "nli_v1"][:2]
+    dead += [k for t, _, k in examples if t == "knowledge_choice_v1"][:1]
     state = {"alive": False}
 
     def responder(key: str, attempt: int, body: dict) -> Reply:

@@ -2,31 +2,49 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from yoxla.editions import fingerprint, load_edition, load_rows
-from yoxla.suite import load_suite
 from yoxla.suites.benchmark import benchmark_manifest, benchmark_task, prepare_rows
 
-SUITE = load_suite()
 SAMPLE = load_edition("sample")
+# The frozen contracts' exact messages on every sample row (the oracle of test_suites_parity.py).
+MESSAGES = json.loads(
+    (Path(__file__).parent / "cases" / "benchmark_messages.json").read_text(encoding="utf-8")
+)
+TASKS = sorted(MESSAGES["tasks"])
+# The row-dependent answer spaces: the options' numbers, then the fixed labels.
+SPACES = {
+    "knowledge_choice_v1": ("candidates", tuple(str(n) for n in range(1, 21))),
+    "rag_selection_v1": ("passages", ("1", "2", "3", "4", "5", "6", "HEÇ BİRİ")),
+}
 
 
 def test_every_benchmark_task_is_a_suite_task():
-    assert sorted(benchmark_manifest().tasks) == sorted(SUITE.tasks)
+    assert sorted(benchmark_manifest().tasks) == TASKS == sorted(SAMPLE.tasks)
     assert benchmark_task("nli_v1").spec.id == "nli_v1"
     with pytest.raises(KeyError):
         benchmark_task("no_such_task")
 
 
-@pytest.mark.parametrize("task_id", sorted(SUITE.tasks))
+@pytest.mark.parametrize("task_id", TASKS)
 def test_prepared_rows_carry_the_benchmark_messages_and_spaces(task_id):
-    task, rows = SUITE.task(task_id), load_rows(SAMPLE, task_id)
+    rows = load_rows(SAMPLE, task_id)
+    want = MESSAGES["tasks"][task_id]
     prepared = prepare_rows(task_id, rows)
-    assert [i.id for i in prepared.items] == [str(r[task.id_field]) for r in rows]
-    assert [list(i.messages) for i in prepared.items] == [task.messages(r) for r in rows]
-    if task.answer.options_field:
-        assert [i.choices for i in prepared.items] == [task.answer.values_for(r) for r in rows]
+    assert [i.id for i in prepared.items] == [str(r["id"]) for r in rows] == [x["id"] for x in want["items"]]
+    assert [[m["content"] for m in i.messages] for i in prepared.items] == [
+        [want["system"], x["user"]] for x in want["items"]
+    ]
+    if task_id in SPACES:
+        field, space = SPACES[task_id]
+        assert all(len(r[field]) == len(space) - (task_id == "rag_selection_v1") for r in rows)
+        assert [i.choices for i in prepared.items] == [space] * len(rows)
+    else:
+        assert all(i.choices is None for i in prepared.items)
     assert prepared.fingerprints["dataset"] == fingerprint(list(rows))
 
 

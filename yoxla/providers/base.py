@@ -79,7 +79,7 @@ class Request:
     timeout: float | None = None
     max_retries: int | None = None
     # Suite runs: the item's closed answer space (yoxla.suites.space.probability_space), over
-    # which answer probabilities are asked for; None: open, or a benchmark task (its own space).
+    # which answer probabilities are asked for; None: an open answer (no probabilities asked).
     space: tuple[str, ...] | None = None
 
 
@@ -91,12 +91,7 @@ def wants_probabilities(request: Request) -> bool:
     probabilities are asked for then. A suite item is asked for them when it carries a closed
     space (``request.space``).
     """
-    if request.thinking:
-        return False
-    if request.space is not None:
-        return True
-    answer = getattr(request.task, "answer", None)  # suite tasks have no benchmark answer space
-    return answer is not None and answer.mode == "choice"
+    return not request.thinking and request.space is not None
 
 
 @dataclass

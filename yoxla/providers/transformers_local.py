@@ -363,14 +363,10 @@ class TransformersProvider(Provider):
         """The exact distribution over the request's answer space (stored form), or None when
         the task has no closed space, reasoning is on, or scoring fails (absent, never zeros)."""
         from yoxla.calibration.label_scoring import score_labels
-        from yoxla.suites.benchmark import choice_space
 
         if not wants_probabilities(request):
             return None
-        try:
-            space = request.space or choice_space(request.task.id, request.row)
-        except (KeyError, TypeError, ValueError):
-            return None
+        space = request.space
         if not space:
             return None
         for _ in range(2):
