@@ -1,8 +1,9 @@
 """The task contracts are frozen.
 
-The literals below were computed once, on purpose, from suite/yoxla.yaml. Editing a prompt,
-an answer space or any other part of a task's contract in place changes its hash and fails
-here: a changed contract is a new task version (e.g. nli_v2), not an edit of nli_v1.
+The contract and prompt hashes below were computed once, on purpose, from the first contract
+file (suite/yoxla.yaml, since deleted) and published in result files. Editing a prompt, an answer
+space or any other part of a task's contract in place fails here: a changed contract is a new
+task version (e.g. nli_v2), not an edit of nli_v1.
 
 The committed package suites (yoxla/editions/yoxla-{sample,v1}.yaml) are where the benchmark's
 tasks are written: each task records its published contract and prompt hash, sends the system
@@ -12,16 +13,14 @@ prompt of that prompt hash, and its whole manifest entry but the dataset is froz
 
 from __future__ import annotations
 
-import copy
-from importlib import resources
-
 import pytest
 import yaml
 
 from yoxla.canonical import canonical_json, sha256_text
-from yoxla.editions import load_edition
-from yoxla.suite import load_suite, parse_suite
-from yoxla.suites.errors import SuiteError
+from yoxla.editions import load_edition, load_rows
+from yoxla.suites.benchmark import benchmark_task, prepare_rows, task_ids
+from yoxla.suites.hashing import aggregation, current_hashes, suite_hash
+from yoxla.suites.loader import load_document, load_manifest
 from yoxla.suites.registry import BENCHMARK_EDITIONS, manifest_path
 
 FROZEN_CONTRACTS = {
@@ -68,36 +67,23 @@ FROZEN_MANIFEST_TASKS = {
 FROZEN_V1_SUITE_HASH = "sha256:1f92cd7d3fd49dc4e6b6c7f12a3c58eb2297f35c0c136eeb8c482f9802f28cea"
 
 
-def _suite_data() -> dict:
-    text = resources.files("yoxla").joinpath("suite/yoxla.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
-
-
-def _entry(data: dict, task_id: str) -> dict:
-    return next(t for t in data["tasks"] if t["id"] == task_id)
-
-
-def _hashes(data: dict) -> dict[str, str]:
-    return {tid: t.contract_hash for tid, t in parse_suite(data).tasks.items()}
-
-
-# The freeze -----------------------------------------------------------------------------
-
-
 def test_registered_tasks_are_exactly_the_frozen_ones():
-    assert sorted(load_suite().tasks) == sorted(FROZEN_CONTRACTS)
+    assert sorted(task_ids()) == sorted(FROZEN_CONTRACTS)
 
 
 @pytest.mark.parametrize("task_id", sorted(FROZEN_CONTRACTS))
 def test_contract_hash_is_frozen(task_id):
-    assert load_suite().task(task_id).contract_hash == FROZEN_CONTRACTS[task_id], (
-        f"the contract of {task_id} changed in place; publish a new task version instead"
+    assert benchmark_task(task_id).spec.metadata["contract_hash"] == FROZEN_CONTRACTS[task_id], (
+        f"the contract of {task_id} changed; publish a new task version instead"
     )
 
 
-@pytest.mark.parametrize("task_id", sorted(FROZEN_PROMPTS))
+@pytest.mark.parametrize("task_id", sorted(FROZEN_CONTRACTS))
 def test_prompt_hash_is_frozen(task_id):
-    assert load_suite().task(task_id).prompt_hash == FROZEN_PROMPTS[task_id], (
+    """The system prompt the runner sends (rendered from the package suite) is the published one."""
+    rows = load_rows(load_edition("sample"), task_id)[:2]
+    sent = {item.messages[0]["content"] for item in prepare_rows(task_id, rows).items}
+    assert [sha256_text(text) for text in sent] == [FROZEN_PROMPTS[task_id]], (
         f"the rendered system prompt of {task_id} changed; publish a new task version instead"
     )
 
@@ -161,53 +147,6 @@ def test_a_package_suite_task_edit_is_seen():
 # What the hash sees ---------------------------------------------------------------------
 
 
-def test_bundled_yaml_parses_to_the_loaded_suite():
-    assert _hashes(_suite_data()) == FROZEN_CONTRACTS
-
-
-@pytest.mark.parametrize(
-    ("task_id", "edit"),
-    [
-        pytest.param(
-            "nli_v1", lambda e: e["prompt"].update(system=e["prompt"]["system"] + " "), id="prompt_whitespace"
-        ),
-        pytest.param(
-            "nli_v1",
-            lambda e: e["prompt"].update(user="Müddəa: {premise}\nFərziyyə: {hypothesis}\n"),
-            id="user_template",
-        ),
-        pytest.param(
-            "rag_verification_v1",
-            lambda e: e["answer"]["labels"][2].update(value="YOXDUR."),
-            id="label_value",
-        ),
-        pytest.param(
-            "rag_verification_v1",
-            lambda e: e["answer"]["labels"][0].update(description="təsdiqləyir"),
-            id="label_description",
-        ),
-        pytest.param("sentiment_v1", lambda e: e["answer"]["labels"].reverse(), id="label_order"),
-        pytest.param("sts_v1", lambda e: e["answer"]["range"].update(max=10), id="numeric_range"),
-        pytest.param(
-            "qa_abstention_v1", lambda e: e["answer"]["abstain"].update(value="Bilmirəm"), id="abstain_value"
-        ),
-        pytest.param("knowledge_choice_v1", lambda e: e["generation"].update(max_tokens=16), id="generation"),
-        pytest.param("minimal_pairs_v1", lambda e: e.update(primary="macro_f1"), id="primary_metric"),
-        pytest.param("intent_v1", lambda e: e.update(rows=51), id="row_count"),
-    ],
-)
-def test_any_change_of_meaning_changes_only_that_tasks_hash(task_id, edit):
-    data = _suite_data()
-    before = _hashes(data)
-    changed = copy.deepcopy(data)
-    edit(_entry(changed, task_id))
-    after = _hashes(changed)
-    assert after[task_id] != before[task_id]
-    assert {k: v for k, v in after.items() if k != task_id} == {
-        k: v for k, v in before.items() if k != task_id
-    }
-
-
 def _reverse_keys(obj):
     if isinstance(obj, dict):
         return {k: _reverse_keys(obj[k]) for k in reversed(list(obj))}
@@ -235,49 +174,41 @@ def _reverse_keys(obj):
         ),
     ],
 )
-def test_reformatting_the_yaml_changes_no_hash(dump):
-    data = _suite_data()
-    text = dump(data)
-    assert text != resources.files("yoxla").joinpath("suite/yoxla.yaml").read_text(encoding="utf-8")
-    reparsed = parse_suite(yaml.safe_load(text))
-    assert {tid: t.contract_hash for tid, t in reparsed.tasks.items()} == FROZEN_CONTRACTS
-    assert load_edition("v1").suite_hash(reparsed) == FROZEN_V1_SUITE_HASH
-
-
-def test_edition_suite_hash_follows_a_changed_contract():
-    data = _suite_data()
-    _entry(data, "sts_v1")["prompt"]["version"] = 2
-    assert load_edition("v1").suite_hash(parse_suite(data)) != FROZEN_V1_SUITE_HASH
-
-
-# Schema checks of the suite file --------------------------------------------------------
+def test_reformatting_the_package_suite_changes_no_hash(dump):
+    path = manifest_path("sample")
+    committed = load_manifest(path)
+    text = dump(yaml.safe_load(path.read_text(encoding="utf-8")))
+    assert text != path.read_text(encoding="utf-8")
+    reparsed = load_document(yaml.safe_load(text), path.parent, str(path), path)
+    before, after = current_hashes(committed), current_hashes(reparsed)
+    assert {t: h.hash for t, h in after.items()} == {t: h.hash for t, h in before.items()}
+    assert suite_hash({t: h.hash for t, h in after.items()}, aggregation(reparsed)) == suite_hash(
+        {t: h.hash for t, h in before.items()}, aggregation(committed)
+    )
 
 
 @pytest.mark.parametrize(
-    ("edit", "message"),
+    ("task_id", "edit"),
     [
-        (lambda e: e["prompt"].update(system="Cavab ver."), "answer_space"),
-        (lambda e: e["prompt"].update(user="Müddəa: {premise}\nSual: {question}"), "question"),
-        (lambda e: e["answer"].update(mode="free"), "unknown answer mode"),
-        (lambda e: e.update(evaluator="bleu"), "unknown evaluator"),
-        (lambda e: e.update(block="riyaziyyat"), "unknown block"),
-        (lambda e: e.pop("gold"), "gold"),
+        pytest.param(
+            "nli_v1",
+            lambda e: e["generation"].update(instructions=e["generation"]["instructions"] + " "),
+            id="prompt_whitespace",
+        ),
+        pytest.param(
+            "nli_v1", lambda e: e.update(prompt_template=e["prompt_template"] + "\n"), id="user_template"
+        ),
+        pytest.param("sentiment_v1", lambda e: e["choices"].reverse(), id="label_order"),
+        pytest.param("minimal_pairs_v1", lambda e: e["metrics"].reverse(), id="primary_metric"),
     ],
 )
-def test_a_broken_task_entry_is_rejected(edit, message):
-    data = _suite_data()
-    edit(_entry(data, "nli_v1"))
-    with pytest.raises(SuiteError, match=message):
-        parse_suite(data)
-
-
-def test_a_task_declared_twice_is_rejected():
-    data = _suite_data()
-    data["tasks"].append(copy.deepcopy(_entry(data, "nli_v1")))
-    with pytest.raises(SuiteError, match="declared twice"):
-        parse_suite(data)
-
-
-def test_unknown_task_error_lists_known_tasks():
-    with pytest.raises(SuiteError, match=r"known tasks: .*nli_v1"):
-        load_suite().task("nli_v9")
+def test_a_change_of_meaning_changes_only_that_tasks_hash(task_id, edit):
+    path = manifest_path("sample")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    before = {t: h.hash for t, h in current_hashes(load_manifest(path)).items()}
+    edit(next(t for t in doc["tasks"] if t["id"] == task_id))
+    after = {t: h.hash for t, h in current_hashes(load_document(doc, path.parent, str(path), path)).items()}
+    assert after[task_id] != before[task_id]
+    assert {k: v for k, v in after.items() if k != task_id} == {
+        k: v for k, v in before.items() if k != task_id
+    }
