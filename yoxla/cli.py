@@ -54,7 +54,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_floors(args: argparse.Namespace) -> int:
-    from yoxla.baselines import STRATEGIES, floors
+    from yoxla.suites.baselines import STRATEGIES
+    from yoxla.suites.baselines import benchmark_floors as floors
 
     edition = load_edition(args.edition)
     suite = load_suite()

@@ -190,7 +190,7 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
         out["gate_threshold"] = threshold
         out["gate_reason"] = _text(gate["reason"], f"{where}.gate.reason")
         if "strategies" in gate:
-            from yoxla.baselines import STRATEGIES
+            from yoxla.suites.baselines import STRATEGIES
 
             named = gate["strategies"]
             if not isinstance(named, list) or not named or any(x not in STRATEGIES for x in named):
@@ -205,8 +205,8 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
 
 def parse_declarations(data: Any) -> EditionDeclarations:
     """Typed declarations from a parsed file; :class:`DeclarationError` on any format problem."""
-    from yoxla.baselines import STRATEGIES
     from yoxla.suite import load_suite
+    from yoxla.suites.baselines import STRATEGIES
 
     suite = load_suite()
 

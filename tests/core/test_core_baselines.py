@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from yoxla.baselines import SEED, STRATEGIES, answers, floors
 from yoxla.editions import ManifestEntry, fingerprint
 from yoxla.suite import load_suite
+from yoxla.suites.baselines import SEED, STRATEGIES
+from yoxla.suites.baselines import benchmark_answers as answers
+from yoxla.suites.baselines import benchmark_floors as floors
 from yoxla.suites.benchmark import parse_answer
 from yoxla.validate import validate_rows
 

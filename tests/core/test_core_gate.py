@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from yoxla.baselines import floors
 from yoxla.cli import run
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
 from yoxla.gate import chance_score, gate, report
 from yoxla.suite import load_suite
+from yoxla.suites.baselines import benchmark_floors as floors
 
 SUITE = load_suite()
 SAMPLE = load_edition("sample")
