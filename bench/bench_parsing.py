@@ -1,4 +1,4 @@
-"""Is scoring one answer linear in its length? score_answer on answers of 1 KB to 4 MB.
+"""Is scoring one answer linear in its length? The suite replay of one answer, 1 KB to 4 MB.
 
     python bench/bench_parsing.py                      # sizes 1K 100K 1M 4M, every shape
     python bench/bench_parsing.py --sizes 1000 100000 --shapes quotes think
@@ -7,7 +7,8 @@ Every answer reaches the scorer from a model or from a result file someone sent,
 answer of any shape must cost time linear in its length (a quadratic parser took 6.7 s for
 1 MB and two minutes for 4 MB of ``'``). For each shape and each kind of task (the answer
 modes and evaluators of the suite: labels, numbered options, span, abstention, number),
-this prints the CPU seconds ``score_answer`` (the replay of one row, as a run scores an answer) takes for one answer of each size and the
+this prints the CPU seconds the suite replay of one row (``score_builtin_task`` over the
+row's package suite item, as a run scores an answer) takes for one answer of each size and the
 nanoseconds per byte; a constant ns/B across sizes is linear time. Target: well under a
 second at 4 MB for every task.
 
@@ -28,8 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.suite import load_suite
-from yoxla.suites.benchmark_example import score_answer
+from yoxla.parsing import answer_text
+from yoxla.suites.benchmark import prepare_rows
+from yoxla.suites.scoring import score_builtin_task
 
 TASKS = {
     "labels": "nli_v1",
@@ -81,10 +83,12 @@ SHAPES = {
 }
 
 
-def timed(task, row, raw: str) -> float:
-    """CPU seconds of one call (process time: other load on the machine does not count)."""
+def timed(task_id: str, row, raw: str) -> float:
+    """CPU seconds of scoring one answer, its row prepared as a run's (process time: other load
+    on the machine does not count)."""
     start = time.process_time()
-    score_answer(task, row, raw)
+    prepared = prepare_rows(task_id, [row])
+    score_builtin_task(prepared, prepared.items, [answer_text(raw)], [None], [None])
     return time.process_time() - start
 
 
@@ -95,11 +99,11 @@ def main() -> None:
     ap.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     args = ap.parse_args()
 
-    suite, edition = load_suite(), load_edition("sample")
+    edition = load_edition("sample")
     rows = {kind: load_rows(edition, TASKS[kind])[0] for kind in args.tasks}
     passage = rows.get("span", load_rows(edition, "extractive_qa_v1")[0])["context"]
     for kind in args.tasks:  # warm up: imports, codecs, caches of the row's passage
-        timed(suite.task(TASKS[kind]), rows[kind], SHAPES["marks"](2_000, passage))
+        timed(TASKS[kind], rows[kind], SHAPES["marks"](2_000, passage))
 
     sizes = args.sizes
     head = " | ".join(f"{s / 1000:g} KB" for s in sizes)
@@ -109,7 +113,7 @@ def main() -> None:
     for shape in args.shapes:
         answers = {size: SHAPES[shape](size, passage) for size in sizes}
         for kind in args.tasks:
-            task, row = suite.task(TASKS[kind]), rows[kind]
+            task, row = TASKS[kind], rows[kind]
             secs, per_byte = [], []
             for size in sizes:
                 raw = answers[size]

@@ -1,26 +1,23 @@
-"""Per-answer CPU of scoring the same stored answers: built-in evaluators vs the suite path.
+"""Per-answer CPU of scoring the same answers: a built-in-grader task against a Python-grader task.
 
     python bench/bench_scoring.py [--rounds 20] [--repeat 5] [--json out.json]
 
-For each of the eleven benchmark tasks, on the bundled sample rows: the answers of the gold,
-of every cue-only strategy and a set of messy answers (wrappers, reasoning, errors). Each
-round scores every answer set once through ``yoxla.evaluators.evaluate_task`` and once
-through the suite path (``yoxla/editions/yoxla-sample.yaml``, the same tasks as a manifest:
-``score_suite_task`` with built-in graders, no cache), interleaved, timed by process CPU;
-the best of ``--repeat`` runs of ``--rounds`` rounds is kept. Prints the CPU per answer of
-each path and their ratio per task and for all tasks together; ``--json`` writes the figures.
-Also prints whether scoring started a worker process (it should not: every grader is built in).
+The bench line of issue 13. One task, ``suites/examples/hesab``, twice: as committed (its
+``grader.py``, run in a worker process) and with the built-in ``accuracy`` grader instead
+(the fast path: no worker, one pass over the samples). Both score the same answers (each
+item's target in six forms: bare, ``Cavab: …``, after a worked line, with ``.5`` appended,
+``bilmirəm``, empty) through :func:`yoxla.suites.scoring.score_suite_task`. The rounds are
+interleaved: each round scores every answer set once through the built-in task, then once
+through the Python one, timed by this process's CPU. Each repeat starts a fresh worker pool
+and closes it at the end, so the Python figure includes the worker's start and its own CPU
+(reaped children's CPU, ``resource.getrusage``, added once the pool is closed); reading and
+rendering the items is not timed. The best of ``--repeat`` repeats is kept.
 
-A last line compares the per-answer CPU of a built-in-grader task with a Python-grader task:
-``suites/examples/hesab`` as committed (its ``grader.py`` in a worker process) and the same
-task with the built-in ``accuracy`` grader instead, on the same answers. Each repeat starts a
-fresh worker pool and closes it, so the figure includes the worker's start and its own CPU (reading and rendering the items is not timed)
-(this process's CPU plus its reaped children's, ``resource.getrusage``).
-
-A line after it is the runner's cost of scoring each answer as it arrives (a ``predictions.jsonl``
-line's verdict): every answer of the eleven tasks scored one at a time by ``score_answer`` (the
-replay over that one row: its task prepared for every answer) and by the run's ``AnswerScorer``
-(each task prepared once for the run, the preparation timed with it), same answers, same verdicts.
+A second figure is the fast path's CPU per answer on the eleven benchmark tasks (the package
+suite ``yoxla-sample``, its sample rows): the gold, every cue-only strategy and messy answers
+(wrappers, reasoning, truncations, errors), interleaved by task, and whether scoring started
+a worker process (it must not: every grader of the benchmark is built in). No older scorer is
+timed: the built-in evaluators this bench used to compare against are gone (issue 13).
 """
 
 from __future__ import annotations
@@ -37,70 +34,67 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yoxla.baselines import STRATEGIES, answers
-from yoxla.editions import load_edition, load_rows
-from yoxla.evaluators import evaluate_task
-from yoxla.suite import load_suite
+from yoxla.suites.baselines import STRATEGIES, suite_answers
 from yoxla.suites.benchmark import task_ids
-from yoxla.suites.benchmark_example import AnswerScorer, score_answer
 from yoxla.suites.loader import load_document
-from yoxla.suites.prepare import prepare_task
+from yoxla.suites.prepare import PreparedTask, prepare_task
 from yoxla.suites.registry import load_suite_manifest
 from yoxla.suites.samples import SampleOutput
 from yoxla.suites.scoring import score_suite_task
 from yoxla.suites.worker import WorkerPool
 
 ROOT = Path(__file__).resolve().parents[1]
+HESAB = ROOT / "suites" / "examples" / "hesab" / "hesab.yaml"
+FORMS = ("{}", "Cavab: {}", "Həll: 2 + 2 = 4\n{}", "{}.5", "bilmirəm", "")
 WRAPS = ("**{}**", "{}.", "Cavab: {}", "<think>bəlkə {}</think>\n{}", "«{}»", "", "```\n{}\n```")
 
 
-def answer_sets(task: Any, rows: list[dict[str, Any]]) -> list[tuple[list[str], list[Any], list[Any]]]:
-    """(raws, finish reasons, errors) of the gold, each strategy and messy answers."""
-    gold = [task.answer.abstain.value if r[task.gold] is None else str(r[task.gold]) for r in rows]
-    none: list[Any] = [None] * len(rows)
-    sets = [(gold, none, none)] + [(answers(s, task, rows), none, none) for s in STRATEGIES]
-    messy = [WRAPS[i % len(WRAPS)].format(g, g) for i, g in enumerate(gold)]
-    finish = ["length" if i % 4 == 1 else "stop" for i in range(len(rows))]
-    errors = ["HTTP 503" if i % 5 == 3 else None for i in range(len(rows))]
-    return [*sets, (messy, finish, errors)]
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of its children that have ended."""
+def _children_cpu() -> float:
+    """CPU seconds of this process's children that have ended."""
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + kids.ru_utime + kids.ru_stime
+    return kids.ru_utime + kids.ru_stime
 
 
-def grader_kinds(rounds: int, repeat: int) -> dict[str, float]:
-    """Per-answer CPU (µs) of hesab with its Python grader and with the built-in accuracy grader."""
+def hesab_tasks() -> dict[str, Any]:
+    """hesab as committed ("python") and with the built-in accuracy grader ("builtin")."""
     import yaml
 
-    path = ROOT / "suites" / "examples" / "hesab" / "hesab.yaml"
-    python_doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    python_doc = yaml.safe_load(HESAB.read_text(encoding="utf-8"))
     builtin_doc = copy.deepcopy(python_doc)
     builtin_doc["tasks"][0]["grader"] = {"type": "builtin", "name": "accuracy"}
-    tasks = {
-        kind: next(iter(load_document(doc, path.parent, f"hesab ({kind})", path).tasks.values()))
-        for kind, doc in (("python", python_doc), ("builtin", builtin_doc))
+    return {
+        kind: next(iter(load_document(doc, HESAB.parent, f"hesab ({kind})", HESAB).tasks.values()))
+        for kind, doc in (("builtin", builtin_doc), ("python", python_doc))
     }
-    best = {kind: float("inf") for kind in tasks}
+
+
+def grader_kinds(rounds: int, repeat: int) -> dict[str, Any]:
+    """Per-answer CPU (µs) of hesab with the built-in grader and with its Python grader."""
+    tasks = hesab_tasks()
+    best = dict.fromkeys(tasks, float("inf"))
     n = 0
     for _ in range(repeat):
+        pool = WorkerPool()
+        prepared = {kind: prepare_task(task, pool) for kind, task in tasks.items()}  # not timed
+        sets = {
+            kind: [[SampleOutput.from_raw(f.format(i.target)) for i in p.items] for f in FORMS]
+            for kind, p in prepared.items()
+        }
+        verdicts: dict[str, list[list[str]]] = {kind: [] for kind in tasks}
         spent = dict.fromkeys(tasks, 0.0)
-        for kind, task in tasks.items():
-            pool = WorkerPool()
-            prepared = prepare_task(task, pool)  # reads and renders: not timed (no grader runs here)
-            forms = ("{}", "Cavab: {}", "Həll: 2 + 2 = 4\n{}", "{}.5", "bilmirəm", "")
-            sets = [
-                [SampleOutput.from_raw(form.format(item.target)) for item in prepared.items] for form in forms
-            ]
-            t = _cpu()
-            for _ in range(rounds):
-                for outs in sets:
-                    score_suite_task(prepared, outs, pool=pool)
-            pool.close()
-            spent[kind] = _cpu() - t
-            n = rounds * len(sets) * len(prepared.items)
+        kids = _children_cpu()
+        for r in range(rounds):
+            for kind in tasks:  # interleaved: built-in, then Python, every round
+                t = time.process_time()
+                scored = [score_suite_task(prepared[kind], outs, pool=pool) for outs in sets[kind]]
+                spent[kind] += time.process_time() - t
+                if r == 0:
+                    verdicts[kind] = [[x.outcome for x in s.results] for s in scored]
+        pool.close()
+        spent["python"] += _children_cpu() - kids  # the worker's own CPU, once it has ended
+        if verdicts["builtin"] != verdicts["python"]:
+            raise SystemExit("hesab: the built-in and the Python grader disagree on the same answers")
+        n = rounds * sum(len(s) for s in sets["builtin"])
         for kind in tasks:
             best[kind] = min(best[kind], spent[kind])
     return {
@@ -111,39 +105,49 @@ def grader_kinds(rounds: int, repeat: int) -> dict[str, float]:
     }
 
 
-def line_scoring(rounds: int, repeat: int) -> dict[str, float]:
-    """CPU per answer (µs) of scoring a run's answers one at a time: per answer vs per run.
+def answer_sets(prepared: PreparedTask) -> list[list[SampleOutput]]:
+    """The gold, each cue-only strategy and messy answers (wrappers, truncation, errors)."""
+    gold = [i.target for i in prepared.items]
+    sets = [[SampleOutput.from_raw(a) for a in gold]]
+    sets += [[SampleOutput.from_raw(a) for a in suite_answers(s, prepared)] for s in STRATEGIES]
+    sets.append(
+        [
+            SampleOutput.from_raw(
+                WRAPS[k % len(WRAPS)].format(g, g),
+                "length" if k % 4 == 1 else "stop",
+                "HTTP 503" if k % 5 == 3 else None,
+            )
+            for k, g in enumerate(gold)
+        ]
+    )
+    return sets
 
-    Each answer set (the gold, a strategy, the messy answers) over the eleven tasks is a run.
-    """
-    suite, sample = load_suite(), load_edition("sample")
-    runs: list[list[tuple[Any, ...]]] = []
-    for tid in task_ids():
-        task, rows = suite.task(tid), load_rows(sample, tid)
-        for k, (raws, fin, err) in enumerate(answer_sets(task, rows)):
-            if k == len(runs):
-                runs.append([])
-            runs[k] += [(task, dict(row), r, f, e) for row, r, f, e in zip(rows, raws, fin, err, strict=True)]
-    best = {"per_answer": float("inf"), "per_run": float("inf")}
+
+def benchmark_fast_path(rounds: int, repeat: int) -> dict[str, Any]:
+    """Per-answer CPU (µs) of the eleven benchmark tasks on the fast path, and workers started."""
+    manifest = load_suite_manifest("yoxla-sample", ROOT)
+    pool = WorkerPool()
+    prepared = {tid: prepare_task(manifest.task(tid), pool) for tid in task_ids()}
+    sets = {tid: answer_sets(p) for tid, p in prepared.items()}
+    best = dict.fromkeys(prepared, float("inf"))
     for _ in range(repeat):
-        t = time.process_time()
+        spent = dict.fromkeys(prepared, 0.0)
         for _ in range(rounds):
-            alone = [score_answer(task, row, r, f, e) for run in runs for task, row, r, f, e in run]
-        best["per_answer"] = min(best["per_answer"], time.process_time() - t)
-        t = time.process_time()
-        for _ in range(rounds):
-            together = []
-            for run in runs:
-                scorer = AnswerScorer([(task, row) for task, row, *_ in run])  # each task prepared once
-                together += [scorer.score(task, row, r, f, e) for task, row, r, f, e in run]
-        best["per_run"] = min(best["per_run"], time.process_time() - t)
-        assert [vars(x) for x in alone] == [vars(x) for x in together]
-    n = sum(map(len, runs)) * rounds
+            for tid, p in prepared.items():
+                t = time.process_time()
+                for outs in sets[tid]:
+                    score_suite_task(p, outs, pool=pool)
+                spent[tid] += time.process_time() - t
+        best = {tid: min(best[tid], spent[tid]) for tid in prepared}
+    started = len(pool._workers)  # worker processes the pool holds (none: every grader is built in)
+    pool.close()
+    per_task = {tid: rounds * sum(len(s) for s in sets[tid]) for tid in prepared}
+    n = sum(per_task.values())
     return {
         "answers": n,
-        "per_answer_us": best["per_answer"] / n * 1e6,
-        "per_run_us": best["per_run"] / n * 1e6,
-        "ratio": best["per_run"] / best["per_answer"],
+        "us_per_answer": sum(best.values()) / n * 1e6,
+        "tasks": {tid: {"answers": k, "us_per_answer": best[tid] / k * 1e6} for tid, k in per_task.items()},
+        "workers_started": started,
     }
 
 
@@ -153,87 +157,34 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
-    suite, sample = load_suite(), load_edition("sample")
-    manifest = load_suite_manifest("yoxla-sample", ROOT)
-    pool = WorkerPool()
-    figures: dict[str, dict[str, float]] = {}
-    total_builtin = total_suite = 0.0
-    total_answers = 0
-    for tid in task_ids():
-        task, rows = suite.task(tid), load_rows(sample, tid)
-        prepared = prepare_task(manifest.task(tid), pool)
-        sets = answer_sets(task, rows)
-        outputs = [
-            [SampleOutput.from_raw(r, f, e) for r, f, e in zip(raws, fin, err, strict=True)]
-            for raws, fin, err in sets
-        ]
-        n = len(rows) * len(sets) * args.rounds
-        best_b = best_s = float("inf")
-        for _ in range(args.repeat):
-            t_b = t_s = 0.0
-            for _ in range(args.rounds):
-                for (raws, fin, err), outs in zip(sets, outputs, strict=True):
-                    t = time.process_time()
-                    evaluate_task(task, rows, list(raws), fin, err)
-                    t_b += time.process_time() - t
-                    t = time.process_time()
-                    score_suite_task(prepared, outs, pool=pool)
-                    t_s += time.process_time() - t
-            best_b, best_s = min(best_b, t_b), min(best_s, t_s)
-        figures[tid] = {
-            "answers": n,
-            "builtin_us_per_answer": best_b / n * 1e6,
-            "suite_us_per_answer": best_s / n * 1e6,
-            "ratio": best_s / best_b if best_b else float("nan"),
-        }
-        total_builtin += best_b
-        total_suite += best_s
-        total_answers += n
-    started = len(pool._workers)  # worker processes the pool holds (none: every grader is built in)
-    pool.close()
-    print(f"best of {args.repeat} × {args.rounds} rounds, process CPU; load {os.getloadavg()[0]:.2f}")
-    print(f"{'task':<24} {'answers':>8} {'built-in':>11} {'suite':>11} {'suite/built-in':>15}")
-    for tid, f in figures.items():
-        print(
-            f"{tid:<24} {f['answers']:>8} {f['builtin_us_per_answer']:>8.1f} µs "
-            f"{f['suite_us_per_answer']:>8.1f} µs {f['ratio']:>14.2f}×"
-        )
-    ratio = total_suite / total_builtin
-    print(
-        f"{'all eleven':<24} {total_answers:>8} {total_builtin / total_answers * 1e6:>8.1f} µs "
-        f"{total_suite / total_answers * 1e6:>8.1f} µs {ratio:>14.2f}×"
-    )
-    print(f"worker processes started while scoring: {started}")
+    if args.rounds < 1 or args.repeat < 1:
+        raise SystemExit("--rounds and --repeat must be at least 1")
     kinds = grader_kinds(args.rounds, args.repeat)
+    bench = benchmark_fast_path(args.rounds, args.repeat)
+    load = os.getloadavg()[0]
+    print(f"best of {args.repeat} repeats × {args.rounds} interleaved rounds, process CPU; load {load:.2f}")
     print(
-        f"{'hesab: built-in vs Python grader':<33}{kinds['answers']:>8} answers "
+        f"{'hesab: built-in vs Python grader':<34}{kinds['answers']:>7} answers "
         f"{kinds['builtin_us_per_answer']:>8.1f} µs {kinds['python_us_per_answer']:>9.1f} µs "
-        f"{kinds['ratio']:>9.1f}× (CPU per answer, worker included)"
+        f"{kinds['ratio']:>7.1f}× (CPU per answer, worker included)"
     )
-    lines = line_scoring(args.rounds, args.repeat)
+    print(f"{'benchmark fast path, per task:':<34}")
+    for tid, f in bench["tasks"].items():
+        print(f"  {tid:<32}{f['answers']:>7} answers {f['us_per_answer']:>8.1f} µs")
     print(
-        f"{'a run scoring each answer:':<33}{lines['answers']:>8} answers "
-        f"{lines['per_answer_us']:>8.1f} µs {lines['per_run_us']:>9.1f} µs "
-        f"{lines['ratio']:>9.2f}× (prepared per answer → per run)"
+        f"{'  all eleven':<34}{bench['answers']:>7} answers {bench['us_per_answer']:>8.1f} µs; "
+        f"worker processes started: {bench['workers_started']}"
     )
     if args.json:
         doc = {
             "bench": "scoring",
             "rounds": args.rounds,
             "repeat": args.repeat,
-            "loadavg": os.getloadavg()[0],
-            "workers_started": started,
-            "tasks": figures,
+            "loadavg": load,
             "grader_kinds": kinds,
-            "line_scoring": lines,
-            "all": {
-                "answers": total_answers,
-                "builtin_us_per_answer": total_builtin / total_answers * 1e6,
-                "suite_us_per_answer": total_suite / total_answers * 1e6,
-                "ratio": ratio,
-            },
+            "benchmark_fast_path": bench,
         }
-        args.json.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
 
 

@@ -53,16 +53,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_floors(args: argparse.Namespace) -> int:
-    """The cue-only floors of the edition's tasks (the suite path's strategies and scoring, as
-    ``yoxla suite floors yoxla-<edition>``, over rows read with --data-dir/--revision); --gate: the
-    edition's shortcut gate over them (its declared strategies and thresholds)."""
-    from yoxla.gate import edition_floors
-    from yoxla.suites.baselines import STRATEGIES
+    """The cue-only floors of the edition's tasks (the suite path's strategies and built-in
+    scoring, as ``yoxla suite floors yoxla-<edition>``, over rows read with --data-dir/--revision);
+    --gate: the edition's shortcut gate over them (its declared strategies and thresholds)."""
+    from yoxla.suites.baselines import STRATEGIES, benchmark_floors
 
     edition = load_edition(args.edition)
     ids = task_ids(args, edition.task_ids)
     rows = {tid: load_rows(edition, tid, args.data_dir, args.revision) for tid in ids}
-    result = edition_floors(rows)
+    result = benchmark_floors(rows, edition.task_ids)
     body = []
     for tid in ids:
         scores = result[tid]

@@ -1,8 +1,8 @@
 """The shortcut gate of an edition: no cue-only strategy may score far above chance on any task.
 
 ``yoxla floors --gate`` scores the cue-only strategies on the package suite's tasks over the
-edition's rows (:func:`edition_floors`: the suite path's strategies and scoring,
-:mod:`yoxla.suites.baselines`, exactly as ``yoxla suite floors`` scores them) and fails
+edition's rows (:func:`yoxla.suites.baselines.benchmark_floors`: the suite path's strategies and built-in
+scoring, the numbers ``yoxla suite floors`` gives) and fails
 when one of the gated strategies scores above the task's threshold: chance + the edition's
 margin (15 points by default), or a threshold the edition declares for that task with a
 written reason (:mod:`yoxla.declarations`).
@@ -29,27 +29,6 @@ from yoxla.cli_common import table
 from yoxla.declarations import EditionDeclarations
 
 CORRELATIONS = frozenset(("spearman", "pearson"))  # graders whose chance is 0, not a random answer's
-
-
-def edition_floors(
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]], strategies: Sequence[str] | None = None
-) -> dict[str, dict[str, float]]:
-    """Every strategy's task score (0–100) on each benchmark task over the given rows."""
-    from yoxla.suites.baselines import STRATEGIES, suite_answers
-    from yoxla.suites.benchmark import prepare_rows
-    from yoxla.suites.samples import SampleOutput
-    from yoxla.suites.scoring import score_suite_task
-    from yoxla.suites.worker import WorkerPool
-
-    out: dict[str, dict[str, float]] = {}
-    with WorkerPool() as pool:
-        for tid, rows in rows_by_task.items():
-            prepared = prepare_rows(tid, rows)
-            out[tid] = {}
-            for strategy in strategies or STRATEGIES:
-                answers = [SampleOutput.from_raw(a) for a in suite_answers(strategy, prepared)]
-                out[tid][strategy] = score_suite_task(prepared, answers, pool=pool).score or 0.0
-    return out
 
 
 def chance_score(task_id: str, rows: Sequence[Mapping[str, Any]]) -> float:
@@ -96,7 +75,7 @@ def gate(
     rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
     declarations: EditionDeclarations,
 ) -> list[GateVerdict]:
-    """One verdict per task of ``floors`` (:func:`edition_floors`' output)."""
+    """One verdict per task of ``floors`` (:func:`yoxla.suites.baselines.benchmark_floors`' output)."""
     out = []
     for tid, scores in floors.items():
         decl = declarations.task(tid)

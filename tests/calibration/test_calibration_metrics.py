@@ -219,8 +219,9 @@ def test_report_serialises_to_json():
 def test_cases_for_task_from_results_distributions_and_declarations():
     from yoxla.calibration import LabelDistribution
     from yoxla.declarations import TaskDeclarations
-    from yoxla.rescoring import rescore_task
     from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.suites.scoring import score_builtin_task
 
     task = load_suite().task("nli_v1")
     space = ("entailment", "neutral", "contradiction")
@@ -230,7 +231,9 @@ def test_cases_for_task_from_results_distributions_and_declarations():
         {"id": "r3", "premise": "p", "hypothesis": "h3", "label": "neutral"},
         {"id": "r4", "premise": "p", "hypothesis": "h4", "label": "neutral"},
     ]
-    results = rescore_task(task, rows, ["entailment", "Neutral.", "contradiction", "neutral"]).results
+    prepared, blank = prepare_rows("nli_v1", rows), [None] * len(rows)
+    raws = ["entailment", "Neutral.", "contradiction", "neutral"]
+    results = list(score_builtin_task(prepared, prepared.items, raws, blank, blank).results)
     complete = LabelDistribution.from_masses(space, {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1})
     partial = LabelDistribution.from_masses(
         space, {"neutral": 0.5}, missing={"entailment": 0.3, "contradiction": 0.3}

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from yoxla.baselines import SEED, STRATEGIES, answers, floors
 from yoxla.editions import ManifestEntry, fingerprint
 from yoxla.suite import load_suite
+from yoxla.suites.baselines import SEED, STRATEGIES
+from yoxla.suites.baselines import benchmark_answers as answers
+from yoxla.suites.baselines import benchmark_floors as floors
 from yoxla.suites.benchmark import parse_answer
 from yoxla.validate import validate_rows
 
@@ -147,3 +149,31 @@ def test_floors_score_every_strategy_on_every_task():
 def test_floors_respects_the_strategy_list():
     result = floors({"nli_v1": rows("nli_v1")}, SUITE.tasks, ("majority",))
     assert result == {"nli_v1": {"majority": pytest.approx(50.0)}}
+
+
+def test_the_baseline_provider_answers_prepared_suite_items_only() -> None:
+    from types import SimpleNamespace
+
+    from yoxla.providers.base import ProviderError, ProviderOptions, ProviderSpec, Request
+    from yoxla.providers.baseline import BaselineProvider
+    from yoxla.suites.benchmark import prepare_rows
+
+    rows = [
+        {
+            "id": "n1",
+            "premise": "Uşaqlar parkda oynayır.",
+            "hypothesis": "Uşaqlar çöldədir.",
+            "label": "entailment",
+        }
+    ]
+    provider = BaselineProvider(ProviderSpec("baseline", "baseline"), "first", ProviderOptions())
+    prepared = prepare_rows("nli_v1", rows)
+    item = prepared.items[0]
+    request = Request(
+        task=SimpleNamespace(prepared=prepared), row=item.row, example_id=item.id, messages=[], max_tokens=8
+    )
+    assert provider.generate(request).text == answers("first", "nli_v1", rows)[0]
+    with pytest.raises(ProviderError, match="no prepared suite items"):
+        provider.generate(
+            Request(task=SimpleNamespace(), row=rows[0], example_id="n1", messages=[], max_tokens=8)
+        )

@@ -122,7 +122,7 @@ def test_declarations_that_do_not_fit_the_rows_are_reported():
 
 
 def test_default_gate_leaves_out_only_random():
-    from yoxla.baselines import STRATEGIES
+    from yoxla.suites.baselines import STRATEGIES
 
     assert set(STRATEGIES) - set(DEFAULT_GATE_STRATEGIES) == {"random"}
     assert load_suite()  # the suite the id fields come from

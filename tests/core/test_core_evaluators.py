@@ -1,12 +1,17 @@
-"""Scoring a benchmark task: per-example verdicts, task metrics, task / block / YOXLA scores.
+"""The benchmark's built-in graders on the package suite's tasks: verdicts, task metrics, scores.
 
-Everything is scored on the one path: one answer by :func:`yoxla.suites.benchmark_example.score_answer`,
-a task's answers by the replay (:func:`yoxla.rescoring.rescore_task`).
+Every case scores through the one suite replay: a benchmark task's rows become the package
+suite task's items (:func:`yoxla.suites.benchmark.prepare_rows`) and their answers are scored
+by the built-in fast path (:func:`yoxla.suites.scoring.score_builtin_task`, the graders of
+:mod:`yoxla.suites.builtins`). The per-example cases are tests/core/cases/evaluator_cases.yaml.
+The last section pins the benchmark's result-record layout of the same metrics
+(:func:`yoxla.rescoring.rescore_task`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -16,20 +21,50 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from yoxla.rescoring import rescore_task, task_score
+from yoxla.parsing import answer_text
+from yoxla.rescoring import rescore_task
 from yoxla.stats import block_scores, pearson, spearman, yoxla_score
 from yoxla.suite import load_suite
-from yoxla.suites.benchmark import benchmark_groups
-from yoxla.suites.benchmark_example import example_metrics, score_answer
+from yoxla.suites.benchmark import benchmark_groups, benchmark_task, prepare_rows
+from yoxla.suites.builtins import SPAN_KEYS
+from yoxla.suites.samples import SampleResult, TaskScore
+from yoxla.suites.scoring import ScoringPlan, score_builtin_task
 
+SUITE = load_suite()  # the old contract record: only the layout section reads it
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "evaluator_cases.yaml").read_text(encoding="utf-8"))
-SUITE = load_suite()
 
 
-def evaluate_task(task, rows, raws, finish_reasons=None, errors=None):
-    """(per-example results, task metrics, task score) of the replay."""
-    scored = rescore_task(task, rows, raws, finish_reasons, errors)
-    return scored.results, scored.metrics, scored.score
+def score_task(
+    task_id: str,
+    rows: list[dict],
+    raws: Sequence[str | None],
+    finish_reasons: Sequence[str | None] | None = None,
+    errors: Sequence[str | None] | None = None,
+    breakdowns: Sequence[str] = (),
+) -> TaskScore:
+    """The package suite task's score of ``raws`` (aligned with ``rows``) on the built-in fast path."""
+    prepared = prepare_rows(task_id, rows, breakdowns=breakdowns)
+    n = len(rows)
+    texts = [None if raw is None else answer_text(raw) for raw in raws]
+    return score_builtin_task(
+        prepared, prepared.items, texts, finish_reasons or [None] * n, errors or [None] * n
+    )
+
+
+def evaluate_task(task_id, rows, raws, finish_reasons=None, errors=None, breakdowns=()):
+    """(per-example results, task metrics, task score)."""
+    scored = score_task(task_id, rows, raws, finish_reasons, errors, breakdowns)
+    return list(scored.results), scored.metrics, scored.score
+
+
+def score_answer(task_id: str, row: dict, raw: str | None, fin: str | None = None, err: str | None = None):
+    """The verdict on one answer to ``row``."""
+    return score_task(task_id, [row], [raw], [fin], [err]).results[0]
+
+
+def sts_prediction(res: SampleResult) -> float:
+    """What the STS closeness was measured from: the valid answer, else the range's midpoint."""
+    return float(res.number) if res.valid and res.number is not None else 2.5
 
 
 def _num(value) -> float:
@@ -70,7 +105,7 @@ def _nli_rows(golds: list[str]) -> list[dict]:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in DATA["abstention"]])
 def test_abstention_example(case):
-    task = SUITE.task("qa_abstention_v1")
+    task = "qa_abstention_v1"
     row = _qa_row("q1", DATA["contexts"][case["context"]], case["answer"])
     got = score_answer(task, row, case["raw"])
     assert got.score == pytest.approx(_num(case["score"]))
@@ -79,7 +114,7 @@ def test_abstention_example(case):
 
 
 def test_abstention_task_metrics():
-    task = SUITE.task("qa_abstention_v1")
+    task = "qa_abstention_v1"
     ctx = DATA["contexts"]["metro"]
     rows = [
         _qa_row("a1", ctx, "1967-ci ildə"),  # quoted exactly           -> 1
@@ -107,15 +142,15 @@ def test_abstention_task_metrics():
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in DATA["sts"]])
 def test_sts_example(case):
-    task = SUITE.task("sts_v1")
+    task = "sts_v1"
     got = score_answer(task, _sts_rows([case["gold"]])[0], case["raw"])
-    assert example_metrics(task, got)["prediction"] == pytest.approx(case["prediction"])
+    assert sts_prediction(got) == pytest.approx(case["prediction"])
     assert got.score == pytest.approx(case["score"])
     assert got.outcome == case["outcome"]
 
 
 def test_sts_invalid_output_is_imputed_at_midpoint_for_spearman():
-    task = SUITE.task("sts_v1")
+    task = "sts_v1"
     golds = [0.0, 1.0, 3.0, 4.0, 5.0]
     rows = _sts_rows(golds)
     _, perfect, _ = evaluate_task(task, rows, ["0", "1", "3", "4", "5"])
@@ -135,19 +170,11 @@ def test_sts_invalid_output_is_imputed_at_midpoint_for_spearman():
 
 
 def test_sts_errors_are_measured_on_valid_rows():
-    task = SUITE.task("sts_v1")
+    task = "sts_v1"
     _, m, _ = evaluate_task(task, _sts_rows([0.0, 2.0, 4.0, 5.0, 1.0]), ["1", "2", "3.5", "5", ""])
     assert m["mae"] == pytest.approx((1 + 0 + 0.5 + 0) / 4)
     assert m["rmse"] == pytest.approx(math.sqrt((1 + 0 + 0.25 + 0) / 4))
     assert m["n_valid"] == 4
-
-
-def test_sts_errors_are_absent_when_no_answer_is_valid():
-    """0.0 would read as a perfect error for a model that never answered."""
-    task = SUITE.task("sts_v1")
-    _, m, _ = evaluate_task(task, _sts_rows([0.0, 2.0, 4.0]), ["?", "", "bilmirəm"])
-    assert m["n_valid"] == 0
-    assert "mae" not in m and "rmse" not in m
 
 
 @pytest.mark.parametrize(
@@ -155,7 +182,7 @@ def test_sts_errors_are_absent_when_no_answer_is_valid():
     [pytest.param(["3"] * 5, id="constant_valid"), pytest.param(["?"] * 5, id="all_invalid")],
 )
 def test_sts_constant_predictions_give_zero_correlation(raws):
-    task = SUITE.task("sts_v1")
+    task = "sts_v1"
     _, m, score = evaluate_task(task, _sts_rows([0.0, 1.0, 3.0, 4.0, 5.0]), raws)
     assert m["spearman"] == 0.0
     assert m["pearson"] == 0.0
@@ -163,7 +190,7 @@ def test_sts_constant_predictions_give_zero_correlation(raws):
 
 
 def test_sts_negative_correlation_scores_zero():
-    task = SUITE.task("sts_v1")
+    task = "sts_v1"
     _, m, score = evaluate_task(task, _sts_rows([0.0, 1.0, 3.0, 4.0, 5.0]), ["5", "4", "3", "1", "0"])
     assert m["spearman"] == pytest.approx(-1.0)
     assert score == 0.0
@@ -206,7 +233,7 @@ def test_pearson_of_constant_float_vectors_is_zero_not_plus_minus_one(x, y):
 
 
 def test_classification_metrics():
-    task = SUITE.task("nli_v1")
+    task = "nli_v1"
     golds = ["entailment", "entailment", "neutral", "neutral", "contradiction", "contradiction"]
     raws = ["entailment", "Entailment", "neutral", "entailment", "contradiction", "Neutral."]
     results, m, score = evaluate_task(task, _nli_rows(golds), raws)
@@ -227,7 +254,7 @@ def test_classification_metrics():
 
 
 def test_invalid_output_is_wrong_even_if_it_names_the_gold():
-    task = SUITE.task("rag_verification_v1")
+    task = "rag_verification_v1"
     row = {
         "id": "r1",
         "context": "Bakı Azərbaycanın paytaxtıdır.",
@@ -241,7 +268,7 @@ def test_invalid_output_is_wrong_even_if_it_names_the_gold():
 
 
 def test_near_miss_counts_are_reported_per_kind():
-    task = SUITE.task("rag_verification_v1")
+    task = "rag_verification_v1"
     rows = [{"id": f"r{i}", "context": "Mətn.", "claim": "İddia.", "label": "YOXDUR"} for i in range(5)]
     _, m, _ = evaluate_task(task, rows, ["YOKDUR", "yokdur", "YOXDUR.", "TESDIQ", "YOXDUR"])
     assert m["near_miss"] == {"letter_folded": 1, "trailing_punctuation": 1, "turkish_spelling": 2}
@@ -250,7 +277,7 @@ def test_near_miss_counts_are_reported_per_kind():
 
 
 def test_breakdown_accuracy_for_claim_type():
-    task = SUITE.task("rag_verification_v1")
+    task = "rag_verification_v1"
     spec = [
         ("original", "TƏSDİQ", "TƏSDİQ"),
         ("original", "ZİDD", "ZİDD"),
@@ -263,7 +290,7 @@ def test_breakdown_accuracy_for_claim_type():
         {"id": f"r{i}", "context": "Mətn.", "claim": "İddia.", "label": g, "claim_type": t}
         for i, (t, g, _) in enumerate(spec)
     ]
-    _, m, _ = evaluate_task(task, rows, [raw for _, _, raw in spec])
+    _, m, _ = evaluate_task(task, rows, [raw for _, _, raw in spec], breakdowns=("claim_type",))
     assert m["per_claim_type_accuracy"] == {
         "absent": {"accuracy": pytest.approx(1.0), "n": 1},
         "counterfactual": {"accuracy": pytest.approx(1 / 3), "n": 3},
@@ -281,14 +308,14 @@ def test_breakdown_key_follows_the_task():
             "phenomenon": "uzlaşma",
         }
     ]
-    _, m, _ = evaluate_task(SUITE.task("minimal_pairs_v1"), rows, ["A"])
+    _, m, _ = evaluate_task("minimal_pairs_v1", rows, ["A"], breakdowns=("phenomenon",))
     assert m["per_phenomenon_accuracy"] == {"uzlaşma": {"accuracy": 1.0, "n": 1}}
-    _, m, _ = evaluate_task(SUITE.task("nli_v1"), _nli_rows(["neutral"]), ["neutral"])
+    _, m, _ = evaluate_task("nli_v1", _nli_rows(["neutral"]), ["neutral"])
     assert not any(k.startswith("per_") and k != "per_class_accuracy" for k in m)
 
 
 def test_generation_error_and_truncation_score_like_invalid():
-    task = SUITE.task("nli_v1")
+    task = "nli_v1"
     rows = _nli_rows(["neutral", "neutral", "neutral"])
     results, m, _ = evaluate_task(
         task,
@@ -316,7 +343,9 @@ def test_generation_error_and_truncation_score_like_invalid():
     ],
 )
 def test_task_score_is_primary_metric_clamped_times_100(task_id, metrics, expected):
-    assert task_score(SUITE.task(task_id), metrics) == pytest.approx(expected)
+    primary = ScoringPlan(benchmark_task(task_id)).primary
+    scored = TaskScore(task_id, "", primary, True, (), metrics, (), ())
+    assert scored.score == pytest.approx(expected)
 
 
 def test_block_score_is_macro_average_of_task_scores():
@@ -330,7 +359,7 @@ def test_block_score_is_macro_average_of_task_scores():
 
 def test_a_long_task_does_not_outweigh_a_short_one():
     # 200 rows all wrong (nli) and 50 rows all right (sentiment): the block is 50, not 20.
-    nli, senti = SUITE.task("nli_v1"), SUITE.task("sentiment_v1")
+    nli, senti = "nli_v1", "sentiment_v1"
     nli_rows = _nli_rows(["neutral"] * 200)
     senti_rows = [{"id": f"s{i}", "text": "Xidmət əla idi!", "label": "positive"} for i in range(50)]
     s_nli = evaluate_task(nli, nli_rows, ["contradiction"] * 200)[2]
@@ -361,57 +390,55 @@ def test_yoxla_score_from_task_scores_end_to_end():
 
 
 def test_task_metrics_count_outcomes():
-    task = SUITE.task("nli_v1")
+    task = "nli_v1"
     _, m, _ = evaluate_task(task, _nli_rows(["neutral", "entailment"]), ["neutral", ""])
     assert m["outcomes"] == {"correct": 1, "invalid": 1}
     assert (m["n"], m["n_valid"]) == (2, 1)
     assert m["near_miss"] == {"empty": 1}
 
 
-# A run's predictions.jsonl line: the verdict's scores under the benchmark's per-example names ----
+# Each built-in grader's per-sample scores -----------------------------------------------------
+
+SPAN = [name for _, name in SPAN_KEYS]  # the span grader's scores, in the order it reports them
 
 
-def test_prediction_line_metrics_of_each_evaluator():
-    nli = SUITE.task("nli_v1")
+def test_per_sample_scores_of_each_grader():
     row = _nli_rows(["neutral"])[0]
-    assert example_metrics(nli, score_answer(nli, row, "neutral")) == {"correct": 1.0}
-    assert example_metrics(nli, score_answer(nli, row, "Neutral.")) == {"correct": 0.0}
+    assert score_answer("nli_v1", row, "neutral").scores == {"accuracy": 1.0}
+    assert score_answer("nli_v1", row, "Neutral.").scores == {"accuracy": 0.0}
 
-    sts = SUITE.task("sts_v1")
     row = _sts_rows([3.0])[0]
-    assert example_metrics(sts, score_answer(sts, row, "4.5")) == {"prediction": 4.5, "abs_error": 1.5}
+    got = score_answer("sts_v1", row, "4.5")
+    assert (sts_prediction(got), got.scores) == (4.5, {"closeness": pytest.approx(0.7), "abs_error": 1.5})
     # an invalid answer or a failed request is measured at the range's midpoint
-    assert example_metrics(sts, score_answer(sts, row, "bilmirəm")) == {"prediction": 2.5, "abs_error": 0.5}
-    failed = score_answer(sts, row, None, None, "HTTP 503")
+    got = score_answer("sts_v1", row, "bilmirəm")
+    assert (sts_prediction(got), got.scores) == (2.5, {"closeness": pytest.approx(0.9), "abs_error": 0.5})
+    failed = score_answer("sts_v1", row, None, None, "HTTP 503")
     assert failed.outcome == "generation_error"
-    assert example_metrics(sts, failed) == {"prediction": 2.5, "abs_error": 0.5}
+    assert (sts_prediction(failed), failed.scores["abs_error"]) == (2.5, 0.5)
 
-    qa = SUITE.task("extractive_qa_v1")
     ctx = DATA["contexts"]["metro"]
     row = _qa_row("q1", ctx, "1967-ci ildə")
-    span = example_metrics(qa, score_answer(qa, row, "1967-ci ildə"))
-    assert list(span) == [
-        "span_recall",
-        "span_precision",
-        "exact_span",
-        "unsupported",
-        "over_sentence",
-        "token_f1",
-        "normalized_em",
-        "strict_em",
-    ]
-    assert span["span_recall"] == 1.0 and span["exact_span"] == 1.0 and span["unsupported"] == 0.0
-    invalid = example_metrics(qa, score_answer(qa, row, ""))
-    assert list(invalid) == list(span) and set(invalid.values()) == {0.0}
+    span = score_answer("extractive_qa_v1", row, "1967-ci ildə").scores
+    assert list(span) == SPAN and len(SPAN) == 8
+    assert span["span_recall"] == 1.0 and span["exact_span_rate"] == 1.0 and span["unsupported_rate"] == 0.0
+    invalid = score_answer("extractive_qa_v1", row, "").scores
+    assert list(invalid) == SPAN and set(invalid.values()) == {0.0}
 
-    ab = SUITE.task("qa_abstention_v1")
     unanswerable = _qa_row("u1", ctx, None)
-    assert example_metrics(ab, score_answer(ab, unanswerable, "CAVAB YOXDUR")) == {"score": 1.0}
-    answered = example_metrics(ab, score_answer(ab, row, "1967-ci ildə"))
-    assert list(answered) == ["score", *span] and answered["score"] == 1.0
+    assert score_answer("qa_abstention_v1", unanswerable, "CAVAB YOXDUR").scores == {"overall_score": 1.0}
+    answered = score_answer("qa_abstention_v1", row, "1967-ci ildə").scores
+    assert list(answered) == ["overall_score", *SPAN] and answered["overall_score"] == 1.0
 
 
-# The replay (yoxla.rescoring.rescore_task) through the suite path ------------------------------
+# The benchmark's result-record layout of the same metrics (yoxla.rescoring.rescore_task) -----------
+
+
+def test_sts_errors_are_absent_when_no_answer_is_valid():
+    """0.0 would read as a perfect error for a model that never answered."""
+    m = rescore_task(SUITE.task("sts_v1"), _sts_rows([0.0, 2.0, 4.0]), ["?", "", "bilmirəm"]).metrics
+    assert m["n_valid"] == 0
+    assert "mae" not in m and "rmse" not in m
 
 
 def _gold_answers(task, rows) -> list[str]:
@@ -421,7 +448,6 @@ def _gold_answers(task, rows) -> list[str]:
 def test_replay_with_a_reused_fingerprint_scores_the_rows_it_is_given():
     """The prepared items are remembered by the rows' fingerprint, but never serve other rows."""
     from yoxla.editions import load_edition, load_rows
-    from yoxla.rescoring import rescore_task
 
     task = SUITE.task("intent_v1")
     rows = load_rows(load_edition("sample"), task.id)
@@ -435,7 +461,7 @@ def test_replay_with_a_reused_fingerprint_scores_the_rows_it_is_given():
 
 def test_replay_memo_shares_verdicts_between_files_and_changes_nothing():
     from yoxla.editions import fingerprint, load_edition, load_rows
-    from yoxla.rescoring import ScoreCache, rescore_task
+    from yoxla.rescoring import ScoreCache
 
     task = SUITE.task("extractive_qa_v1")
     rows = load_rows(load_edition("sample"), task.id)

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from yoxla import spans
 from yoxla.editions import fingerprint, load_edition, load_rows
 from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task, choice_space, prepare_rows, task_ids
 from yoxla.text import tokens
 
-SUITE = load_suite()
+SUITE = load_suite()  # the old contract record: only the memo test (yoxla.rescoring) reads it
 WORDS = ["Bakı", "BAKI", "şəhər", "İçərişəhər", "ı", "i", "İ", "I", "və", "2000-ci", "e\u0301", "_", "ilə"]
 GLUE = [" ", ", ", ".", "-", "«", "»", "\n", ""]
 texts = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(GLUE)), max_size=12).map(
@@ -47,8 +48,9 @@ def test_shared_token_count_is_the_counter_intersection(p, g):
     assert spans._common(p, g) == sum((Counter(p) & Counter(g)).values())
 
 
-def _answers(task, rows, shift: int) -> list[str]:
-    gold = [task.answer.abstain.value if r[task.gold] is None else str(r[task.gold]) for r in rows]
+def _answers(prepared, shift: int) -> list[str]:
+    """Each item's target (the gold, or the abstention phrase) in one of five forms."""
+    gold = [item.target for item in prepared.items]
     forms = ("{}", "Cavab: {}", "**{}**", "bilmirəm", "")
     return [forms[(i + shift) % len(forms)].format(g) for i, g in enumerate(gold)]
 
@@ -67,7 +69,7 @@ def test_replay_gives_the_same_with_an_empty_a_full_or_a_partly_filled_memo():
         rows = load_rows(load_edition("sample"), tid)
         token = fingerprint(rows)
         errors = ["HTTP 503" if i % 4 == 2 else None for i in range(len(rows))]
-        answers = _answers(task, rows, 0)
+        answers = _answers(prepare_rows(tid, rows), 0)
         plain = rescore_task(task, rows, answers, None, errors)
         closed = ScoreCache(max_entries=0)
         none_kept = rescore_task(task, rows, answers, None, errors, cache=closed, rows_token=token)
@@ -83,17 +85,15 @@ def test_replay_gives_the_same_with_an_empty_a_full_or_a_partly_filled_memo():
 
 
 def test_answer_columns_score_as_sample_outputs():
-    from yoxla.rescoring import _prepare
     from yoxla.suites.samples import SampleOutput
     from yoxla.suites.scoring import TaskScorer
     from yoxla.suites.worker import WorkerPool
 
     for tid in ("qa_abstention_v1", "intent_v1"):
-        task = SUITE.task(tid)
         rows = load_rows(load_edition("sample"), tid)
-        prepared = _prepare(task, rows, None)
+        prepared = prepare_rows(tid, rows, breakdowns=benchmark_task(tid).spec.breakdowns)
         scorer = TaskScorer(prepared, WorkerPool())
-        answers = _answers(task, rows, 1)
+        answers = _answers(prepared, 1)
         finish = ["length" if i % 3 == 0 else "stop" for i in range(len(rows))]
         errors = ["HTTP 500" if i % 5 == 4 else None for i in range(len(rows))]
         outputs = [SampleOutput.from_raw(a, f, e) for a, f, e in zip(answers, finish, errors, strict=True)]
@@ -107,17 +107,19 @@ def test_answer_columns_score_as_sample_outputs():
 def test_modal_answer_on_a_tie_is_the_one_counted_first():
     """The tally counts answers in a plain dict: on a tie the modal answer is still the one
     ``Counter.most_common`` gives (the first counted)."""
-    from yoxla.rescoring import rescore_task
+    from yoxla.suites.scoring import score_builtin_task
 
-    task = SUITE.task("nli_v1")
-    rows = load_rows(load_edition("sample"), task.id)
-    labels = list(task.answer.label_values)
+    rows = load_rows(load_edition("sample"), "nli_v1")
+    prepared = prepare_rows("nli_v1", rows)
+    labels = list(choice_space("nli_v1", None) or ())
+    assert len(labels) == 3
     for first in (labels[2], labels[0], labels[1]):
         order = [first, *[x for x in labels if x != first]]
         answers = [order[i % len(order)] for i in range(len(rows))]
         tied = Counter(answers)
         assert len(set(list(tied.values())[:2])) == 1  # the first two labels tie
-        got = rescore_task(task, rows, answers).metrics
+        blank = [None] * len(rows)
+        got = score_builtin_task(prepared, prepared.items, answers, blank, blank).metrics
         assert got["modal_answer"] == Counter(answers).most_common(1)[0][0] == first
 
 
@@ -147,24 +149,24 @@ def test_a_tally_taken_in_bulk_is_the_tally_taken_one_sample_at_a_time():
     from dataclasses import replace
     from types import MappingProxyType
 
-    from yoxla.rescoring import _prepare
     from yoxla.suites.scoring import TaskScorer
     from yoxla.suites.tally import Tally
     from yoxla.suites.worker import WorkerPool
 
     seen_cells = 0
-    for tid in SUITE.tasks:
-        task = SUITE.task(tid)
+    for tid in task_ids():
         rows = load_rows(load_edition("sample"), tid)
-        scorer = TaskScorer(_prepare(task, rows, None), WorkerPool())
+        breakdowns = benchmark_task(tid).spec.breakdowns
+        prepared = prepare_rows(tid, rows, breakdowns=breakdowns)
+        scorer = TaskScorer(prepared, WorkerPool())
         items = list(scorer.prepared.items)
-        results = scorer.score_columns(
-            items, _answers(task, rows, 2), [None] * len(rows), [None] * len(rows)
-        )[0]
+        results = scorer.score_columns(items, _answers(prepared, 2), [None] * len(rows), [None] * len(rows))[
+            0
+        ]
         results[0] = replace(results[0], grader_error="broken", scores={}, score=None)
         results[-1] = replace(results[-1], source=None)
-        if task.breakdown:
-            items[1] = replace(items[1], row={k: v for k, v in items[1].row.items() if k != task.breakdown})
+        if breakdowns:  # a row without the first breakdown field
+            items[1] = replace(items[1], row={k: v for k, v in items[1].row.items() if k != breakdowns[0]})
         for kind in (dict, MappingProxyType):
             its = [replace(it, row=kind(it.row)) for it in items] if kind is not dict else items
             bulk, each = Tally(scorer.plan), Tally(scorer.plan)

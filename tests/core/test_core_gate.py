@@ -7,7 +7,8 @@ import pytest
 from yoxla.cli import run
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
-from yoxla.gate import chance_score, edition_floors, gate, report
+from yoxla.gate import chance_score, gate, report
+from yoxla.suites.baselines import benchmark_floors
 
 SAMPLE = load_edition("sample")
 
@@ -49,7 +50,7 @@ def skewed_verification_rows() -> list[dict]:
 
 def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
     rows = {"nli_v1": sample_rows("nli_v1"), "rag_verification_v1": skewed_verification_rows()}
-    scores = edition_floors(rows)
+    scores = benchmark_floors(rows, rows)
     plain = parse_declarations({"edition": "sample"})
     verdicts = {v.task: v for v in gate(scores, rows, plain)}
     assert verdicts["nli_v1"].passed
@@ -76,7 +77,7 @@ def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
 
 def test_a_threshold_declared_for_one_strategy_leaves_the_others_at_chance_plus_margin():
     rows = {"rag_verification_v1": skewed_verification_rows()}
-    scores = edition_floors(rows)
+    scores = benchmark_floors(rows, rows)
     only_overlap = parse_declarations(
         {
             "edition": "sample",
@@ -109,7 +110,7 @@ def test_a_gate_entry_naming_an_unknown_strategy_is_refused():
 def test_random_is_not_gated_by_default():
     tid = "az_tr_interference_v1"  # random's seeded draw scores 66.67 > 65 on these 12 rows
     rows = {tid: sample_rows(tid)}
-    scores = edition_floors(rows)
+    scores = benchmark_floors(rows, rows)
     assert scores[tid]["random"] > 65.0
     (verdict,) = gate(scores, rows, parse_declarations({"edition": "sample"}))
     assert "random" not in verdict.scores and verdict.passed
@@ -150,7 +151,7 @@ def test_edition_floors_are_the_suite_floors_of_the_package_suite():
     from yoxla.suites.worker import WorkerPool
 
     ids = ["nli_v1", "sts_v1", "extractive_qa_v1"]
-    ours = edition_floors({tid: sample_rows(tid) for tid in ids})
+    ours = benchmark_floors({tid: sample_rows(tid) for tid in ids}, ids)
     with WorkerPool() as pool:
         theirs = floor_scores(load_suite_manifest("yoxla-sample"), pool)
     for tid in ids:

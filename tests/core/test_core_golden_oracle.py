@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from yoxla.baselines import STRATEGIES
 from yoxla.editions import load_edition
+from yoxla.suites.baselines import STRATEGIES
 from yoxla.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]

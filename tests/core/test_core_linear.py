@@ -18,8 +18,8 @@ import pytest
 from yoxla import parsing, spans, text
 from yoxla.editions import load_edition, load_rows
 from yoxla.parsing import answer_text, strip_wrappers
-from yoxla.suite import load_suite
-from yoxla.suites.benchmark_example import score_answer
+from yoxla.suites.benchmark import prepare_rows
+from yoxla.suites.scoring import score_builtin_task
 
 MB = 1_000_000
 _MIRROR = str.maketrans("«»“”", "»«”“")
@@ -137,7 +137,6 @@ def test_sentence_ends_are_tried_once_per_run_of_punctuation(monkeypatch):
     assert len(spans.sentence_bounds(flat)) == 2  # the word before each dot is read backwards
 
 
-SUITE = load_suite()
 EDITION = load_edition("sample")
 TASKS = ["nli_v1", "knowledge_choice_v1", "extractive_qa_v1", "qa_abstention_v1", "sts_v1"]
 ROWS = {tid: load_rows(EDITION, tid)[0] for tid in TASKS}
@@ -158,5 +157,6 @@ ANSWER_SHAPES: dict[str, Callable[[int], str]] = {
 def test_a_pathological_answer_of_a_megabyte_scores_for_every_kind_of_task(shape):
     raw = ANSWER_SHAPES[shape](MB)
     for tid in TASKS:
-        result = score_answer(SUITE.task(tid), ROWS[tid], raw)
+        prepared = prepare_rows(tid, [ROWS[tid]])  # the package suite task, on the built-in fast path
+        result = score_builtin_task(prepared, prepared.items, [answer_text(raw)], [None], [None]).results[0]
         assert result.outcome in ("correct", "wrong", "invalid", "abstained"), (tid, result.outcome)

@@ -23,7 +23,6 @@ import pytest
 from gradio.components.plot import PlotData
 from leaderboard_helpers import COMMITTED, REPO, value, view_context, write
 
-from yoxla.baselines import answers as baseline_answers
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.metrics import ECE_BINS
 from yoxla.calibration.ranking import explain_order
@@ -42,6 +41,7 @@ from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leader
 from yoxla.leaderboard.views.model_tables import model_scores
 from yoxla.leaderboard.views.tasks import spreads_table, task_models_table
 from yoxla.suite import load_suite
+from yoxla.suites.baselines import benchmark_answers as baseline_answers
 
 SPACE = ("entailment", "neutral", "contradiction")
 ORDER = ["yoxla", "group_consistency", "high_confidence_error_rate", "mean_gold_p"]

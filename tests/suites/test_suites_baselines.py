@@ -103,15 +103,18 @@ def test_labels_are_chosen_by_the_descriptions_the_prompt_lists(tmp_path) -> Non
 
 @pytest.mark.parametrize("task_id", ["extractive_qa_v1", "qa_abstention_v1"])
 def test_a_span_tasks_chance_is_the_mean_score_of_a_random_sentence(task_id) -> None:
-    from yoxla.suite import load_suite
     from yoxla.suites.baselines import sentences
-    from yoxla.suites.benchmark_example import score_answer
+    from yoxla.suites.benchmark import strict_rule
+    from yoxla.suites.scoring import score_builtin_task
 
-    task, rows = load_suite().task(task_id), load_rows(SAMPLE, task_id)
+    rows, abstain = load_rows(SAMPLE, task_id), strict_rule(task_id).abstain
     per_row = []
     for row in rows:  # each sentence scored alone, as a run scores one answer
-        options = sentences(row["context"]) + ([task.answer.abstain.value] if task.answer.abstain else [])
-        per_row.append(sum(score_answer(task, row, o).score for o in options) / len(options))
+        options = sentences(row["context"]) + ([abstain] if abstain else [])
+        item = prepare_rows(task_id, [row])
+        n = len(options)
+        scored = score_builtin_task(item, item.items * n, options, [None] * n, [None] * n).results
+        per_row.append(sum(r.score or 0.0 for r in scored) / n)
     expected = 100.0 * sum(per_row) / len(per_row)
     assert chance_score(prepare_rows(task_id, rows)) == pytest.approx(expected, abs=1e-9)
     assert expected > 20.0  # a quoted sentence often holds the answer: far above "the most common target"

@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from yoxla.baselines import STRATEGIES
-from yoxla.baselines import floors as baseline_floors
 from yoxla.editions import load_edition, load_rows
 from yoxla.suite import Task, load_suite
+from yoxla.suites.baselines import STRATEGIES
+from yoxla.suites.baselines import benchmark_floors as baseline_floors
 
 CHANCE_NOTES = {
     "classification": "a uniform guess over the answer space",

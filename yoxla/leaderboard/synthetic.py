@@ -25,7 +25,7 @@ Answers = Mapping[str, list[str | None]] | Callable[[str, list[dict[str, Any]]],
 
 def _raws(answers: Answers, tid: str, rows: list[dict[str, Any]]) -> list[str | None]:
     if isinstance(answers, str):
-        from yoxla.baselines import answers as baseline_answers
+        from yoxla.suites.baselines import benchmark_answers as baseline_answers
 
         return list(baseline_answers(answers, load_suite().task(tid), rows))
     if callable(answers):

@@ -1,8 +1,9 @@
 """``suite-baseline``: the offline ``baseline`` provider under its older name (kept as an alias).
 
 Before every run went through the suite engine, ``baseline`` answered the built-in tasks and
-``suite-baseline`` suite items; now :class:`~yoxla.providers.baseline.BaselineProvider` answers
-both, and ``--provider suite-baseline`` is the same strategies with this name in the result.
+``suite-baseline`` suite items; now every run sends suite items, both names are
+:class:`~yoxla.providers.baseline.BaselineProvider`, and ``--provider suite-baseline`` is the same
+strategies with this name in the result.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ A strategy reads nothing of the model, only what a prepared item carries: its an
 (the prompt template's field references, in order; ``{{field | numbered}}`` ones are lists),
 its rendered prompt, and the task's strict extraction (mode, numeric range, abstention
 phrase). The benchmark's eleven tasks are suite tasks too (:func:`yoxla.suites.benchmark.prepare_rows`),
-so these are the benchmark's baselines as well (:mod:`yoxla.baselines` delegates here).
+so these are the benchmark's baselines as well (:func:`benchmark_answers` and
+:func:`benchmark_floors` over an edition's rows).
 
 Each task has one *shape*, read once:
 
@@ -51,9 +52,9 @@ import random
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from yoxla.spans import sentence_bounds
 from yoxla.suites import spec as S
@@ -368,6 +369,75 @@ def answers_by_id(strategy: str, prepared: PreparedTask, seed: int = SEED) -> di
 def suite_answer(strategy: str, prepared: PreparedTask, item: Item, seed: int = SEED) -> str:
     """The answer of ``strategy`` to ``item`` (computed once for all the task's items)."""
     return answers_by_id(strategy, prepared, seed)[item.id]
+
+
+# The benchmark's rows ----------------------------------------------------------------------------
+
+# An edition's rows of a benchmark task become the package suite task's items
+# (:func:`yoxla.suites.benchmark.prepare_rows`); their answers are scored as a model's are, by
+# the suite replay's built-in fast path (:func:`yoxla.suites.scoring.score_builtin_task`). The
+# scores are the benchmark's floors (``yoxla floors``, the boards' floor rows).
+
+
+class _Named(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+def _benchmark_items(task_id: str, rows: Sequence[Mapping[str, Any]]) -> PreparedTask:
+    """The task's rows as suite items, one per row, in row order."""
+    from yoxla.suites.benchmark import prepare_rows
+
+    prepared = prepare_rows(task_id, rows)
+    if len(prepared.items) != len(rows):
+        raise ValueError(f"{task_id}: {len(rows)} rows gave {len(prepared.items)} items")
+    return prepared
+
+
+def _benchmark_strategy(strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown baseline strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
+
+
+def benchmark_answers(
+    strategy: str, task: str | _Named, rows: Sequence[Mapping[str, Any]], seed: int = SEED
+) -> list[str]:
+    """The strategy's raw answer for every row of a benchmark task (its id, or anything with
+    that ``id``), in row order."""
+    _benchmark_strategy(strategy)
+    return suite_answers(strategy, _benchmark_items(task if isinstance(task, str) else task.id, rows), seed)
+
+
+def benchmark_floors(
+    task_rows: Mapping[str, Sequence[Mapping[str, Any]]],
+    tasks: Collection[str],
+    strategies: tuple[str, ...] = STRATEGIES,
+) -> dict[str, dict[str, float]]:
+    """Score of every strategy on every task: {task_id: {strategy: score}}.
+
+    ``tasks``: the task ids the caller's edition has (a mapping keyed by id will do); a task
+    of ``task_rows`` outside it is a KeyError.
+    """
+    from yoxla.parsing import answer_text
+    from yoxla.suites.scoring import score_builtin_task
+
+    for strategy in strategies:
+        _benchmark_strategy(strategy)
+    out: dict[str, dict[str, float]] = {}
+    for tid, rows in task_rows.items():
+        if tid not in tasks:
+            raise KeyError(tid)
+        prepared = _benchmark_items(tid, rows)  # prepared once: every strategy answers the same items
+        items = prepared.items
+        blank: list[str | None] = [None] * len(items)
+        out[tid] = {}
+        for s in strategies:
+            texts: list[str | None] = [answer_text(a) for a in suite_answers(s, prepared)]
+            score = score_builtin_task(prepared, items, texts, blank, blank).score
+            if score is None:
+                raise ValueError(f"{tid}: the task has no 0-100 score")
+            out[tid][s] = score
+    return out
 
 
 # Floors and the shortcut gate ---------------------------------------------------------------------

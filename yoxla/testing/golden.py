@@ -135,7 +135,8 @@ AnswerSet = tuple[list[str | None], list[str | None], list[str | None], list[dic
 
 def answer_sets(task: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, AnswerSet]:
     """Every answer set for one task: name -> (raws, finish reasons, errors, distributions)."""
-    from yoxla.baselines import STRATEGIES, answers
+    from yoxla.suites.baselines import STRATEGIES
+    from yoxla.suites.baselines import benchmark_answers as answers
 
     n = len(rows)
     plain = [dict(r) for r in rows]
