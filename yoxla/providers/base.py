@@ -1,4 +1,4 @@
-"""The provider interface: how one benchmark example becomes one model attempt.
+"""The provider interface: how one suite item becomes one model attempt.
 
 A provider says how to connect; the model id comes at run time. Providers are registered
 by backend name and imported only when used, so ``import yoxla`` never pulls in openai,
@@ -56,11 +56,14 @@ class TaskRef(Protocol):
 
 @dataclass(frozen=True)
 class Request:
-    """One example's prompt and generation settings.
+    """One call's messages and generation settings.
 
-    ``task`` is the run's task (:class:`yoxla.run.plan.PlannedTask`): a provider reads only
-    its ``id`` (:class:`TaskRef`). The fields after
-    ``thinking`` are set by suite runs only (the built-in tasks send none of them).
+    A run makes one per suite item (:func:`yoxla.run.plan.suite_request`: every field, the
+    benchmark's tasks included, since they are package suites); a judge call
+    (:mod:`yoxla.run.judge`) and ``yoxla providers test`` set only the fields up to
+    ``thinking``, the others keeping their defaults. ``task`` is the run's task
+    (:class:`yoxla.run.plan.PlannedTask`) or a stand-in: a provider reads only its ``id``
+    (:class:`TaskRef`).
     """
 
     task: TaskRef
@@ -71,15 +74,15 @@ class Request:
     temperature: float = 0.0
     top_p: float = 1.0
     thinking: bool = False
-    # Suite runs: request fields every OpenAI-compatible API takes (stop, presence/frequency
+    # Set from the task's generation settings: request fields every OpenAI-compatible API takes (stop, presence/frequency
     # penalties), provider passthrough for upstreams that are not OpenAI itself (sent in the
     # body as extra fields), and the task's own timeout and retry budget (None: the run's).
     options: dict[str, Any] = field(default_factory=dict)
     passthrough: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     max_retries: int | None = None
-    # Suite runs: the item's closed answer space (yoxla.suites.space.probability_space), over
-    # which answer probabilities are asked for; None: an open answer (no probabilities asked).
+    # The item's closed answer space (yoxla.suites.space.probability_space), over which answer
+    # probabilities are asked for; None: an open answer (or a judge call, a connection test).
     space: tuple[str, ...] | None = None
 
 

@@ -15,7 +15,9 @@ numeric_tolerance   numeric_tolerance (``tolerance``,
 token_f1            token_f1 (Azerbaijani tokens)
 spearman            closeness, abs_error (``closeness``: 1 -    spearman, pearson, *_valid, mae,
                     |error| / range, the sample's score;        rmse (invalid imputed: ``impute``,
-                    ``correct_within``: its outcome)            else the strict range's midpoint)
+                    ``correct_within``: its outcome)            else the strict range's midpoint;
+                                                                mae, rmse: the valid answers',
+                                                                None without one)
 span                span_recall, span_precision,                (their means)
                     exact_span_rate, unsupported_rate,
                     over_sentence_rate, token_f1,
@@ -280,8 +282,9 @@ class Spearman(Builtin):
             "pearson": pearson(pred, gold),
             "spearman_valid": spearman(vp, vg),
             "pearson_valid": pearson(vp, vg),
-            "mae": mean(errors),
-            "rmse": math.sqrt(mean([e * e for e in errors])),
+            # no valid answer: no error to report (0.0 would read as a perfect one), like the score
+            "mae": mean(errors) if errors else None,
+            "rmse": math.sqrt(mean([e * e for e in errors])) if errors else None,
         }
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 FIRST_ROWS = 3
@@ -40,6 +41,7 @@ def _judge_stub(request: dict[str, Any]) -> Any:
 def cmd_validate(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import aggregation, suite_hash
     from yoxla.suites.prepare import prepare_task
+    from yoxla.suites.registry import is_file
     from yoxla.suites.samples import SampleOutput
     from yoxla.suites.scoring import score_suite_task
     from yoxla.suites.spec_data import HubDataset
@@ -102,8 +104,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
             print(f"  graders answer (the target as the answer): {shown or 'ok'}")
             print(f"  task hash {prepared.task_hash}")
+    by_id = not is_file(Path(args.file))  # a committed suite named by its id: no absolute paths shown
     for p in problems:
-        print(f"error: {p}")
+        print(f"error: {_quoted(p, manifest.path) if by_id else p}")
     if problems:
         print(f"validation failed: {len(problems)} problem(s)")
         return 1
@@ -289,16 +292,23 @@ def cmd_floors(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _quoted(message: str, path: Path) -> str:
+    """``message`` with the manifest ``path`` and its folder (where its files are looked up)
+    shown as :func:`yoxla.run.errors.shown_path` shows them."""
+    from yoxla.run.errors import quoting
+
+    for full in (path, path.resolve().parent, path.parent):
+        message = quoting(message, full)
+    return message
+
+
 def _quoting_manifest(cmd: Command) -> Command:
     """``cmd`` whose one-line error quotes a committed suite named by its id (loaded from an
-    absolute path: the package's or ``$YOXLA_SUITES_DIR``'s) relative to the working directory
-    when under it, else by its file name; a manifest given as a path is quoted as given."""
+    absolute path: the package's or ``$YOXLA_SUITES_DIR``'s) and its folder relative to the
+    working directory when under it, else by name; a manifest given as a path is quoted as given."""
 
     @functools.wraps(cmd)
     def run(args: argparse.Namespace) -> int:
-        from pathlib import Path
-
-        from yoxla.run.errors import quoting
         from yoxla.suites.errors import ManifestError
         from yoxla.suites.registry import is_file, resolve_suite
 
@@ -307,8 +317,8 @@ def _quoting_manifest(cmd: Command) -> Command:
         except ManifestError as exc:
             path = None if is_file(Path(args.file)) else resolve_suite(args.file)
             if path is not None:
-                exc.args = (quoting(str(exc), path),)
-                exc.problems = tuple(quoting(p, path) for p in exc.problems)
+                exc.args = (_quoted(str(exc), path),)
+                exc.problems = tuple(_quoted(p, path) for p in exc.problems)
             raise
 
     return run
