@@ -6,8 +6,10 @@
   one such line into the stored form of a :class:`LabelDistribution`, every time the run is
   finished or re-scored.
 * The result file keeps that distribution per prediction; :func:`checked_distribution`
-  reads one back for its row's answer space (admission and the runner write through the
-  same :func:`yoxla.record.derive_task`).
+  reads one back for its row's answer space (the version 2 writer,
+  :func:`yoxla.record_derive.derive_task`, still used by the test boards of
+  ``leaderboard/synthetic.py``; a suite task's distributions are read back by
+  :func:`distribution_in` and :func:`checked_in`).
 * :func:`task_calibration` derives a task's ``calibration`` block from the predictions as
   derived (their verdicts and distributions) and the task's declarations (groups,
   controls); :func:`pooled_calibration` pools the cases of several tasks (a block, the whole
