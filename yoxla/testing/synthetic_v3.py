@@ -238,15 +238,36 @@ def sample_result(
     )
 
 
-def committed_source(manifest: SuiteManifest, prepared: Mapping[str, PreparedTask]) -> Any:
-    """A :class:`~yoxla.leaderboard.suite_data.SuiteSource` that knows one suite, ``yoxla-v1``,
-    already prepared from the synthetic rows (what a committed suite is after ``prepare``)."""
+def prepare_rows(
+    edition: str, rows: Mapping[str, Sequence[Mapping[str, Any]]], pool: Any = None
+) -> tuple[SuiteManifest, dict[str, PreparedTask]]:
+    """The package suite of ``edition`` and its tasks prepared over rows of one's own (per task,
+    in order), as a run of a local copy of the data prepares them (their fingerprints are the
+    rows', not the frozen ones)."""
+    from yoxla.suites.datasets import LoadedDataset, fingerprint
+
+    manifest = load_manifest(manifest_file(edition))
+    prepared = {}
+    for tid, task in manifest.tasks.items():
+        plain = [dict(r) for r in rows[tid]]
+        loaded = LoadedDataset(tuple(plain), fingerprint(plain), {"source": "synthetic"}, ())
+        prepared[tid] = prepare_task(task, pool, data=loaded)
+    return manifest, prepared
+
+
+def committed_source(
+    manifest: SuiteManifest, prepared: Mapping[str, PreparedTask], edition: str = "v1"
+) -> Any:
+    """A :class:`~yoxla.leaderboard.suite_data.SuiteSource` whose package suite of ``edition``
+    (``yoxla-v1`` by default) is already prepared from these tasks (what a committed suite is
+    after ``prepare``); every other committed suite is found as usual."""
     from yoxla.leaderboard.suite_data import CommittedSuite, SuiteSource
 
-    path = manifest_file("v1")
+    path = manifest_file(edition)
+    sid = suite_id(edition)
     suite = CommittedSuite(
-        SUITE_ID, path, hash_file_path(path), f"yoxla/editions/{path.name}", manifest, prepared=dict(prepared)
+        sid, path, hash_file_path(path), f"yoxla/editions/{path.name}", manifest, prepared=dict(prepared)
     )
     source = SuiteSource()
-    source._suites = {SUITE_ID: suite}
+    source._suites = {**source._discover(), sid: suite}
     return source
