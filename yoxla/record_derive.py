@@ -3,8 +3,9 @@ a task's stored answers re-scored through :func:`yoxla.suites.scoring.score_suit
 out as the file stores them (:func:`derive_suite_task`, stored judge calls replayed, never sent
 again), the summary scores (:func:`suite_scores`), and the sealed document
 (:func:`build_suite_document`). A run, its resumption, ``yoxla rescore`` and admission all derive
-through here. The version 2 writer (:func:`derive_task`, :func:`build_document`) is kept for the
-test boards of ``leaderboard/synthetic.py`` and the golden oracle only.
+through here. The version 2 writer (:func:`derive_task`, :func:`build_document`) is kept for
+``leaderboard/synthetic.py``'s ``build_result`` only (test boards over rows and declarations of
+their own); it goes when those boards are written as version 3.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The ``yoxla-result`` version 2 body (the built-in engine's, read, no longer written by runs):
 :class:`ResultFileV2` and its task records (:func:`yoxla.record_derive.build_document` and
-:func:`~yoxla.record_derive.derive_task` still write one, for ``leaderboard/synthetic.py``'s test
-boards and the golden oracle only).
+:func:`~yoxla.record_derive.derive_task` still write one, for ``leaderboard/synthetic.py``'s
+``build_result`` only: the test boards over rows and declarations of their own; files of the
+committed rows are written as version 3 by :mod:`yoxla.testing.synthetic_v3`).
 """
 
 from __future__ import annotations

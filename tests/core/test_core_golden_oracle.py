@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from yoxla.editions import load_edition
-from yoxla.suites.baselines import STRATEGIES
+from yoxla.suites.baselines import SUITE_STRATEGIES
 from yoxla.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,11 +39,12 @@ def test_todays_path_reproduces_the_golden_file(stored, computed):
 
 def test_the_golden_file_covers_every_task_answer_set_and_result_file(stored):
     tasks = set(load_edition("sample").tasks)
+    assert set(golden.STRATEGIES) <= set(SUITE_STRATEGIES)  # every pinned strategy still answers
     assert len(tasks) == 11
     assert set(stored["sample"]["prompts"]) == tasks
     assert set(stored["sample"]["sets"]) == {
         "gold",
-        *STRATEGIES,
+        *golden.STRATEGIES,
         golden.MESSY,
         golden.PARITY_MESSY,
         *golden.EDGE_SETS,

@@ -109,9 +109,10 @@ def test_the_limits_hold_on_both_paths(text: str, reason: str, monkeypatch) -> N
 def test_a_plain_result_file_needs_no_python_call_per_object(monkeypatch) -> None:
     """The point of the fast path: a result file as the runner writes it is parsed without
     the duplicate-key hook (a call per object), and equals the strict parse's document."""
-    from yoxla.leaderboard.synthetic import build_result, random_answers
+    from yoxla.leaderboard.synthetic import random_answers
+    from yoxla.testing.synthetic_v3 import sample_result
 
-    doc = build_result(random_answers(7, skill=0.6), edition="sample", model="m", display_name="m")
+    doc = sample_result(random_answers(7, skill=0.6), model="m", display_name="m")
     data = json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8")
     strict = _strict_only(data, monkeypatch)
     monkeypatch.setattr(sj, "_pairs", lambda pairs: pytest.fail("the strict parse ran"))

@@ -17,11 +17,11 @@ from leaderboard_helpers import LEGACY, REPO, write
 from yoxla.leaderboard.admission import admit, check_bytes, check_document, check_file, load_trusted_keys
 from yoxla.leaderboard.board import find_result_files, load_board
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.synthetic import build_result
 from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED, SUPERSEDED
 from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
 from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.testing.hostile import refinalize, write_hostile_folder
+from yoxla.testing.synthetic_v3 import sample_result
 
 
 @pytest.fixture(scope="module")
@@ -135,15 +135,15 @@ def test_verify_prints_one_verdict_per_file_and_admits_only_the_genuine(hostile)
 
 
 def test_a_file_with_six_generation_errors_is_flagged_not_hidden(tmp_path: Path) -> None:
-    doc = build_result("first", model="errs", errors={"nli_v1": ["timeout"] * 6 + [None] * 6})
+    doc = sample_result("first", model="errs", errors={"nli_v1": ["timeout"] * 6 + [None] * 6})
     v = check_file(write(tmp_path / "e.json", doc), data=DataSource(allow_hub=False))
     assert v.status == ADMITTED and v.generation_errors == 6
     assert any("6 generation error" in n for n in v.notes)
 
 
 def test_thinking_runs_are_marked_and_ranked_apart(tmp_path: Path) -> None:
-    on = write(tmp_path / "on.json", build_result("first", model="m", display_name="m", thinking=True))
-    off = write(tmp_path / "off.json", build_result("first", model="m", display_name="m"))
+    on = write(tmp_path / "on.json", sample_result("first", model="m", display_name="m", thinking=True))
+    off = write(tmp_path / "off.json", sample_result("first", model="m", display_name="m"))
     vs = {Path(v.path).name: v for v in admit([on, off], data=DataSource(allow_hub=False))}
     assert vs["on.json"].status == vs["off.json"].status == ADMITTED  # different boards: no clash
     assert vs["on.json"].group == "thinking" and vs["off.json"].group == "standard"
@@ -151,8 +151,10 @@ def test_thinking_runs_are_marked_and_ranked_apart(tmp_path: Path) -> None:
 
 
 def test_unsigned_later_file_supersedes_only_at_equal_trust(tmp_path: Path) -> None:
-    old = write(tmp_path / "old.json", build_result("first", model="m", created_at="2026-01-01T00:00:00Z"))
-    new = write(tmp_path / "new.json", build_result("majority", model="m", created_at="2026-02-01T00:00:00Z"))
+    old = write(tmp_path / "old.json", sample_result("first", model="m", created_at="2026-01-01T00:00:00Z"))
+    new = write(
+        tmp_path / "new.json", sample_result("majority", model="m", created_at="2026-02-01T00:00:00Z")
+    )
     vs = {Path(v.path).name: v for v in admit([old, new], data=DataSource(allow_hub=False))}
     assert vs["new.json"].status == ADMITTED and vs["old.json"].status == SUPERSEDED
 

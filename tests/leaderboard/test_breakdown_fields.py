@@ -18,13 +18,13 @@ from leaderboard_helpers import REPO, value, view_context, write
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import breakdown
 from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource, EditionRows
+from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import Prepared, prepare, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
-from yoxla.leaderboard.synthetic import build_result, edition_for_rows
 from yoxla.leaderboard.views.blocks import block_table
 from yoxla.suite import load_suite
 from yoxla.suites import registry
+from yoxla.testing.synthetic_v3 import build_v3, committed_source, prepare_rows
 
 # Per task: the field values of its four rows, and the rows answered right.
 FIELDS: dict[str, dict[str, list[Any]]] = {
@@ -64,15 +64,15 @@ def _prepare(tmp: Path) -> Prepared:
         for name, values in fields.items():
             for r, x in zip(rows[tid], values, strict=True):
                 r[name] = x
-    ed = edition_for_rows("sample", rows)
+    manifest, prepared = prepare_rows("sample", rows)
+    raws = {tid: _answers(tid, [dict(i.row) for i in p.items]) for tid, p in prepared.items()}
     folder = tmp / "results"
     write(
         folder / "sample" / "m.json",
-        build_result(_answers, edition=ed, rows=rows, model="m", display_name="M"),
+        build_v3(manifest, prepared, raws, model="m", display_name="M", edition="sample"),
     )
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp / "nosuites"))
-    data._cache["sample"] = EditionRows(rows, "synthetic")
-    return prepare(load_board(folder, data=data, editions={"sample": ed}, B=50))
+    data = DataSource(allow_hub=False, suites=committed_source(manifest, prepared, "sample"))
+    return prepare(load_board(folder, data=data, B=50))
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,10 @@ from yoxla import csvsafe
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
-from yoxla.leaderboard.synthetic import build_result, planted_answers
+from yoxla.leaderboard.synthetic import planted_answers
 from yoxla.leaderboard.verdict import ADMITTED
 from yoxla.leaderboard.views.base import Downloads
+from yoxla.testing.synthetic_v3 import sample_result
 
 CALC = "+1 +cmd|' /C calc'!A0"
 
@@ -67,7 +68,7 @@ def test_an_admitted_model_name_reaches_the_leaderboard_csv_escaped(tmp_path: Pa
     root = tmp_path / "results"
     (root / "sample").mkdir(parents=True)
     shutil.copy(COMMITTED[0], root / "sample" / COMMITTED[0].name)
-    write(root / "sample" / "calc.json", build_result(planted_answers, provider="evil", model=CALC))
+    write(root / "sample" / "calc.json", sample_result(planted_answers, provider="evil", model=CALC))
     board = load_board(root, data=DataSource(allow_hub=False), B=50)
     verdict = next(v for v in board.verdicts if v.name == CALC)
     assert verdict.status == ADMITTED, verdict.reasons

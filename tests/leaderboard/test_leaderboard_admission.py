@@ -25,6 +25,7 @@ from yoxla.leaderboard.views.methodology import excluded_table
 from yoxla.results import finalize, keygen, sign
 from yoxla.stats import block_scores, yoxla_score
 from yoxla.suites.benchmark import benchmark_groups
+from yoxla.testing.synthetic_v3 import sample_result
 
 
 def refinalize(doc: dict[str, Any]) -> dict[str, Any]:
@@ -213,15 +214,17 @@ def test_signatures_make_verified_or_community(base_doc: dict[str, Any], tmp_pat
 
 
 def test_newer_file_supersedes_older(tmp_path: Path) -> None:
-    old = write(tmp_path / "old.json", build_result("first", model="m", created_at="2026-01-01T00:00:00Z"))
-    new = write(tmp_path / "new.json", build_result("majority", model="m", created_at="2026-02-01T00:00:00Z"))
+    old = write(tmp_path / "old.json", sample_result("first", model="m", created_at="2026-01-01T00:00:00Z"))
+    new = write(
+        tmp_path / "new.json", sample_result("majority", model="m", created_at="2026-02-01T00:00:00Z")
+    )
     verdicts = {Path(v.path).name: v for v in admit([old, new], data=DataSource(allow_hub=False))}
     assert verdicts["new.json"].status == ADMITTED
     assert verdicts["old.json"].status == SUPERSEDED and "new.json" in verdicts["old.json"].reasons[0]
 
 
 def test_generation_errors_are_flagged_not_excluded(tmp_path: Path) -> None:
-    doc = build_result("first", model="errs", errors={"nli_v1": ["timeout"] + [None] * 11})
+    doc = sample_result("first", model="errs", errors={"nli_v1": ["timeout"] + [None] * 11})
     v = check_file(write(tmp_path / "e.json", doc), data=DataSource(allow_hub=False))
     assert v.status == ADMITTED and v.generation_errors == 1
     assert any("generation error" in n for n in v.notes)

@@ -80,3 +80,61 @@ def test_a_changed_score_is_found_by_the_rederivation(synthetic, tmp_path) -> No
         finalize(doc), tmp_path / "w.json", manifest, prepared
     )  # digest made anew: only the score lies
     assert v.status == "excluded" and "task sts_v1" in v.reasons[0] and ".score" in v.reasons[0], v.reasons
+
+
+def _own_rows() -> dict[str, list[dict[str, Any]]]:
+    """The first four sample rows of each task, intent's with a category of their own."""
+    from yoxla.editions import load_edition, load_rows
+
+    sample = load_edition("sample")
+    rows = {t: [copy.deepcopy(r) for r in load_rows(sample, t)[:4]] for t in sample.tasks}
+    for r in rows["intent_v1"]:
+        r["category"] = "kart"
+    return rows
+
+
+def test_a_file_over_rows_of_its_own_is_rechecked_against_them_and_refused_by_the_committed_suite(
+    tmp_path,
+) -> None:
+    from yoxla.suites.baselines import suite_answers
+    from yoxla.testing.synthetic_v3 import prepare_rows
+
+    manifest, prepared = prepare_rows("sample", _own_rows())
+    assert {len(p.items) for p in prepared.values()} == {4}
+    raws = {t: suite_answers("first", p) for t, p in prepared.items()}
+    errors = {"nli_v1": ["timeout", None, None, None]}
+    doc = build_v3(manifest, prepared, raws, model="own", edition="sample", errors=errors, thinking=True)
+    assert doc["suite"]["id"] == "yoxla-sample" and doc["run"]["conditions"]["thinking"] is True
+    nli = doc["tasks"]["nli_v1"]["predictions"]
+    assert nli[0]["error"] == "timeout" and nli[0]["raw"] is None and nli[1]["raw"] == raws["nli_v1"][1]
+    path = tmp_path / "own.json"
+    write_result(doc, path)
+    data = DataSource(allow_hub=False, suites=committed_source(manifest, prepared, "sample"))
+    try:
+        v = check_file(path, data=data, use_cache=False)
+    finally:
+        data.suites.close()
+    assert v.status == "admitted" and v.rechecked, v.reasons
+    assert v.edition == "sample" and v.group == "thinking" and v.generation_errors == 1
+    committed = DataSource(allow_hub=False)
+    try:
+        w = check_file(path, data=committed, use_cache=False)
+    finally:
+        committed.suites.close()
+    assert w.status == "excluded" and any("fingerprint" in r for r in w.reasons), w.reasons
+
+
+def test_a_sample_file_of_the_committed_rows_needs_no_stand_in(tmp_path) -> None:
+    from yoxla.testing.synthetic_v3 import sample_result
+
+    doc = sample_result("majority", provider="vllm", model="m", display_name="M")
+    assert doc["model"]["provider"] == "vllm" and doc["model"]["display_name"] == "M"
+    path = tmp_path / "m.json"
+    write_result(doc, path)
+    data = DataSource(allow_hub=False)
+    try:
+        v = check_file(path, data=data, use_cache=False)
+    finally:
+        data.suites.close()
+    assert v.status == "admitted" and v.rechecked and v.source_suite == "yoxla-sample", v.reasons
+    assert v.scores["yoxla"] == pytest.approx(doc["scores"]["suite"])

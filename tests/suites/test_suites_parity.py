@@ -82,8 +82,7 @@ def scored(prepared, pool_module):
     """Per (task, answer set): the golden entry, the suite path's TaskScore and the answers."""
     out = {}
     for tid in PARITY_TASKS:
-        task, rows = SUITE.task(tid), load_rows(SAMPLE, tid)
-        for name, (raws, finish, errors, _) in golden.answer_sets(task, rows).items():
+        for name, (raws, finish, errors, _) in golden.answer_sets(prepared[tid]).items():
             suite = score_suite_task(prepared[tid], _outputs(raws, finish, errors), pool=pool_module)
             out[tid, name] = (GOLDEN["sets"][name]["tasks"][tid], suite, (raws, finish, errors))
     return out

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from yoxla.calibration.distribution import LabelDistribution
     from yoxla.declarations import TaskDeclarations
-    from yoxla.suite import Task
+    from yoxla.gold import GoldTask
     from yoxla.suites.samples import SampleResult
 
 HIGH_CONFIDENCE = 0.90
@@ -292,7 +292,7 @@ def calibration_report(cases: Sequence[Case]) -> CalibrationReport:
 
 
 def cases_for_task(
-    task: Task,
+    task: GoldTask,
     rows: Sequence[Mapping[str, Any]],
     results: Sequence[SampleResult],
     distributions: Sequence[LabelDistribution | None] | None = None,

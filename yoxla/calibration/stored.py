@@ -6,8 +6,10 @@
   one such line into the stored form of a :class:`LabelDistribution`, every time the run is
   finished or re-scored.
 * The result file keeps that distribution per prediction; :func:`checked_distribution`
-  reads one back for its row's answer space (admission and the runner write through the
-  same :func:`yoxla.record.derive_task`).
+  reads one back for its row's answer space (the version 2 writer,
+  :func:`yoxla.record_derive.derive_task`, still used by the test boards of
+  ``leaderboard/synthetic.py``; a suite task's distributions are read back by
+  :func:`distribution_in` and :func:`checked_in`).
 * :func:`task_calibration` derives a task's ``calibration`` block from the predictions as
   derived (their verdicts and distributions) and the task's declarations (groups,
   controls); :func:`pooled_calibration` pools the cases of several tasks (a block, the whole
@@ -25,7 +27,7 @@ from yoxla.calibration.metrics import Case, calibration_report
 
 if TYPE_CHECKING:
     from yoxla.declarations import TaskDeclarations
-    from yoxla.suite import Task
+    from yoxla.gold import GoldTask
 
 LOGPROBS_KEY = "logprobs"  # predictions.jsonl: the answer's token logprobs as the API returned them
 # predictions.jsonl: a distribution in its stored form: a local model's label scoring, or one
@@ -35,7 +37,7 @@ ASKED_KEY = "probabilities_asked"  # predictions.jsonl: the request asked for to
 REFUSED_KEY = "logprobs_refused"  # predictions.jsonl: why the logprobs that came back were not kept
 
 
-def _space(task: Task, row: Mapping[str, Any]) -> tuple[str, ...] | None:
+def _space(task: GoldTask, row: Mapping[str, Any]) -> tuple[str, ...] | None:
     try:
         from yoxla.suites.benchmark import choice_space
 
@@ -45,7 +47,7 @@ def _space(task: Task, row: Mapping[str, Any]) -> tuple[str, ...] | None:
 
 
 def checked_distribution(
-    task: Task, row: Mapping[str, Any], stored: Mapping[str, Any]
+    task: GoldTask, row: Mapping[str, Any], stored: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """The stored distribution read back for the row's answer space and written out again;
     None when the task has no closed answer space or the stored form is inconsistent."""
@@ -63,7 +65,9 @@ def checked_in(space: Sequence[str] | None, stored: Any) -> dict[str, Any] | Non
         return None
 
 
-def run_distribution(task: Task, row: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any] | None:
+def run_distribution(
+    task: GoldTask, row: Mapping[str, Any], record: Mapping[str, Any]
+) -> dict[str, Any] | None:
     """The distribution one ``predictions.jsonl`` line gives (stored form), or None.
 
     None for a generation error, a task without a closed answer space, a line without
@@ -165,7 +169,7 @@ def _plain(value: Any) -> Any:
 
 
 def cases_from_predictions(
-    task: Task,
+    task: GoldTask,
     rows: Sequence[Mapping[str, Any]],
     preds: Sequence[Any],
     declarations: TaskDeclarations | None = None,
@@ -224,7 +228,7 @@ def _n_partial(preds: Sequence[Any]) -> int:
 
 
 def task_calibration(
-    task: Task,
+    task: GoldTask,
     rows: Sequence[Mapping[str, Any]],
     preds: Sequence[Any],
     declarations: TaskDeclarations | None = None,

@@ -171,40 +171,48 @@ def edition_for_rows(
 
 
 def random_answers(seed: int, skill: float = 0.6) -> Callable[[str, list[dict[str, Any]]], list[str | None]]:
-    """A model that is right with probability ``skill`` and otherwise answers something plausible."""
+    """A model that is right with probability ``skill`` and otherwise answers something plausible:
+    another label of the row's answer space, a number in the task's range, the abstain label or
+    a sentence of the passage (the benchmark's suite task says which, :mod:`yoxla.suites.benchmark`)."""
     import random
 
-    from yoxla.gold import gold_value
+    from yoxla.gold import gold_in
     from yoxla.spans import sentence_bounds
+    from yoxla.suites.benchmark import benchmark_task, choice_space, gold_field
+    from yoxla.suites.spec_answers import StrictExtraction
+    from yoxla.suites.spec_grading import BuiltinGrader
     from yoxla.text import flatten
 
     def answer(tid: str, rows: list[dict[str, Any]]) -> list[str | None]:
-        task = load_suite().task(tid)
+        spec = benchmark_task(tid).spec
+        ex, field = spec.output_extraction, gold_field(tid)
+        strict = ex if isinstance(ex, StrictExtraction) else None
+        graders = [g for g in spec.graders if isinstance(g, BuiltinGrader) and g.passage_field]
+        passage = graders[0].passage_field if graders else None
         rng = random.Random(f"{seed}:{tid}")
         out: list[str | None] = []
         for row in rows:
-            a = task.answer
             right = rng.random() < skill
-            if a.mode == "choice":
-                values = a.values_for(row)
-                gold = gold_value(task, row)
+            if spec.strict_mode == "choice":
+                values = choice_space(tid, row) or ()
+                gold = gold_in(row, field, "choice")
                 out.append(gold if right and gold is not None else rng.choice(values))
-            elif a.mode == "numeric":
-                lo, hi = a.range or (0.0, 5.0)
-                g = float(row[task.gold])
+            elif spec.strict_mode == "numeric":
+                lo, hi = (strict.range if strict else None) or (0.0, 5.0)
+                g = float(row[field])
                 out.append(
                     f"{min(hi, max(lo, g + rng.uniform(-1, 1))):.1f}"
                     if right
                     else f"{rng.uniform(lo, hi):.1f}"
                 )
             else:
-                gold = row.get(task.gold)
+                gold = row.get(field)
                 if right and gold is not None:
                     out.append(str(gold))
-                elif a.abstain is not None and rng.random() < 0.3:
-                    out.append(a.abstain.value)
+                elif strict is not None and strict.abstain is not None and rng.random() < 0.3:
+                    out.append(strict.abstain)
                 else:
-                    flat = flatten(str(row[task.inputs[0]]))
+                    flat = flatten(str(row[passage or field]))
                     s, e = rng.choice(sentence_bounds(flat))
                     out.append(flat[s:e])
         return out

@@ -30,8 +30,7 @@ from yoxla.leaderboard.board import Board, load_board
 from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 from yoxla.results import finalize, write_result
-from yoxla.suite import load_suite
-from yoxla.suites.benchmark import choice_space
+from yoxla.suites.benchmark import benchmark_task, choice_space, gold_field
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = ("openrouter", "vllm", "transformers", "openai")
@@ -78,15 +77,14 @@ def synthetic_distributions(
     """
     import random
 
-    from yoxla.gold import gold_value
+    from yoxla.gold import gold_in
 
-    suite = load_suite()
     bold = 0.15 + 0.06 * (seed % 7)
     out: dict[str, list[dict[str, Any] | None]] = {}
     for tid, task_rows in rows.items():
-        task = suite.task(tid)
-        if task.answer.mode != "choice":
+        if benchmark_task(tid).spec.strict_mode != "choice":
             continue
+        field = gold_field(tid)
         rng = random.Random(f"dist:{seed}:{tid}")
         raws = answers(tid, task_rows)
         dists: list[dict[str, Any] | None] = []
@@ -95,7 +93,7 @@ def synthetic_distributions(
             if not space or raw not in space:
                 dists.append(None)
                 continue
-            right = str(raw) == str(gold_value(task, row))
+            right = str(raw) == str(gold_in(row, field, "choice"))
             conf = min(0.995, rng.uniform(0.55, 0.97) + (0.1 if right else bold - 0.1))
             others = [lb for lb in space if lb != raw]
             top = raw

@@ -3,13 +3,14 @@
 Two parts, both computed through the path that writes and admits result files today:
 
 * **sample**: for the sample edition and every one of its eleven tasks, for each answer set
-  (the gold answers, each cue-only strategy of :mod:`yoxla.baselines`, and a ``messy`` set
+  (the gold answers, each cue-only strategy of :mod:`yoxla.suites.baselines`, and a ``messy`` set
   with wrappers, near misses, reasoning, generation errors, truncation and stored
   probabilities; ``messy_parity``, other wrappers with errors stored next to a raw answer; and
   ``edges0``-``edges2``, answers at the edges of each row's answer space), a digest of every rendered prompt, every per-example verdict, every task
   metric (calibration included), each task score, the block scores and the YOXLA score.
-  Scored through :func:`yoxla.record.derive_task` with the edition's declarations, as the
-  runner's finish, ``yoxla rescore`` and admission do.
+  Replayed through the one suite path as admission replays a stored file
+  (:func:`yoxla.record_derive.derive_suite_task` on the package suite ``yoxla-sample``, the
+  edition's declarations as the task's analysis) and laid out as a task's record.
 * **results**: every committed result file under ``results/`` (benchmark and suite files),
   re-derived by admission (:func:`yoxla.leaderboard.admission.check_file`, no cache): its
   status, task scores, metrics, outcome counts and headline scores.
@@ -83,16 +84,19 @@ _PARITY_FORMS: tuple[Callable[[str], str], ...] = (
 )
 
 
-def edge_answers(task: Any, row: Mapping[str, Any]) -> list[str]:
-    """Answers at the edges of this row's answer space (out of it, just inside, other casings)."""
-    a, g = task.answer, gold_answer(task, row)
-    if a.options_field:
-        n = len(row[a.options_field])
-        first = str(row[a.options_field][0])
+def edge_answers(task: Any, item: Any) -> list[str]:
+    """Answers at the edges of an item's answer space (out of it, just inside, other casings);
+    ``task`` is the item's suite task."""
+    spec = task.spec
+    mode, g = spec.output_extraction.mode, gold_answer(task, item)
+    field = spec.answer_space.options_field if spec.answer_space is not None else None
+    if field:
+        n = len(item.row[field])
+        first = str(item.row[field][0])
         return [str(n), str(n + 1), "0", "HEÇ BIRI", "heç biri", f"1. {first}", f"{g}) {first}", "-1"]
-    if a.mode == "choice":
+    if mode == "choice":
         return [g.lower(), _upper(g), f"{g} ", "A və B", "None", f"{g} {g}"]
-    if a.mode == "numeric":
+    if mode == "numeric":
         return ["6", "-0.5", "2,5", "təxminən 3", "5.0", "0", "4.99", f"{g}."]
     return [f"{g}.", g[: max(1, len(g) // 2)], "Cavab yoxdur", "cavab yoxdur.", "CAVAB YOXDUR", g * 2]
 
@@ -103,23 +107,18 @@ def _upper(text: str) -> str:
     return az_upper(text)
 
 
-def gold_answer(task: Any, row: Mapping[str, Any]) -> str:
-    """The row's gold as a model would write it (the abstain label when there is no answer)."""
-    gold = row[task.gold]
-    if gold is None:
-        return str(task.answer.abstain.value) if task.answer.abstain is not None else ""
-    return str(gold)
+def gold_answer(task: Any, item: Any) -> str:
+    """An item's gold as a model would write it: its target, or the task's abstain label when
+    the row has no answer (an empty target)."""
+    return item.target or str(task.spec.output_extraction.abstain or "")
 
 
-def _distribution(task: Any, row: Mapping[str, Any], i: int) -> dict[str, Any] | None:
-    """A deterministic stored distribution over the row's closed answer space (None when open)."""
+def _distribution(task: Any, item: Any, i: int) -> dict[str, Any] | None:
+    """A deterministic stored distribution over the item's closed answer space (None when open)."""
     from yoxla.calibration.distribution import LabelDistribution
-    from yoxla.suites.benchmark import choice_space
+    from yoxla.suites.space import probability_space
 
-    try:
-        space = choice_space(task.id, row)
-    except (KeyError, TypeError, ValueError):
-        return None
+    space = probability_space(task.spec, item.choices)
     if not space:
         return None
     # Uneven masses that move with the row; a little mass outside the space on some rows.
@@ -131,39 +130,42 @@ def _distribution(task: Any, row: Mapping[str, Any], i: int) -> dict[str, Any] |
 
 
 AnswerSet = tuple[list[str | None], list[str | None], list[str | None], list[dict[str, Any] | None] | None]
+STRATEGIES = ("first", "majority", "random", "overlap", "longest", "most_linked", "none_of_them", "abstain")
 
 
-def answer_sets(task: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, AnswerSet]:
-    """Every answer set for one task: name -> (raws, finish reasons, errors, distributions)."""
-    from yoxla.suites.baselines import STRATEGIES
-    from yoxla.suites.baselines import benchmark_answers as answers
+def answer_sets(prepared: Any) -> dict[str, AnswerSet]:
+    """Every answer set for one prepared suite task, in item order: name -> (raws, finish
+    reasons, errors, distributions). The strategies are the cue-only baselines
+    (:func:`yoxla.suites.baselines.suite_answers`)."""
+    from yoxla.suites.baselines import suite_answers
 
-    n = len(rows)
-    plain = [dict(r) for r in rows]
+    task, items = prepared.task, prepared.items
+    n = len(items)
     stop: list[str | None] = ["stop"] * n
     none: list[str | None] = [None] * n
-    out: dict[str, AnswerSet] = {"gold": ([gold_answer(task, r) for r in rows], stop, none, None)}
+    golds = [gold_answer(task, item) for item in items]
+    out: dict[str, AnswerSet] = {"gold": (list(golds), stop, none, None)}
     for strategy in STRATEGIES:
-        out[strategy] = (list(answers(strategy, task, plain)), stop, none, None)
+        out[strategy] = (list(suite_answers(strategy, prepared)), stop, none, None)
     raws: list[str | None] = []
     finish: list[str | None] = []
     errors: list[str | None] = []
     dists: list[dict[str, Any] | None] = []
-    for i, row in enumerate(rows):
+    for i, item in enumerate(items):
         err = "HTTP 503 after 6 retries" if i % 5 == 3 else None
-        raws.append(None if err else _MESSY_FORMS[i % len(_MESSY_FORMS)](gold_answer(task, row)))
+        raws.append(None if err else _MESSY_FORMS[i % len(_MESSY_FORMS)](golds[i]))
         finish.append(None if err else ("length" if i % 4 == 1 else "stop"))
         errors.append(err)
-        dists.append(None if err or i % 3 == 2 else _distribution(task, row, i))
+        dists.append(None if err or i % 3 == 2 else _distribution(task, item, i))
     out[MESSY] = (raws, finish, errors, dists)
     out[PARITY_MESSY] = (
-        [_PARITY_FORMS[i % len(_PARITY_FORMS)](gold_answer(task, r)) for i, r in enumerate(rows)],
+        [_PARITY_FORMS[i % len(_PARITY_FORMS)](g) for i, g in enumerate(golds)],
         ["length" if i % 4 == 1 else "stop" for i in range(n)],
         ["HTTP 503 after 6 retries" if i % 5 == 3 else None for i in range(n)],
         None,
     )
-    for k, name in enumerate(EDGE_SETS):  # each row meets every edge answer across the three sets
-        edges = [edge_answers(task, r) for r in rows]
+    for k, name in enumerate(EDGE_SETS):  # each item meets every edge answer across the three sets
+        edges = [edge_answers(task, item) for item in items]
         out[name] = ([e[(i + 3 * k) % len(e)] for i, e in enumerate(edges)], stop, none, None)
     return out
 
@@ -190,49 +192,70 @@ def _example(pred: Mapping[str, Any]) -> list[Any]:
     ]
 
 
+def _stored(items: Sequence[Any], raws: AnswerSet, i: int) -> dict[str, Any]:
+    """Answer ``i`` of an answer set as a prediction line stores it."""
+    texts, finish, errors, dists = raws
+    line: dict[str, Any] = {
+        "id": items[i].id,
+        "raw": texts[i],
+        "finish_reason": finish[i],
+        "error": errors[i],
+        "judgements": [],
+    }
+    if dists is not None and dists[i] is not None:
+        line["distribution"] = dists[i]
+    return line
+
+
 def sample_oracle() -> dict[str, Any]:
-    """Prompts, verdicts, metrics and scores of every answer set on the sample edition."""
+    """Prompts, verdicts, metrics and scores of every answer set on the sample edition, replayed
+    as admission replays a stored file: each task of the package suite ``yoxla-sample`` prepared
+    over the edition's rows with its declarations (:func:`yoxla.leaderboard.legacy_v2.prepared_for`),
+    the answers re-scored by :func:`yoxla.record_derive.derive_suite_task` and laid out as a
+    task's record (:func:`yoxla.leaderboard.legacy_v2.legacy_task`)."""
     from yoxla.declarations import edition_declarations
     from yoxla.editions import load_edition, load_rows
-    from yoxla.record_derive import derive_task
+    from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.legacy_v2 import legacy_task, prepared_for
+    from yoxla.record_derive import derive_suite_task
     from yoxla.stats import block_scores, yoxla_score
-    from yoxla.suite import load_suite
     from yoxla.suites.benchmark import benchmark_groups
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import manifest_path
 
-    suite = load_suite()
+    manifest = load_manifest(manifest_path(EDITION))
+    blocks = {tid: g.id for g in manifest.groups for tid in g.tasks}
     edition = load_edition(EDITION)
     declarations = edition_declarations(edition)
+    data = DataSource()
     prompts: dict[str, Any] = {}
     sets: dict[str, dict[str, Any]] = {}
-    for tid in edition.tasks:
-        task = suite.task(tid)
-        rows = load_rows(edition, tid)
-        prompts[tid] = {
-            "contract_hash": task.contract_hash,
-            "prompt_hash": task.prompt_hash,
-            "fingerprint": edition.tasks[tid].fingerprint,
-            "messages": [[str(r[task.id_field]), digest(task.messages(r))] for r in rows],
-        }
-        decl = declarations.task(tid, task.id_field)
-        for name, (raws, finish, errors, dists) in answer_sets(task, rows).items():
-            doc = derive_task(
-                task,
-                rows,
-                raws,
-                finish,
-                errors,
-                fingerprint=edition.tasks[tid].fingerprint,
-                distributions=dists,
-                declarations=decl,
-            )
-            entry = {
-                "score": doc["score"],
-                "metrics": doc["metrics"],
-                "examples": [_example(p) for p in doc["predictions"]],
+    try:
+        for tid in edition.tasks:
+            task = manifest.tasks[tid]
+            rows = load_rows(edition, tid)
+            decl = declarations.task(tid, "id")
+            prepared = prepared_for(data, edition, task, rows, decl)
+            prompts[tid] = {
+                "contract_hash": task.spec.metadata["contract_hash"],
+                "prompt_hash": task.spec.metadata["prompt_hash"],
+                "fingerprint": edition.tasks[tid].fingerprint,
+                "messages": [[i.id, digest(list(i.messages))] for i in prepared.items],
             }
-            if "calibration" in doc:
-                entry["calibration"] = doc["calibration"]
-            sets.setdefault(name, {"tasks": {}})["tasks"][tid] = entry
+            for name, answers in answer_sets(prepared).items():
+                stored = [_stored(prepared.items, answers, i) for i in range(len(prepared.items))]
+                derived = derive_suite_task(prepared, stored, pool=data.suites.pool)
+                doc = legacy_task(prepared, derived, edition.tasks[tid], blocks[tid], decl)
+                entry = {
+                    "score": doc["score"],
+                    "metrics": doc["metrics"],
+                    "examples": [_example(p) for p in doc["predictions"]],
+                }
+                if "calibration" in doc:
+                    entry["calibration"] = doc["calibration"]
+                sets.setdefault(name, {"tasks": {}})["tasks"][tid] = entry
+    finally:
+        data.suites.close()
     for entry in sets.values():
         task_scores = {tid: t["score"] for tid, t in entry["tasks"].items()}
         entry["blocks"] = block_scores(benchmark_groups(), task_scores)

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from yoxla import __version__
 from yoxla.record import RunConditions, RunInfo, SuiteInfo, TaskResult
-from yoxla.record_base import ModelInfo, Usage
+from yoxla.record_base import ModelInfo, ModelMetadata, Usage
 from yoxla.record_derive import build_suite_document, build_suite_task_result
+from yoxla.results import model_slug
 from yoxla.suites.baselines import suite_answers
 from yoxla.suites.datasets import hub_override, load_dataset
 from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, hash_file_path, suite_hash
@@ -92,21 +93,53 @@ def random_raws(prepared: PreparedTask, seed: int, skill: float) -> list[str]:
     return out
 
 
+def suite_id(edition: str) -> str:
+    """The package suite id of a benchmark edition (``sample`` -> ``yoxla-sample``)."""
+    return f"yoxla-{edition}"
+
+
 def build_v3(
     manifest: SuiteManifest,
     prepared: Mapping[str, PreparedTask],
     raws: Mapping[str, Sequence[str | None]],
     *,
     model: str,
+    edition: str = "v1",
+    provider: str = "synthetic",
+    display_name: str | None = None,
+    errors: Mapping[str, Sequence[str | None]] | None = None,
+    finish_reasons: Mapping[str, Sequence[str | None]] | None = None,
+    distributions: Mapping[str, Sequence[Mapping[str, Any] | None]] | None = None,
+    thinking: bool = False,
+    created_at: str = CREATED,
+    metadata: Mapping[str, Any] | None = None,
+    sign_key: Any = None,
     pool: Any = None,
 ) -> dict[str, Any]:
-    """The ``yoxla-result`` 3 document a complete run of ``manifest`` with these answers writes."""
+    """The ``yoxla-result`` 3 document a complete run of ``manifest`` (the package suite of
+    ``edition``) with these answers writes. Per task and in item order, ``errors`` are the
+    generation errors (the answer is then None), ``finish_reasons`` the finish reasons (``stop``
+    when not given) and ``distributions`` the stored answer distributions
+    (``LabelDistribution.to_dict()`` or None); ``metadata`` is the model's optional metadata."""
     tasks: dict[str, TaskResult] = {}
     for tid, p in prepared.items():
-        stored: list[dict[str, Any]] = [
-            {"id": item.id, "raw": raw, "finish_reason": "stop", "error": None, "judgements": []}
-            for item, raw in zip(p.items, raws[tid], strict=True)
-        ]
+        n = len(p.items)
+        err = list((errors or {}).get(tid) or [None] * n)
+        fin = list((finish_reasons or {}).get(tid) or ["stop"] * n)
+        dist = list((distributions or {}).get(tid) or [None] * n)
+        stored: list[dict[str, Any]] = []
+        for k, (item, raw) in enumerate(zip(p.items, raws[tid], strict=True)):
+            line: dict[str, Any] = {
+                "id": item.id,
+                "raw": None if err[k] else raw,
+                "finish_reason": None if err[k] else fin[k],
+                "error": err[k],
+                "judgements": [],
+            }
+            d = dist[k]
+            if d is not None and not err[k]:
+                line["distribution"] = dict(d)
+            stored.append(line)
         tasks[tid] = build_suite_task_result(p, stored, pool=pool)
     hashes: dict[str, dict[str, Any]] = {
         tid: {"hash": p.task_hash, "definition": p.task.definition_hash, "data": dict(p.fingerprints)}
@@ -115,8 +148,8 @@ def build_v3(
     found = analysis_hash(manifest)
     suite = SuiteInfo.model_validate(
         {
-            "id": SUITE_ID,
-            "path": f"yoxla/editions/{manifest_file('v1').name}",
+            "id": suite_id(edition),
+            "path": f"yoxla/editions/{manifest_file(edition).name}",
             "suite_hash": suite_hash({tid: h["hash"] for tid, h in hashes.items()}, aggregation(manifest)),
             "tasks": hashes,
             **declared_aggregation(manifest),
@@ -131,39 +164,110 @@ def build_v3(
         )
     run = RunInfo.model_validate(
         {
-            "run_id": f"synthetic-{model}",
+            "run_id": f"synthetic-{model_slug(provider)}-{model_slug(model)}",
             "framework_version": __version__,
-            "started_at": CREATED,
-            "finished_at": CREATED,
+            "started_at": created_at,
+            "finished_at": created_at,
             "workers": 1,
             "batch_size": 1,
             "command": "synthetic",
             "conditions": RunConditions.model_validate(
-                {"thinking": False, "limit": None, "tasks": None, "generation": generation}
+                {"thinking": thinking, "limit": None, "tasks": None, "generation": generation}
             ).model_dump(mode="json", exclude_unset=True),
         }
     )
+    extra = {} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}
     return build_suite_document(
         suite=suite,
         model=ModelInfo(
-            provider="synthetic", model=model, reported_model=model, base_url=None, display_name=model
+            provider=provider,
+            model=model,
+            reported_model=model,
+            base_url=None,
+            display_name=display_name or model,
+            **extra,
         ),
         run=run,
         tasks=tasks,
         usage=Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
-        created_at=CREATED,
+        created_at=created_at,
+        sign_key=sign_key,
     )
 
 
-def committed_source(manifest: SuiteManifest, prepared: Mapping[str, PreparedTask]) -> Any:
-    """A :class:`~yoxla.leaderboard.suite_data.SuiteSource` that knows one suite, ``yoxla-v1``,
-    already prepared from the synthetic rows (what a committed suite is after ``prepare``)."""
+Answers = Mapping[str, Sequence[str | None]] | Callable[[str, list[dict[str, Any]]], list[str | None]] | str
+
+
+def sample_result(
+    answers: Answers,
+    *,
+    provider: str = "baseline",
+    model: str = "first",
+    display_name: str | None = None,
+    errors: Mapping[str, Sequence[str | None]] | None = None,
+    thinking: bool = False,
+    created_at: str = CREATED,
+    sign_key: Any = None,
+) -> dict[str, Any]:
+    """A ``yoxla-result`` 3 file of the package suite ``yoxla-sample`` over its committed rows, as
+    a run writes it (admitted against the committed suite, nothing to stand in). ``answers``
+    gives each task's raw outputs in item order, a function of the task id and its rows, or a
+    cue-only strategy's name (:func:`yoxla.suites.baselines.suite_answers`)."""
+    manifest = load_manifest(manifest_file("sample"))
+    prepared = {tid: prepare_task(task) for tid, task in manifest.tasks.items()}
+    raws: dict[str, Sequence[str | None]] = {}
+    for tid, p in prepared.items():
+        if isinstance(answers, str):
+            raws[tid] = suite_answers(answers, p)
+        elif callable(answers):
+            raws[tid] = answers(tid, [dict(i.row) for i in p.items])
+        else:
+            raws[tid] = answers[tid]
+    return build_v3(
+        manifest,
+        prepared,
+        raws,
+        model=model,
+        edition="sample",
+        provider=provider,
+        display_name=display_name,
+        errors=errors,
+        thinking=thinking,
+        created_at=created_at,
+        sign_key=sign_key,
+    )
+
+
+def prepare_rows(
+    edition: str, rows: Mapping[str, Sequence[Mapping[str, Any]]], pool: Any = None
+) -> tuple[SuiteManifest, dict[str, PreparedTask]]:
+    """The package suite of ``edition`` and its tasks prepared over rows of one's own (per task,
+    in order), as a run of a local copy of the data prepares them (their fingerprints are the
+    rows', not the frozen ones)."""
+    from yoxla.suites.datasets import LoadedDataset, fingerprint
+
+    manifest = load_manifest(manifest_file(edition))
+    prepared = {}
+    for tid, task in manifest.tasks.items():
+        plain = [dict(r) for r in rows[tid]]
+        loaded = LoadedDataset(tuple(plain), fingerprint(plain), {"source": "synthetic"}, ())
+        prepared[tid] = prepare_task(task, pool, data=loaded)
+    return manifest, prepared
+
+
+def committed_source(
+    manifest: SuiteManifest, prepared: Mapping[str, PreparedTask], edition: str = "v1"
+) -> Any:
+    """A :class:`~yoxla.leaderboard.suite_data.SuiteSource` whose package suite of ``edition``
+    (``yoxla-v1`` by default) is already prepared from these tasks (what a committed suite is
+    after ``prepare``); every other committed suite is found as usual."""
     from yoxla.leaderboard.suite_data import CommittedSuite, SuiteSource
 
-    path = manifest_file("v1")
+    path = manifest_file(edition)
+    sid = suite_id(edition)
     suite = CommittedSuite(
-        SUITE_ID, path, hash_file_path(path), f"yoxla/editions/{path.name}", manifest, prepared=dict(prepared)
+        sid, path, hash_file_path(path), f"yoxla/editions/{path.name}", manifest, prepared=dict(prepared)
     )
     source = SuiteSource()
-    source._suites = {SUITE_ID: suite}
+    source._suites = {**source._discover(), sid: suite}
     return source
