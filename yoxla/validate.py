@@ -22,7 +22,7 @@ from typing import Any
 
 from yoxla.editions import Edition, ManifestEntry, fingerprint, load_rows
 from yoxla.record_v2 import LEGACY_BREAKDOWNS
-from yoxla.suites.benchmark import benchmark_task, gold_field, strict_rule
+from yoxla.suites.benchmark import benchmark_task, gold_field, strict_rule, task_ids
 from yoxla.suites.errors import SuiteError
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.rowchecks import declared_checks, first_problem
@@ -85,9 +85,7 @@ def _task(task_id: str) -> SuiteTask:
     try:
         return benchmark_task(task_id)
     except KeyError:
-        raise SuiteError(
-            f"unknown task {task_id!r}; known tasks: {', '.join(sorted(DESCRIPTIVE_COLUMNS))}"
-        ) from None
+        raise SuiteError(f"unknown task {task_id!r}; known tasks: {', '.join(sorted(task_ids()))}") from None
 
 
 def breakdown_field(task_id: str) -> str | None:
