@@ -7,10 +7,40 @@ import copy
 import pytest
 
 from yoxla.editions import ManifestEntry, fingerprint
-from yoxla.suite import load_suite
-from yoxla.validate import validate_rows
+from yoxla.suites.benchmark import task_ids
+from yoxla.validate import DESCRIPTIVE_COLUMNS, read_columns, required_columns, validate_rows
 
-SUITE = load_suite()
+# The columns the old contract record (yoxla/suite/yoxla.yaml) required of each task's rows:
+# the package suite's task must require the same ones.
+OLD_COLUMNS = {
+    "extractive_qa_v1": (
+        "id", "context", "question", "answer", "title", "answer_start", "answer_type", "context_bucket", "source_id",
+    ),
+    "qa_abstention_v1": (
+        "id", "context", "question", "answer", "title", "is_answerable", "expected_answer_type",
+        "context_bucket", "source_id",
+    ),
+    "nli_v1": ("id", "premise", "hypothesis", "label", "length_bucket", "source_id"),
+    "sts_v1": ("id", "sentence1", "sentence2", "score", "scaled_score", "score_band", "length_bucket", "source_id"),
+    "sentiment_v1": ("id", "text", "label", "length_bucket", "source_id"),
+    "intent_v1": ("id", "text", "label", "category", "length_bucket", "source_id"),
+    "minimal_pairs_v1": (
+        "id", "sentence_a", "sentence_b", "label", "phenomenon", "target_correct", "target_corrupted", "domain",
+        "difficulty", "source_id",
+    ),
+    "az_tr_interference_v1": (
+        "id", "sentence_a", "sentence_b", "label", "interference_type", "azerbaijani_word", "turkish_word",
+        "az_count", "tr_count",
+    ),
+    "knowledge_choice_v1": (
+        "id", "question", "candidates", "answer_index", "answer", "category", "probe", "value_kind", "subject",
+        "subject_qid", "sitelinks", "source_id",
+    ),
+    "rag_verification_v1": ("id", "context", "claim", "label", "claim_type", "subject", "subject_qid", "source_id"),
+    "rag_selection_v1": (
+        "id", "question", "passages", "label", "item_type", "answer", "subject", "subject_qid", "category", "probe",
+    ),
+}  # fmt: skip
 
 
 def nli_rows() -> list[dict]:
@@ -126,7 +156,7 @@ ROWS = {
 
 def _validate(task_id: str, rows: list[dict], n: int | None = None, fp: str | None = None):
     entry = ManifestEntry(task_id, len(rows) if n is None else n, fp or fingerprint(rows))
-    return validate_rows(SUITE.task(task_id), rows, entry)
+    return validate_rows(task_id, rows, entry)
 
 
 def _only_error(report, rule: str, row: str | None):
@@ -139,6 +169,27 @@ def _only_error(report, rule: str, row: str | None):
         assert f"row {row}" in text
     assert not report.ok
     return problem
+
+
+def test_every_task_requires_the_columns_the_old_contract_record_did():
+    assert sorted(task_ids()) == sorted(OLD_COLUMNS)
+    for task_id, old in OLD_COLUMNS.items():
+        assert sorted(required_columns(task_id)) == sorted(old), task_id
+        assert len(required_columns(task_id)) == len(old), task_id
+
+
+def test_read_columns_come_from_the_package_suite_task():
+    """Templates, target, options, passage, answer start and breakdowns: what the task reads."""
+    assert read_columns("extractive_qa_v1") == (
+        "id", "context", "question", "answer", "answer_start", "answer_type", "context_bucket",
+    )  # fmt: skip
+    assert "answer_start" not in read_columns("qa_abstention_v1")  # unanswerable items have no start
+    assert read_columns("knowledge_choice_v1") == (
+        "id", "question", "candidates", "answer_index", "category", "probe", "value_kind",
+    )  # fmt: skip
+    assert read_columns("sts_v1") == ("id", "sentence1", "sentence2", "score", "score_band", "length_bucket")
+    for task_id in OLD_COLUMNS:
+        assert not set(read_columns(task_id)) & set(DESCRIPTIVE_COLUMNS[task_id]), task_id
 
 
 @pytest.mark.parametrize("task_id", sorted(ROWS))
@@ -282,3 +333,33 @@ def test_later_row_without_gold_is_reported_not_a_crash():
     report = _validate("nli_v1", rows)
     assert not report.ok
     assert all(p.row == "nli-3" for p in report.errors)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "rule"),
+    [
+        ("answer", 7, "gold_in_answer_space"),  # a number where the span should be
+        ("answer", ["1967-ci ildə"], "gold_in_answer_space"),
+        ("context", 7, "gold_span"),  # no passage to find the span in
+        ("answer_start", "19", "gold_span"),  # an offset must be an integer
+    ],
+)
+def test_a_wrongly_typed_span_row_is_reported_not_a_crash(field, value, rule):
+    rows = qa_rows()
+    rows[0][field] = value
+    report = _validate("extractive_qa_v1", rows)
+    assert rule in [p.rule for p in report.errors]
+    assert {p.row for p in report.errors} == {"qa-1"}
+
+
+def test_an_unanswerable_row_without_a_passage_is_refused():
+    rows = abstention_rows()
+    rows[1]["context"] = 7  # renders a prompt, but there is no passage to abstain over
+    assert _only_error(_validate("qa_abstention_v1", rows), "gold_span", "ab-2")
+
+
+def test_unknown_task_is_one_clear_error():
+    from yoxla.suites.errors import SuiteError
+
+    with pytest.raises(SuiteError, match="unknown task 'nli_v9'"):
+        _validate("nli_v9", nli_rows())

@@ -204,3 +204,34 @@ def test_a_suite_run_with_a_bad_row_stops_before_any_model_call(
         "no model was asked"
     )
     assert not runner.runs.exists() or not any(runner.runs.iterdir())
+
+
+def test_the_strict_span_check_wants_the_gold_exactly_once_as_written(tmp_path: Path) -> None:
+    """The hook's stricter form (yoxla validate-benchmark): scoring finds a gold in another casing
+    or twice; the frozen benchmark's rows need it once, as written."""
+    from yoxla.suites.rowchecks import declared_checks, first_problem, span_locatable, span_located_once
+
+    twice = PASSAGE + " İçərişəhər gözəldir."
+    rows = [
+        {"id": "s1", "mətn": PASSAGE, "sual": "?", "cavab": "İçərişəhər", "başlanğıc": 31},
+        {"id": "s2", "mətn": twice, "sual": "?", "cavab": "İçərişəhər", "başlanğıc": 31},
+        {"id": "s3", "mətn": PASSAGE, "sual": "?", "cavab": "içərişəhər"},  # another casing
+    ]
+    manifest = load_manifest(_suite(tmp_path, rows, **SPAN))
+    prepared = prepare_task(next(iter(manifest.tasks.values())))
+    assert row_problems(prepared) == []  # scoring locates each of them
+    graders = prepared.task.graders
+    assert [c for _, c in declared_checks(graders)] == [span_locatable]
+    strict = declared_checks(graders, strict=True)
+    assert [c for _, c in strict] == [span_located_once]
+    got = {
+        item.id: found[1]
+        if (found := first_problem(strict, prepared.task.spec, item.row, item.target, ()))
+        else None
+        for item in prepared.items
+    }
+    assert got == {
+        "s1": None,
+        "s2": "gold span 'İçərişəhər' must occur exactly once in 'mətn' (NFC, collapsed white space); found 2 times [span]",
+        "s3": "gold span 'içərişəhər' must occur exactly once in 'mətn' (NFC, collapsed white space); not found [span]",
+    }

@@ -1,8 +1,8 @@
 """Row checks that a task's built-in graders declare: a malformed row is refused before scoring.
 
-The benchmark validates its rows (:mod:`yoxla.validate`); a suite gets the same rules as hooks
-of its built-in graders, each grader name declaring the checks its scoring relies on
-(:data:`GRADER_CHECKS`):
+A suite gets these rules as hooks of its built-in graders, each grader name declaring the checks
+its scoring relies on (:data:`GRADER_CHECKS`); the benchmark's own validation
+(:mod:`yoxla.validate`) calls the same checks on its rows:
 
 * **gold in the answer space** (``accuracy``, ``exact_match``, ``macro_f1`` on a task with a
   closed space): the item's target is one of the item's answers (its row-dependent options,
@@ -16,7 +16,9 @@ of its built-in graders, each grader name declaring the checks its scoring relie
   (NFC, collapsed white space, as scoring finds it), and a given ``answer_start_field`` is a
   character offset (an integer from 0 to the passage's length, not a string, bool or float)
   that points at it; an abstention item with an empty target (unanswerable) has nothing to
-  locate;
+  locate. A caller can ask for the stricter form (:data:`STRICTER`), which ``yoxla
+  validate-benchmark`` holds the frozen benchmark's rows to: the target occurs *exactly once* in
+  the passage, as written (NFC, collapsed white space), so its place is not ambiguous;
 * **number in range** (``numeric_tolerance``, ``spearman``): the target is a number, inside
   the strict extraction's ``range`` when the task declares one.
 
@@ -34,7 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from yoxla.safetext import one_line
-from yoxla.spans import trim_quote
+from yoxla.spans import occurrences, trim_quote
 from yoxla.suites.errors import DatasetError
 from yoxla.suites.numbers import parse_number
 from yoxla.suites.spec import TaskSpec
@@ -144,9 +146,9 @@ def _in_passage(passage: str, target: str) -> bool:
     return gold in flat or az_lower(gold) in lower
 
 
-def span_locatable(
-    spec: TaskSpec, grader: BuiltinGrader, row: Mapping[str, Any], target: str, space: Sequence[str]
-) -> str | None:
+def _span_problem(grader: BuiltinGrader, row: Mapping[str, Any], target: str, once: bool) -> str | None:
+    """What keeps ``target`` from being located in the row's passage (``once``: exactly once, as
+    written, not just found as scoring finds it), or None."""
     field = grader.passage_field or ""
     passage = lookup(row, field.split("."))
     if not isinstance(passage, str):
@@ -166,7 +168,15 @@ def span_locatable(
                 f"(an integer from 0 to {len(passage)}) [{grader.name}]"
             )
         start = value
-    if not _in_passage(passage, target):
+    if once:
+        hits = len(occurrences(flatten(passage), flatten(target)))
+        if hits != 1:
+            where = "not found" if not hits else f"found {hits} times"
+            return (
+                f"gold span {_shown(target)} must occur exactly once in {field!r} "
+                f"(NFC, collapsed white space); {where} [{grader.name}]"
+            )
+    elif not _in_passage(passage, target):
         return f"gold span {_shown(target)} is not found in {field!r} [{grader.name}]"
     if start is not None and passage[start : start + len(target)] != target:
         return (
@@ -174,6 +184,20 @@ def span_locatable(
             f"in {field!r} [{grader.name}]"
         )
     return None
+
+
+def span_locatable(
+    spec: TaskSpec, grader: BuiltinGrader, row: Mapping[str, Any], target: str, space: Sequence[str]
+) -> str | None:
+    return _span_problem(grader, row, target, once=False)
+
+
+def span_located_once(
+    spec: TaskSpec, grader: BuiltinGrader, row: Mapping[str, Any], target: str, space: Sequence[str]
+) -> str | None:
+    """The stricter span rule: the gold occurs exactly once in the passage, as written (NFC,
+    collapsed white space), so its place is not ambiguous (``yoxla validate-benchmark``)."""
+    return _span_problem(grader, row, target, once=True)
 
 
 def _strict_range(spec: TaskSpec) -> tuple[float, float] | None:
@@ -208,12 +232,19 @@ GRADER_CHECKS: dict[str, tuple[Check, ...]] = {
 }
 
 
-def declared_checks(graders: Iterable[Any]) -> list[tuple[BuiltinGrader, Check]]:
-    """(grader, check) for every check the task's built-in graders declare, in grader order."""
+# The stricter form of a check, for a caller that asks for it (``strict``): a frozen benchmark's
+# rows are held to more than scoring needs.
+STRICTER: dict[Check, Check] = {span_locatable: span_located_once}
+
+
+def declared_checks(graders: Iterable[Any], strict: bool = False) -> list[tuple[BuiltinGrader, Check]]:
+    """(grader, check) for every check the task's built-in graders declare, in grader order
+    (``strict``: each in its :data:`STRICTER` form where it has one)."""
     out: list[tuple[BuiltinGrader, Check]] = []
     for g in graders:
         if isinstance(g, BuiltinGrader):
-            out.extend((g, check) for check in GRADER_CHECKS.get(g.name, ()))
+            checks = GRADER_CHECKS.get(g.name, ())
+            out.extend((g, STRICTER.get(c, c) if strict else c) for c in checks)
     return out
 
 
@@ -226,16 +257,28 @@ def row_problems(prepared: Any) -> list[RowProblem]:
     spec = task.spec
     out: list[RowProblem] = []
     for item in prepared.items:
-        space = answer_space(spec, item.choices)
-        for grader, check in checks:
-            try:
-                problem = check(spec, grader, item.row, item.target, space)
-            except Exception as exc:  # a hostile row never stops the other rows
-                problem = f"the row cannot be checked ({type(exc).__name__}) [{grader.name}]"
-            if problem is not None:
-                out.append(RowProblem(task.id, item.id, problem))
-                break
+        found = first_problem(checks, spec, item.row, item.target, answer_space(spec, item.choices))
+        if found is not None:
+            out.append(RowProblem(task.id, item.id, found[1]))
     return out
+
+
+def first_problem(
+    checks: Sequence[tuple[BuiltinGrader, Check]],
+    spec: TaskSpec,
+    row: Mapping[str, Any],
+    target: str,
+    space: Sequence[str],
+) -> tuple[BuiltinGrader, str] | None:
+    """The first of ``checks`` one row breaks: (the grader that declares it, what is wrong)."""
+    for grader, check in checks:
+        try:
+            problem = check(spec, grader, row, target, space)
+        except Exception as exc:  # a hostile row never stops the other rows
+            problem = f"the row cannot be checked ({type(exc).__name__}) [{grader.name}]"
+        if problem is not None:
+            return grader, problem
+    return None
 
 
 def report(problems: Sequence[RowProblem]) -> tuple[list[str], str]:
