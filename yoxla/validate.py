@@ -170,9 +170,8 @@ def _row_problems(task: SuiteTask, row: dict[str, Any]) -> list[tuple[str, str]]
     return out
 
 
-def validate_rows(task: str | Any, rows: list[dict[str, Any]], entry: ManifestEntry) -> TaskReport:
-    """The report on one benchmark task's rows (``task``: its id, or anything with its ``id``)."""
-    tid = task if isinstance(task, str) else str(task.id)
+def validate_rows(tid: str, rows: list[dict[str, Any]], entry: ManifestEntry) -> TaskReport:
+    """The report on one benchmark task's rows (``tid``: its id)."""
     suite_task, columns = _task(tid), required_columns(tid)
     report = TaskReport(tid, len(rows), entry.rows, fingerprint(rows), entry.fingerprint)
     err, warn = report.errors.append, report.warnings.append

@@ -217,13 +217,15 @@ def test_report_serialises_to_json():
 
 
 def test_cases_for_task_from_results_distributions_and_declarations():
+    from types import SimpleNamespace
+
     from yoxla.calibration import LabelDistribution
     from yoxla.declarations import TaskDeclarations
-    from yoxla.suite import load_suite
-    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.suites.benchmark import gold_field, prepare_rows, strict_rule
     from yoxla.suites.scoring import score_builtin_task
 
-    task = load_suite().task("nli_v1")
+    # A GoldTask (yoxla.gold): the task's id, gold field and answer mode, read off the package suite.
+    task = SimpleNamespace(id="nli_v1", gold=gold_field("nli_v1"), answer=strict_rule("nli_v1"))
     space = ("entailment", "neutral", "contradiction")
     rows = [
         {"id": "r1", "premise": "p", "hypothesis": "h", "label": "entailment"},

@@ -15,7 +15,6 @@ from yoxla.declarations import (
     parse_declarations,
 )
 from yoxla.editions import load_edition, load_rows
-from yoxla.suite import load_suite
 
 GOOD = {
     "edition": "sample",
@@ -125,4 +124,3 @@ def test_default_gate_leaves_out_only_random():
     from yoxla.suites.baselines import STRATEGIES
 
     assert set(STRATEGIES) - set(DEFAULT_GATE_STRATEGIES) == {"random"}
-    assert load_suite()  # the suite the id fields come from

@@ -26,8 +26,7 @@ from yoxla.canonical import sha256_text
 from yoxla.editions import load_edition, load_rows
 from yoxla.record import SuiteInfo
 from yoxla.record_derive import build_suite_task_result, suite_scores_of
-from yoxla.rescoring import stored_value
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import strict_rule
 from yoxla.suites.hashing import declared_aggregation
 from yoxla.suites.loader import load_manifest
 from yoxla.suites.prepare import prepare_task
@@ -43,7 +42,16 @@ MESSAGES = json.loads((ROOT / "tests/suites/cases/benchmark_messages.json").read
     "tasks"
 ]
 GOLDEN = json.loads((ROOT / golden.GOLDEN_PATH).read_text(encoding="utf-8"))["sample"]
-SUITE = load_suite()
+# The benchmark's blocks as the first contract file declared them: id, name, tasks.
+BLOCKS = {
+    "understanding": (
+        "Anlama",
+        ["extractive_qa_v1", "qa_abstention_v1", "nli_v1", "sts_v1", "sentiment_v1", "intent_v1"],
+    ),
+    "language": ("Dil bilgisi", ["minimal_pairs_v1", "az_tr_interference_v1"]),
+    "knowledge": ("Bilik", ["knowledge_choice_v1"]),
+    "rag": ("Mənbəyə əsaslanma", ["rag_verification_v1", "rag_selection_v1"]),
+}
 SAMPLE = load_edition("sample")
 TOL = 1e-9
 ANSWER_SETS = tuple(sorted(GOLDEN["sets"]))
@@ -90,11 +98,10 @@ def scored(prepared, pool_module):
 
 def test_the_manifest_holds_every_task_and_block(manifest):
     assert list(manifest.tasks) == list(PARITY_TASKS)
-    assert sorted(PARITY_TASKS) == sorted(SUITE.tasks)
-    assert [g.id for g in manifest.groups] == list(SUITE.blocks)
+    assert sorted(PARITY_TASKS) == sorted(MESSAGES)
+    assert [g.id for g in manifest.groups] == list(BLOCKS)
     for g in manifest.groups:
-        assert g.name == SUITE.block_names[g.id]
-        assert sorted(g.tasks) == sorted(t.id for t in SUITE.block_tasks(g.id))
+        assert (g.name, sorted(g.tasks)) == (BLOCKS[g.id][0], sorted(BLOCKS[g.id][1]))
     assert manifest.headline_rule == "mean_of_groups" and manifest.headline_name == "YOXLA"
 
 
@@ -117,15 +124,6 @@ def test_the_message_oracle_covers_every_task_and_row():
         assert [x["id"] for x in MESSAGES[tid]["items"]] == [str(r["id"]) for r in rows]
 
 
-@pytest.mark.parametrize("task_id", ["knowledge_choice_v1", "rag_selection_v1"])
-def test_each_item_has_its_own_answer_space(prepared, task_id):
-    task = SUITE.task(task_id)
-    rows = load_rows(SAMPLE, task_id)
-    spaces = [i.choices for i in prepared[task_id].items]
-    assert spaces == [task.answer.values_for(r) for r in rows]
-    assert all(s is not None and s[0] == "1" for s in spaces)
-
-
 def test_every_answer_set_is_pinned(scored):
     assert set(ANSWER_SETS) == {name for _, name in scored}
     assert {"messy", golden.PARITY_MESSY, *golden.EDGE_SETS} <= set(ANSWER_SETS)
@@ -135,7 +133,7 @@ def test_every_answer_set_is_pinned(scored):
 @pytest.mark.parametrize("task_id", PARITY_TASKS)
 def test_metrics_and_verdicts_are_identical(scored, task_id, name):
     want, got, (_, _, errors) = scored[task_id, name]
-    task = SUITE.task(task_id)
+    numeric = strict_rule(task_id).mode == "numeric"
     for key, value in want["metrics"].items():
         assert key in got.metrics, (name, key)
         assert _same(value, got.metrics[key]), (name, key, value, got.metrics[key])
@@ -145,7 +143,9 @@ def test_metrics_and_verdicts_are_identical(scored, task_id, name):
         pred = {
             "id": g.id,
             "valid": g.valid,
-            "parsed": stored_value(task, g),
+            "parsed": (float(g.number) if numeric and g.number is not None else g.extracted)
+            if g.valid
+            else None,
             "abstained": g.abstained,
             "outcome": g.outcome,
             "reason": "generation_error" if errors[k] else g.reason,
