@@ -54,8 +54,8 @@ KIND = SUITE_KIND
 
 
 @dataclass
-class SuiteHeld(HeldRun):
-    """A suite run folder this process holds: a session sends with the run's judge."""
+class PlannedRun(HeldRun):
+    """A run folder of a plan this process holds: a session sends with the run's judge."""
 
     plan: RunPlan
 
@@ -135,12 +135,12 @@ def start_suite_run(
     s.run_id = check_run_id(s.run_id or default_suite_run_id(s, plan.suite_id))
     run_dir = Path(s.runs_dir) / s.run_id
     refuse_existing(run_dir)
-    return begin_run(SuiteHeld, suite_run_record, s, plan, run_dir, log)
+    return begin_run(PlannedRun, suite_run_record, s, plan, run_dir, log)
 
 
 def _reopen(
     run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
-) -> tuple[SuiteHeld, list[dict[str, Any]]]:
+) -> tuple[PlannedRun, list[dict[str, Any]]]:
     """A suite run folder read back (under its lock): the same suite (task hashes), or an error."""
     info = read_json(run_dir / RUN_JSON)
     refuse_builtin(run_dir)  # checked before the lock too; here for a caller that did not
@@ -150,7 +150,7 @@ def _reopen(
     plan = make_suite_plan(s, log=log)
     check_plan(info, plan)
     info["judge"] = judge_facts(s)  # the judge this session asks (--judge-base-url may have changed)
-    return SuiteHeld(run_dir, info, s, plan, log), clean_predictions(run_dir, log)
+    return PlannedRun(run_dir, info, s, plan, log), clean_predictions(run_dir, log)
 
 
 def retry_suite_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:

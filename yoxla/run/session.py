@@ -57,7 +57,7 @@ def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
 class HeldRun(ABC):
     """A run folder this process holds (under its lock): its record, its settings and its plan.
 
-    The suite engine's is :class:`yoxla.run.engine.SuiteHeld`: it says what a session sends
+    Its one kind is :class:`yoxla.run.engine.PlannedRun` (a run of a plan): it says what a session sends
     with (:meth:`job`), how the run finishes and which item a stored record answers.
     """
 
