@@ -146,13 +146,13 @@ def task_label(ed: EditionData, task_id: str) -> str:
 
 def primary_name(ed: EditionData, task_id: str) -> str:
     """A task's primary metric's name, as its suite definition gives it."""
-    if ed.suite is not None:
+    if ed.is_suite:
         return ed.suite.primary.get(task_id, "score")
     return load_suite().task(task_id).primary
 
 
 def suite_judged(ed: EditionData, task_id: str) -> bool:
-    return ed.suite is not None and task_id in ed.suite.judge_scored_tasks
+    return ed.is_suite and task_id in ed.suite.judge_scored_tasks
 
 
 def lower_is_better(ed: EditionData, task_id: str) -> bool:

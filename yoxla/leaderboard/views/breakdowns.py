@@ -42,7 +42,7 @@ def breakdown_tasks(ed: EditionData) -> list[str]:
 def breakdown_key(task_id: str, ed: EditionData | None = None, field_name: str | None = None) -> str:
     """The metric a file stores a task's breakdown under (``per_<field>_accuracy`` or ``…_score``):
     the first stored one of a suite task's fields (or ``field_name``), the benchmark task's own."""
-    if ed is not None and ed.suite is not None:
+    if ed is not None and ed.is_suite:
         fields = ed.suite.breakdowns.get(task_id) or ["class"]
         wanted = field_name if field_name in fields else fields[0]
         for v in (v for g in ed.boards.values() for v in g.models):

@@ -57,7 +57,7 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
     """
     r = ed.boards[group]
     h = ed.headline
-    judged = ed.suite is not None and bool(ed.suite.judge_scored_tasks)
+    judged = ed.is_suite and bool(ed.suite.judge_scored_tasks)
     cols = ["Rank", "Rank best", "Rank worst", "Model", "Provider", "Model id", "Trust"]
     cols += ["Parameters", "Size band", "Weights", "Licence", "Card", "Board", h, f"{h} low", f"{h} high"]
     cols += ["Judge"] if judged else []
@@ -450,9 +450,8 @@ def leaderboard_table(board: Board, edition: str, search: str = "") -> pd.DataFr
 
     r = rank_board(board, edition, "standard")
     empty = Ranked(edition, "x", [], r.task_ids, r.blocks)
-    ed = EditionData(
-        edition, {"standard": r, "thinking": empty, "non-standard": empty}, [], Reference(edition), [], None
-    )
+    boards = {"standard": r, "thinking": empty, "non-standard": empty}
+    ed = EditionData(edition, boards, [], Reference(edition), [], None, board.benchmark_meta(edition))
     frame = leaderboard_frame(ed)
     if search.strip():
         frame = frame[Filters(search=search).mask(frame)]
