@@ -633,3 +633,17 @@ def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) 
     for tid, n in per_task.items():
         assert diff.loc[tid, "Items"] == n, tid
     assert diff.loc[ed.headline, "Items"] == sum(per_task.values())
+
+
+def test_a_benchmark_task_is_scored_as_its_package_suite_first_grader_says() -> None:
+    from yoxla.leaderboard.format import metric_keys, task_kind
+
+    kinds = {t: task_kind(t) for t in ("nli_v1", "extractive_qa_v1", "qa_abstention_v1", "sts_v1")}
+    assert kinds == {
+        "nli_v1": "classification",
+        "extractive_qa_v1": "span",
+        "qa_abstention_v1": "abstention",
+        "sts_v1": "correlation",
+    }
+    assert task_kind("no_such_task") is None and metric_keys("no_such_task") == []
+    assert metric_keys("nli_v1")[:2] == ["accuracy", "macro_f1"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from yoxla.leaderboard import breakdown, plot
-from yoxla.leaderboard.format import task_label, task_short
+from yoxla.leaderboard.format import task_kind, task_label, task_short
 from yoxla.leaderboard.prepared import EditionData, Ranked
 from yoxla.leaderboard.verdict import Verdict
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first, plot_data
@@ -65,11 +65,10 @@ def breakdown_display(
 
 def modal_share_table(r: Ranked) -> pd.DataFrame:
     """Share of a model's valid answers that are its most frequent answer, per choice task."""
-    suite = load_suite()
     tids = [
         t
         for t in r.task_ids
-        if (suite.task(t).evaluator == "classification" if t in suite.tasks else True)
+        if task_kind(t) in ("classification", None)
         and any("modal_answer_share" in v.tasks[t].metrics for v in r.models if t in v.tasks)
     ]
     out = []
