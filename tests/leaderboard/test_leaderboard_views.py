@@ -647,3 +647,17 @@ def test_a_benchmark_task_is_scored_as_its_package_suite_first_grader_says() -> 
     }
     assert task_kind("no_such_task") is None and metric_keys("no_such_task") == []
     assert metric_keys("nli_v1")[:2] == ["accuracy", "macro_f1"]
+
+
+def test_the_explorer_reads_a_benchmark_task_off_its_package_suite(board: Board) -> None:
+    fields = explorer.row_fields("rag_selection_v1")
+    assert fields.inputs == ("question", "passages") and fields.numbered == {"passages"}
+    assert fields.gold == "label" and fields.options_field == "passages" and fields.abstain is None
+    assert explorer.row_fields("qa_abstention_v1").abstain == "Cavab yoxdur"
+    # the breakdown filter: the first field the package suite declares, its values from the rows
+    rows = load_rows(load_edition("sample"), "extractive_qa_v1")
+    want = sorted({str(r.get("answer_type")) for r in rows})
+    assert len(want) > 1 and explorer.breakdown_values(board, "sample", "extractive_qa_v1") == want
+    a = "sample/baseline__overlap.json"
+    df = explorer.filter_examples(board, "sample", "extractive_qa_v1", a, breakdown=want[0])
+    assert len(df) and set(df["answer_type"]) == {want[0]}
