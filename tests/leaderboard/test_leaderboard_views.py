@@ -661,3 +661,13 @@ def test_the_explorer_reads_a_benchmark_task_off_its_package_suite(board: Board)
     a = "sample/baseline__overlap.json"
     df = explorer.filter_examples(board, "sample", "extractive_qa_v1", a, breakdown=want[0])
     assert len(df) and set(df["answer_type"]) == {want[0]}
+
+
+def test_a_heatmap_defaults_to_the_field_the_files_store(prepared: Prepared) -> None:
+    from yoxla.leaderboard.views.breakdowns import stored_field
+
+    models = prepared.edition("sample").standard.models
+    assert stored_field(models, "minimal_pairs_v1") == "phenomenon"  # stored besides its classes
+    assert stored_field([], "minimal_pairs_v1") is None and stored_field(models, "no_such_task") is None
+    title = breakdown_heatmap(models, "minimal_pairs_v1", "sample")["layout"]["title"]["text"]
+    assert "score by phenomenon" in title
