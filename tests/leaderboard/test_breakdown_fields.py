@@ -223,3 +223,37 @@ def test_a_suite_board_shows_its_groups_and_hides_the_tab_without(tmp_path: Path
     assert all(not out[h]["visible"] for h, _, _ in blocks.slots[2:])  # the benchmark's other slots
     without = _suite_board(tmp_path / "b", None)
     assert not ctx.views["blocks"].shown_on(without.edition(suite_board_id("sinaq")))
+
+
+def test_a_benchmark_board_shows_its_package_suite(board: Prepared) -> None:
+    from yoxla.suites.loader import load_manifest
+
+    for edition in ("sample", "v1"):
+        ed = board.edition(edition)
+        manifest = load_manifest(registry.manifest_path(edition))
+        assert not ed.is_suite and ed.suite.edition == edition and ed.suite_id is None
+        assert ed.suite.path == f"yoxla/editions/yoxla-{edition}.yaml"
+        assert ed.suite.group_names == {g.id: g.name for g in manifest.groups}
+        assert {g: set(ts) for g, ts in ed.suite.groups.items()} == {
+            g.id: set(g.tasks) for g in manifest.groups
+        }
+        # tasks and each group's in the edition's order (sts_v1 follows nli_v1 as on every table)
+        assert list(ed.suite.tasks) == ed.standard.task_ids
+        assert ed.suite.groups["understanding"][3] == "sts_v1"
+        assert ed.suite.headline_name == ed.headline == "YOXLA"
+        assert ed.suite.primary["sts_v1"] == "spearman" and ed.suite.choices["nli_v1"][0] == "entailment"
+        assert ed.group_name("rag") == "Mənbəyə əsaslanma" and ed.group_title("rag") == "RAG"
+
+
+def test_a_broken_package_suite_leaves_the_edition_tasks_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editions = tmp_path / "editions"
+    editions.mkdir()
+    (editions / "yoxla-sample.yaml").write_text("tasks: [\n", encoding="utf-8")  # does not load
+    (editions / "sample").symlink_to(registry.EDITIONS_DIR / "sample", target_is_directory=True)
+    monkeypatch.setattr(registry, "EDITIONS_DIR", editions)
+    ed = _prepare(tmp_path).edition("sample")
+    assert ed.suite.path == "" and ed.suite.groups == {} and ed.groups_of_tasks() == {}
+    assert list(ed.suite.tasks) == ed.standard.task_ids and ed.breakdowns == {}
+    assert not ed.is_suite and ed.label == "sample"

@@ -633,3 +633,41 @@ def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) 
     for tid, n in per_task.items():
         assert diff.loc[tid, "Items"] == n, tid
     assert diff.loc[ed.headline, "Items"] == sum(per_task.values())
+
+
+def test_a_benchmark_task_is_scored_as_its_package_suite_first_grader_says() -> None:
+    from yoxla.leaderboard.format import metric_keys, task_kind
+
+    kinds = {t: task_kind(t) for t in ("nli_v1", "extractive_qa_v1", "qa_abstention_v1", "sts_v1")}
+    assert kinds == {
+        "nli_v1": "classification",
+        "extractive_qa_v1": "span",
+        "qa_abstention_v1": "abstention",
+        "sts_v1": "correlation",
+    }
+    assert task_kind("no_such_task") is None and metric_keys("no_such_task") == []
+    assert metric_keys("nli_v1")[:2] == ["accuracy", "macro_f1"]
+
+
+def test_the_explorer_reads_a_benchmark_task_off_its_package_suite(board: Board) -> None:
+    fields = explorer.row_fields("rag_selection_v1")
+    assert fields.inputs == ("question", "passages") and fields.numbered == {"passages"}
+    assert fields.gold == "label" and fields.options_field == "passages" and fields.abstain is None
+    assert explorer.row_fields("qa_abstention_v1").abstain == "Cavab yoxdur"
+    # the breakdown filter: the first field the package suite declares, its values from the rows
+    rows = load_rows(load_edition("sample"), "extractive_qa_v1")
+    want = sorted({str(r.get("answer_type")) for r in rows})
+    assert len(want) > 1 and explorer.breakdown_values(board, "sample", "extractive_qa_v1") == want
+    a = "sample/baseline__overlap.json"
+    df = explorer.filter_examples(board, "sample", "extractive_qa_v1", a, breakdown=want[0])
+    assert len(df) and set(df["answer_type"]) == {want[0]}
+
+
+def test_a_heatmap_defaults_to_the_field_the_files_store(prepared: Prepared) -> None:
+    from yoxla.leaderboard.views.breakdowns import stored_field
+
+    models = prepared.edition("sample").standard.models
+    assert stored_field(models, "minimal_pairs_v1") == "phenomenon"  # stored besides its classes
+    assert stored_field([], "minimal_pairs_v1") is None and stored_field(models, "no_such_task") is None
+    title = breakdown_heatmap(models, "minimal_pairs_v1", "sample")["layout"]["title"]["text"]
+    assert "score by phenomenon" in title

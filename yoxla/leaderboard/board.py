@@ -13,10 +13,10 @@ import hashlib
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,8 +26,10 @@ from yoxla.leaderboard.bootstrap import B_DEFAULT, Boot, TaskInput, run_bootstra
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.strictjson import loads_strict, read_regular_file
-from yoxla.suite import load_suite
 from yoxla.walk import walk_files
+
+if TYPE_CHECKING:
+    from yoxla.suites.loader import SuiteManifest
 
 RESULTS_ENV = "YOXLA_RESULTS_DIR"
 
@@ -74,6 +76,7 @@ class Board:
     _boot: dict[str, Boot] = field(default_factory=dict, repr=False)
     _docs: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict, repr=False)
     _resampled: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    _metas: dict[str, SuiteMeta] = field(default_factory=dict, repr=False)
 
     # Views ----------------------------------------------------------------------------
     def shown(self, edition: str, group: str = "standard") -> list[Verdict]:
@@ -180,12 +183,16 @@ class Board:
         return self._boot[key]
 
     def _run_boot(self, edition: str, group: str = "standard") -> Boot:
-        suite = load_suite()
+        from yoxla.suites.benchmark import gold_field
+
+        meta = self.benchmark_meta(edition)
+        by_groups = meta.headline_rule == "mean_of_groups"
+        group_of = {tid: gid for gid, tids in meta.groups.items() for tid in tids}
         models = self.shown(edition, group)
         rows = self.rows(edition)
         inputs: list[TaskInput] = []
         for tid in self.task_ids(edition):
-            task = suite.task(tid)
+            block = group_of.get(tid, "") if by_groups else "suite"
             point = np.array([m.tasks[tid].score if tid in m.tasks else 0.0 for m in models], dtype=float)
             found = [m.tasks.get(tid) for m in models]
             recs = [r for r in found if r is not None]
@@ -198,22 +205,44 @@ class Board:
                 for r in recs
             )
             if not aligned or not same_controls:
-                inputs.append(TaskInput(tid, task.block, point, None))
+                inputs.append(TaskInput(tid, block, point, None))
                 continue
             scores = np.vstack([r.scored_scores for r in recs])
-            if task.evaluator == "correlation":
+            if meta.primary.get(tid) in CORRELATIONS:  # a rank correlation over the task: resampled as one
                 preds = [r.prediction for r in recs]
                 if rows is None or any(p is None for p in preds):
-                    inputs.append(TaskInput(tid, task.block, point, None))
+                    inputs.append(TaskInput(tid, block, point, None))
                     continue
-                gold = np.array([float(r[task.gold]) for r in rows[tid]], dtype=float)
+                gold = np.array([float(r[gold_field(tid)]) for r in rows[tid]], dtype=float)
                 stacked = np.vstack(preds)  # type: ignore[arg-type]
                 if keep is not None:
                     gold, stacked = gold[~keep], stacked[:, ~keep]
-                inputs.append(TaskInput(tid, task.block, point, scores, stacked, gold))
+                inputs.append(TaskInput(tid, block, point, scores, stacked, gold))
             else:
-                inputs.append(TaskInput(tid, task.block, point, scores))
-        return run_bootstrap(inputs, list(suite.blocks), len(models), B=self.B)
+                inputs.append(TaskInput(tid, block, point, scores))
+        blocks = list(meta.groups) if by_groups else ["suite"]
+        return run_bootstrap(inputs, blocks, len(models), B=self.B)
+
+    def benchmark_meta(self, edition: str) -> SuiteMeta:
+        """What an edition's board shows about its package suite (``yoxla/editions/yoxla-<edition>.yaml``,
+        :func:`~yoxla.suites.registry.manifest_path`), as :meth:`suite_meta` for a committed suite:
+        its tasks and groups in the edition's task order. A package suite that does not load
+        leaves the edition's task ids, no groups and the generic headline (the app still starts)."""
+        if edition not in self._metas:
+            from yoxla.suites.errors import ManifestError
+            from yoxla.suites.loader import load_manifest
+            from yoxla.suites.registry import manifest_path, repo_path
+
+            shown = [v for v in self.verdicts if v.shown and v.edition == edition]
+            tids = self.task_ids(edition)
+            try:
+                path = manifest_path(edition)
+                manifest = load_manifest(path)
+            except ManifestError:
+                self._metas[edition] = _meta(edition, None, "", shown, edition, tids)
+            else:
+                self._metas[edition] = _meta(edition, manifest, repo_path(path), shown, edition, tids)
+        return self._metas[edition]
 
     # Suites: one board per committed suite -------------------------------------------------
     # The same accessors as the editions', keyed by suite id; a suite file's verdict has
@@ -289,29 +318,10 @@ class Board:
         """What a suite board shows about the suite: name, description, tasks, breakdowns, judge."""
         suite, _ = self.data.suites.get(suite_id)
         shown = [v for v in self.verdicts if v.shown and v.suite == suite_id]
-        judged = sorted({tid for v in shown for tid, t in v.tasks.items() if t.judge_scored})
-        judges = sorted({v.judge for v in shown if v.judge})
         if suite is None:
             tids = list(dict.fromkeys(t for v in shown for t in v.tasks))
-            return SuiteMeta(suite_id, suite_id, "", "", {t: t for t in tids}, {}, judged, judges)
-        m = suite.manifest
-        return SuiteMeta(
-            id=suite_id,
-            name=m.metadata.get("name", suite_id),
-            description=m.metadata.get("description", ""),
-            path=suite.repo_path,
-            tasks={tid: t.spec.name or tid for tid, t in m.tasks.items()},
-            breakdowns={tid: list(t.spec.breakdowns) for tid, t in m.tasks.items() if t.spec.breakdowns},
-            judge_scored_tasks=judged,
-            judge_models=judges,
-            types={tid: t.spec.type for tid, t in m.tasks.items()},
-            primary={tid: t.primary for tid, t in m.tasks.items() if t.primary},
-            choices={tid: list(t.choices) for tid, t in m.tasks.items() if t.choices},
-            groups={g.id: list(g.tasks) for g in m.groups},
-            group_names={g.id: g.name or g.id for g in m.groups},
-            headline_name=m.headline_name,
-            headline_rule=m.headline_rule,
-        )
+            return _meta(suite_id, None, "", shown, None, tids)
+        return _meta(suite_id, suite.manifest, suite.repo_path, shown, None, None)
 
     def suite_task_ids(self, suite_id: str) -> list[str]:
         return list(self.suite_meta(suite_id).tasks)
@@ -390,13 +400,14 @@ def _mean_based(r: TaskRecord) -> bool:
 
 @dataclass(frozen=True)
 class SuiteMeta:
-    """A committed suite as its board presents it."""
+    """The suite a board shows, as the board presents it: a committed suite, or the package
+    suite of a benchmark edition (``edition`` set)."""
 
     id: str
     name: str
     description: str
     path: str  # the manifest in the repository ("" when the suite is not committed here)
-    tasks: dict[str, str]  # task id -> name, in manifest order
+    tasks: dict[str, str]  # task id -> name, in manifest order (a benchmark board: the edition's)
     breakdowns: dict[str, list[str]]  # task id -> row fields of metadata.breakdowns
     judge_scored_tasks: list[str]  # tasks whose shown results were scored with a judge model
     judge_models: list[str]
@@ -408,6 +419,55 @@ class SuiteMeta:
     group_names: dict[str, str] = field(default_factory=dict)
     headline_name: str | None = None
     headline_rule: str = "mean_of_tasks"
+    edition: str | None = None  # the benchmark edition whose package suite this is (None: a committed suite)
+
+
+CORRELATIONS = ("spearman", "pearson")  # primary metrics that are a correlation over the task, not a mean
+
+
+def _meta(
+    board_id: str,
+    m: SuiteManifest | None,
+    path: str,
+    shown: list[Verdict],
+    edition: str | None,
+    order: list[str] | None,
+) -> SuiteMeta:
+    """A board's :class:`SuiteMeta` from its manifest (None: it is not here; ``order``'s task ids
+    alone); ``order`` (a benchmark edition's task ids) orders the tasks and each group's."""
+    judged = sorted({tid for v in shown for tid, t in v.tasks.items() if t.judge_scored})
+    judges = sorted({v.judge for v in shown if v.judge})
+    if m is None:
+        tids = list(order or ())
+        return SuiteMeta(
+            board_id, board_id, "", "", {t: t for t in tids}, {}, judged, judges, edition=edition
+        )
+    tids = [t for t in order if t in m.tasks] if order is not None else list(m.tasks)
+
+    def ordered(members: Sequence[str]) -> list[str]:
+        return [t for t in tids if t in members] if order is not None else list(members)
+
+    groups = {g.id: ordered(g.tasks) for g in m.groups}
+    groups = {g: ts for g, ts in groups.items() if ts or order is None}
+    tasks = {tid: m.tasks[tid] for tid in tids}
+    return SuiteMeta(
+        id=m.metadata.get("name", board_id) if edition is not None else board_id,
+        name=m.metadata.get("name", board_id),
+        description=m.metadata.get("description", ""),
+        path=path,
+        tasks={tid: t.spec.name or tid for tid, t in tasks.items()},
+        breakdowns={tid: list(t.spec.breakdowns) for tid, t in tasks.items() if t.spec.breakdowns},
+        judge_scored_tasks=judged,
+        judge_models=judges,
+        types={tid: t.spec.type for tid, t in tasks.items()},
+        primary={tid: t.primary for tid, t in tasks.items() if t.primary},
+        choices={tid: list(t.choices) for tid, t in tasks.items() if t.choices},
+        groups=groups,
+        group_names={g.id: g.name or g.id for g in m.groups if g.id in groups},
+        headline_name=m.headline_name,
+        headline_rule=m.headline_rule,
+        edition=edition,
+    )
 
 
 def model_key(v: Verdict) -> str:

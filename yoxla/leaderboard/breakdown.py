@@ -2,7 +2,7 @@
 
 A task is broken down by the fields its suite declares (``metadata.breakdowns`` and the
 analysis section's): a committed suite's manifest, or, for a benchmark edition, its package
-suite ``yoxla/editions/yoxla-<edition>.yaml`` (:func:`edition_breakdowns`), which declares
+suite ``yoxla/editions/yoxla-<edition>.yaml`` (its board's SuiteMeta), which declares
 every categorical field of the edition's rows. A value's cell (mean per-example score and
 item count) is the one the file stores when it stores that breakdown (re-derived at
 admission), else it is computed here from the file's per-example scores joined with the
@@ -39,16 +39,6 @@ class Field:
     def value(self, raw: Any) -> str:
         """A row's value as breakdown text (whitespace collapsed, at most MAX_VALUE characters)."""
         return " ".join(str(raw).split())[:MAX_VALUE]
-
-
-def edition_breakdowns(edition: str) -> dict[str, list[str]]:
-    """Task id -> the fields the package suite of a benchmark edition declares
-    (``yoxla/editions/yoxla-<edition>.yaml``); ManifestError when it does not load."""
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import manifest_path
-
-    manifest = load_manifest(manifest_path(edition))
-    return {tid: list(t.spec.breakdowns) for tid, t in manifest.tasks.items() if t.spec.breakdowns}
 
 
 def fields(declared: Mapping[str, Sequence[str]], task_id: str) -> list[Field]:

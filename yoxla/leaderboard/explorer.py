@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.board import Board, SuiteMeta
+from yoxla.leaderboard.format import task_kind
 from yoxla.leaderboard.prepared import suite_of
 from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.parsing import answer_text
 from yoxla.spans import locate_gold, occurrences, trim_quote
-from yoxla.suite import Task, load_suite
 from yoxla.text import az_lower, flatten
 
 VERDICTS = ("all", "correct", "wrong", "invalid")
@@ -61,12 +61,46 @@ def _suite_items(board: Board, edition: str, task_id: str) -> dict[str, Any]:
     return board.suite_items(suite, task_id) if suite is not None else {}
 
 
-def _suite_field(board: Board, edition: str, task_id: str) -> str | None:
+def _meta(board: Board, edition: str) -> SuiteMeta:
+    """The suite the board shows: a committed suite's, or the edition's package suite."""
     suite = suite_of(edition)
-    if suite is None:
-        return None
-    fields = board.suite_meta(suite).breakdowns.get(task_id) or []
+    return board.suite_meta(suite) if suite is not None else board.benchmark_meta(edition)
+
+
+def _field(board: Board, edition: str, task_id: str) -> str | None:
+    """The field the explorer breaks a task down by: the first its suite declares (None: none)."""
+    fields = _meta(board, edition).breakdowns.get(task_id) or []
     return fields[0] if fields else None
+
+
+@dataclass(frozen=True)
+class RowFields:
+    """What the explorer reads off a benchmark task's rows, as its package suite declares it."""
+
+    inputs: tuple[str, ...]  # the row fields its prompt shows, in order
+    numbered: frozenset[str]  # those shown as a numbered list
+    gold: str  # the field its target names
+    abstain: str | None  # the answer that abstains (None: the task has none)
+    options_field: str | None  # the list a numbered answer picks from (None: none)
+
+
+def row_fields(task_id: str) -> RowFields:
+    """A benchmark task's :class:`RowFields` (KeyError for a task the benchmark does not have)."""
+    from yoxla.suites.benchmark import benchmark_task, gold_field
+    from yoxla.suites.templates import Numbered
+
+    task = benchmark_task(task_id)
+    parts = [p for p in task.prompt.parts if not isinstance(p, str)]
+    paths = [".".join(p.path if isinstance(p, Numbered) else p) for p in parts]
+    numbered = {".".join(p.path) for p in parts if isinstance(p, Numbered)}
+    rule, space = task.spec.output_extraction, task.spec.answer_space
+    return RowFields(
+        inputs=tuple(dict.fromkeys(paths)),
+        numbered=frozenset(numbered),
+        gold=gold_field(task_id),
+        abstain=getattr(rule, "abstain", None),
+        options_field=space.options_field if space is not None else None,
+    )
 
 
 def messages_text(messages: Any) -> str:
@@ -87,11 +121,11 @@ def _snip(text: str, n: int = SNIPPET) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _rows_by_id(board: Board, edition: str, task: Task) -> dict[str, dict[str, Any]] | None:
+def _rows_by_id(board: Board, edition: str, task_id: str) -> dict[str, dict[str, Any]] | None:
     rows = board.rows(edition)
     if rows is None:
         return None
-    return {str(r[task.id_field]): r for r in rows[task.id]}
+    return {str(r["id"]): r for r in rows[task_id]}  # the edition reader's id field
 
 
 def _raw_by_id(board: Board, edition: str, key: str, task_id: str) -> dict[str, str]:
@@ -102,29 +136,28 @@ def _raw_by_id(board: Board, edition: str, key: str, task_id: str) -> dict[str, 
     return {str(p["id"]): p.get("raw") or "" for p in doc["tasks"][task_id]["predictions"]}
 
 
-def gold_text(task: Task, row: dict[str, Any]) -> str:
+def gold_text(task: RowFields, row: dict[str, Any]) -> str:
     gold = row.get(task.gold)
     if gold is None:
-        return task.answer.abstain.value if task.answer.abstain else "(none)"
-    if task.answer.options_field:
+        return task.abstain or "(none)"
+    if task.options_field:
         try:
             i = int(gold)
-            return f"{i}. {row[task.answer.options_field][i - 1]}"
+            return f"{i}. {row[task.options_field][i - 1]}"
         except (ValueError, IndexError, TypeError):
             return str(gold)
     return str(gold)
 
 
 def breakdown_values(board: Board, edition: str, task_id: str) -> list[str]:
-    if suite_of(edition) is not None:
-        field = _suite_field(board, edition, task_id)
-        items = _suite_items(board, edition, task_id)
-        return sorted({str(i.row.get(field)) for i in items.values()}) if field else []
-    task = load_suite().task(task_id)
-    rows = board.rows(edition)
-    if not task.breakdown or rows is None:
+    field = _field(board, edition, task_id)
+    if field is None:
         return []
-    return sorted({str(r.get(task.breakdown)) for r in rows[task_id]})
+    if suite_of(edition) is not None:  # a committed suite's items, else the edition's rows
+        items = _suite_items(board, edition, task_id)
+        return sorted({str(i.row.get(field)) for i in items.values()})
+    rows = board.rows(edition)
+    return [] if rows is None else sorted({str(r.get(field)) for r in rows[task_id]})
 
 
 def near_miss_values(board: Board, edition: str, task_id: str, key: str) -> list[str]:
@@ -159,19 +192,17 @@ def filter_examples(
     pair: str = "any",
 ) -> pd.DataFrame:
     """All examples that pass the filters (the caller pages them)."""
-    suite = suite_of(edition)
-    task = load_suite().task(task_id) if suite is None else None
     a = model_of(board, edition, key_a)
     if a is None or task_id not in a.tasks:
         return pd.DataFrame(columns=["id", "A verdict", "A answer"])
     df = _frame(a.tasks[task_id], "A")
     raws = _raw_by_id(board, edition, key_a, task_id)
     df["A answer"] = [_snip(split_reasoning(raws.get(i, ""))[0]) for i in df["id"]]
-    field: str | None = None
+    field = _field(board, edition, task_id)
     inputs: dict[str, str] = {}
-    if task is not None:
-        rows = _rows_by_id(board, edition, task)
-        field = task.breakdown or None
+    if suite_of(edition) is None:  # the edition's rows, else the committed suite's items
+        task = row_fields(task_id)
+        rows = _rows_by_id(board, edition, task_id)
         if rows is not None:
             df["gold"] = [_snip(gold_text(task, rows[i])) for i in df["id"]]
             if field:
@@ -179,7 +210,6 @@ def filter_examples(
             inputs = {i: " ".join(str(rows[i].get(f, "")) for f in task.inputs) for i in df["id"]}
     else:
         items = _suite_items(board, edition, task_id)
-        field = _suite_field(board, edition, task_id)
         if items and all(i in items for i in df["id"]):
             df["gold"] = [_snip(str(items[i].target or "")) for i in df["id"]]
             if field:
@@ -330,10 +360,10 @@ def example_view(board: Board, edition: str, task_id: str, key: str, example_id:
     if example_id not in rec.ids:
         return None
     i = rec.ids.index(example_id)
-    task = load_suite().task(task_id)
+    task = row_fields(task_id)
     raw = _raw_by_id(board, edition, key, task_id).get(example_id, "")
     answer, reasoning = split_reasoning(raw)
-    rows = _rows_by_id(board, edition, task)
+    rows = _rows_by_id(board, edition, task_id)
     row = rows.get(example_id) if rows is not None else None
     if row is None:
         inputs, gold, hl = (
@@ -345,13 +375,13 @@ def example_view(board: Board, edition: str, task_id: str, key: str, example_id:
         parts = []
         for f in task.inputs:
             val = row.get(f)
-            if f in task.list_inputs and isinstance(val, list):
+            if f in task.numbered and isinstance(val, list):
                 val = "\n".join(f"{k}. {item}" for k, item in enumerate(val, start=1))
             parts.append(f"{f}:\n{val}")
         inputs = "\n\n".join(parts)
         gold = gold_text(task, row)
         hl = None
-        if task.evaluator in ("span", "abstention"):
+        if task_kind(task_id) in ("span", "abstention"):
             passage = str(row[task.inputs[0]])
             hl = highlight_spans(
                 passage, row.get(task.gold), answer if rec.parsed[i] else None, row.get("answer_start")

@@ -15,7 +15,6 @@ import pandas as pd
 
 from yoxla.leaderboard.prepared import EditionData
 from yoxla.leaderboard.verdict import Verdict
-from yoxla.suite import Task, load_suite
 
 NA = "n/a"
 
@@ -109,17 +108,34 @@ def task_short(task_id: str) -> str:
     return TASK_SHORT.get(task_id, task_id)
 
 
-def benchmark_task(task_id: str) -> Task | None:
-    """The benchmark's task of this id; None for a suite's task."""
-    return load_suite().tasks.get(task_id)
+# How a benchmark task is scored, by its package suite's first grader.
+GRADER_KINDS = {
+    "accuracy": "classification",
+    "span": "span",
+    "abstention": "abstention",
+    "spearman": "correlation",
+}
+
+
+def task_kind(task_id: str) -> str | None:
+    """How the benchmark task of this id is scored: ``classification``, ``span``,
+    ``abstention`` or ``correlation`` (its package suite's first grader); None for a task the
+    benchmark does not have (a suite's)."""
+    from yoxla.suites.benchmark import benchmark_task
+
+    try:
+        graders = benchmark_task(task_id).spec.graders
+    except KeyError:
+        return None
+    return GRADER_KINDS.get(getattr(graders[0], "name", "")) if graders else None
 
 
 def metric_keys(task_id: str, models: Iterable[Verdict] = ()) -> list[str]:
     """The scalar metrics of a task: its evaluator's for the benchmark, every number a suite task
     stores (in the order of the first file that has it) otherwise."""
-    task = benchmark_task(task_id)
-    if task is not None:
-        return [*EVALUATOR_METRICS[task.evaluator], *COMMON_METRICS]
+    kind = task_kind(task_id)
+    if kind is not None:
+        return [*EVALUATOR_METRICS[kind], *COMMON_METRICS]
     keys: dict[str, None] = {}
     for v in models:
         rec = v.tasks.get(task_id)
@@ -146,13 +162,11 @@ def task_label(ed: EditionData, task_id: str) -> str:
 
 def primary_name(ed: EditionData, task_id: str) -> str:
     """A task's primary metric's name, as its suite definition gives it."""
-    if ed.suite is not None:
-        return ed.suite.primary.get(task_id, "score")
-    return load_suite().task(task_id).primary
+    return ed.suite.primary.get(task_id, "score")
 
 
 def suite_judged(ed: EditionData, task_id: str) -> bool:
-    return ed.suite is not None and task_id in ed.suite.judge_scored_tasks
+    return ed.is_suite and task_id in ed.suite.judge_scored_tasks
 
 
 def lower_is_better(ed: EditionData, task_id: str) -> bool:

@@ -14,7 +14,6 @@ finely than that.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable
@@ -27,13 +26,11 @@ import numpy as np
 from yoxla.editions import EDITIONS
 from yoxla.leaderboard.board import Board, SuiteMeta
 from yoxla.leaderboard.bootstrap import Boot
-from yoxla.leaderboard.breakdown import Field, RowValues, edition_breakdowns, fields, row_values
+from yoxla.leaderboard.breakdown import Field, RowValues, fields, row_values
 from yoxla.leaderboard.floors import Reference, reference
 from yoxla.leaderboard.published import Publication, for_edition
 from yoxla.leaderboard.texts import code
 from yoxla.leaderboard.verdict import Verdict
-from yoxla.suite import load_suite
-from yoxla.suites.errors import ManifestError
 
 GROUPS = ("standard", "thinking", "non-standard")
 GROUP_TITLES = {
@@ -99,18 +96,6 @@ def group_score(v: Verdict, group: str) -> float:
 
 def block_title(block: str) -> str:
     return BLOCK_TITLES.get(block, block)
-
-
-@functools.lru_cache(maxsize=8)
-def package_headline(edition: str) -> tuple[str, str]:
-    """(name, rule) of the headline an edition's package suite declares
-    (``yoxla/editions/yoxla-<edition>.yaml``: YOXLA, the mean of the groups); ManifestError when
-    it does not load."""
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import manifest_path
-
-    manifest = load_manifest(manifest_path(edition))
-    return manifest.headline_name or SUITE_SCORE, manifest.headline_rule
 
 
 def rank_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -228,16 +213,12 @@ class Ranked:
 
 def rank_board(board: Board, edition: str, group: str) -> Ranked:
     """One board of an edition; its models in the edition's declared ranking order (Board.ranked)."""
-    suite = load_suite()
+    meta = board.benchmark_meta(edition)
     tids = board.task_ids(edition)
-    declared = {b: [t for t in suite.tasks if suite.task(t).block == b and t in tids] for b in suite.blocks}
-    group_tasks = {b: tasks for b, tasks in declared.items() if tasks}
+    group_tasks = {g: tasks for g, tasks in meta.groups.items() if tasks}
     blocks = list(group_tasks)
     models = board.ranked(edition, group)
-    try:
-        name, rule = package_headline(edition)
-    except ManifestError:  # a broken package suite: the scores stay, their name is the generic one
-        name, rule = SUITE_SCORE, "mean_of_groups"
+    name, rule = meta.headline_name or SUITE_SCORE, meta.headline_rule
     titles = {b: block_title(b) for b in blocks}
     r = Ranked(edition, group, models, tids, blocks, name, rule, group_titles=titles, group_tasks=group_tasks)
     r.by_key = {v.key: i for i, v in enumerate(models)}
@@ -357,17 +338,26 @@ class EditionData:
     reference: Reference
     publications: list[Publication]
     rows_problem: str | None  # why the edition's rows are not here (None: they are)
-    suite: SuiteMeta | None = None
+    suite: SuiteMeta  # the suite it shows: an edition's package suite, or a committed suite
     order: tuple[str, ...] = ()  # the ranking order (yoxla.calibration.ranking keys)
     order_text: str = ""  # the ranking rule in one sentence
     # Per task, each row's breakdown values by row id (the benchmark's rows, when here).
     row_values: dict[str, RowValues] = field(default_factory=dict)
-    # Per task, the fields an edition's package suite declares (a suite board: its SuiteMeta's).
-    breakdowns: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def is_suite(self) -> bool:
+        """Whether this is a committed suite's board (else a benchmark edition's)."""
+        return self.suite.edition is None
 
     @property
     def suite_id(self) -> str | None:
-        return self.suite.id if self.suite is not None else None
+        """The committed suite's id (None: an edition's board)."""
+        return self.suite.id if self.is_suite else None
+
+    @property
+    def breakdowns(self) -> dict[str, list[str]]:
+        """Per task, the row fields the board's suite declares to break it down by."""
+        return self.suite.breakdowns
 
     @property
     def headline(self) -> str:
@@ -391,17 +381,17 @@ class EditionData:
     @property
     def label(self) -> str:
         """How the board is named in text: ``v1``, or ``suite oxu``."""
-        return f"suite {self.suite.id}" if self.suite is not None else self.name
+        return f"suite {self.suite.id}" if self.is_suite else self.name
 
     @property
     def label_md(self) -> str:
         """The board's name in Markdown: ``edition `v1```, or ``suite `oxu```."""
-        return f"suite {code(self.suite.id)}" if self.suite is not None else f"edition {code(self.name)}"
+        return f"suite {code(self.suite.id)}" if self.is_suite else f"edition {code(self.name)}"
 
     @property
     def listed_as(self) -> tuple[str | None, str | None]:
         """(edition, suite): how :meth:`Board.listed` and :meth:`Board.admission_line` name this board."""
-        return (None, self.suite.id) if self.suite is not None else (self.name, None)
+        return (None, self.suite.id) if self.is_suite else (self.name, None)
 
     @property
     def standard(self) -> Ranked:
@@ -426,17 +416,16 @@ class EditionData:
 
     def groups_of_tasks(self) -> dict[str, list[str]]:
         """The suite definition's groups with their tasks on this board, in its order: the
-        benchmark's blocks (yoxla/suite/yoxla.yaml), a suite's declared ``groups`` (none: {})."""
+        benchmark's blocks (its package suite's groups), a suite's declared ``groups`` (none: {})."""
         return {g: list(tasks) for g, tasks in self.standard.group_tasks.items()}
 
     def group_name(self, group: str) -> str:
         """A group's name as the suite definition gives it (else its id)."""
-        names = self.suite.group_names if self.suite is not None else load_suite().block_names
-        return names.get(group, group)
+        return self.suite.group_names.get(group, group)
 
     def breakdown_fields(self, task_id: str) -> list[Field]:
         """The fields this board breaks a task down by (:func:`yoxla.leaderboard.breakdown.fields`)."""
-        return fields(self.suite.breakdowns if self.suite is not None else self.breakdowns, task_id)
+        return fields(self.suite.breakdowns, task_id)
 
 
 @dataclass
@@ -460,7 +449,7 @@ class Prepared:
         """(label, board id) for the board picker: the editions, then every suite board."""
         out = [(name, name) for name in EDITIONS]
         for bid, ed in self.editions.items():
-            if ed.suite is not None:
+            if ed.is_suite:
                 name = " ".join(str(ed.suite.name).split())
                 out.append((f"suite · {name if len(name) <= 60 else name[:59] + '…'}", bid))
         return out
@@ -501,13 +490,13 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             problem = f"{type(exc).__name__}: {exc}"
         rows = got.rows if got is not None and floors else None
         ref = reference(name, rows, token=token, problem=problem if floors else "floors left out")
+        meta = board.benchmark_meta(name)
+        if not meta.path:
+            say(f"edition {name}: its package suite does not load (no groups, no breakdowns)")
         tids = board.task_ids(name)
-        try:
-            declared = edition_breakdowns(name)
-        except ManifestError as exc:  # a broken package suite leaves the breakdowns out, never the app
-            declared = {}
-            say(f"edition {name}: no breakdowns ({exc})")
-        values = row_values({t: fields(declared, t) for t in tids}, got.rows if got is not None else None)
+        values = row_values(
+            {t: fields(meta.breakdowns, t) for t in tids}, got.rows if got is not None else None
+        )
         editions[name] = EditionData(
             name=name,
             boards=boards,
@@ -515,10 +504,10 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
             reference=ref,
             publications=for_edition(name),
             rows_problem=problem,
+            suite=meta,
             order=board.ranking(name),
             order_text=board.explain_order(name),
             row_values=values,
-            breakdowns=declared,
         )
         n = sum(len(b.models) for b in boards.values())
         say(f"edition {name}: {n} ranked model(s), {len(editions[name].unchecked)} not re-checked")

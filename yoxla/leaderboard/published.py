@@ -14,9 +14,7 @@ from typing import Any
 
 import yaml
 
-from yoxla.suite import load_suite
-
-BLOCKS = load_suite().blocks  # the suite definition's blocks, in its order
+from yoxla.suites.benchmark import benchmark_groups
 
 
 @dataclass(frozen=True)
@@ -40,8 +38,8 @@ class Publication:
 
 def _parse(data: dict[str, Any]) -> Publication:
     models = []
-    for m in data["models"]:
-        blocks = {b: float(m[b]) for b in BLOCKS if b in m}
+    for m in data["models"]:  # the blocks in the package suite's order (its groups)
+        blocks = {b: float(m[b]) for b in benchmark_groups() if b in m}
         models.append(Reported(str(m["model"]), blocks, float(m["yoxla"])))
     return Publication(
         source=str(data["source"]),

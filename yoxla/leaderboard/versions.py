@@ -17,7 +17,7 @@ def last_updated(prepared: Prepared, board_id: str) -> str | None:
 def data_version(prepared: Prepared, board_id: str) -> str:
     """The data a board is scored on: the edition's source and revision, or the committed suite."""
     ed = prepared.edition(board_id)
-    if ed.suite is not None:
+    if ed.is_suite:
         return f"the suite manifest {code(ed.suite.path or ed.suite.id)} as committed"
     edition = prepared.board.edition(ed.name)
     if edition.bundled:

@@ -13,11 +13,10 @@ import numpy as np
 import pandas as pd
 
 from yoxla.leaderboard import breakdown, plot
-from yoxla.leaderboard.format import task_label, task_short
+from yoxla.leaderboard.format import task_kind, task_label, task_short
 from yoxla.leaderboard.prepared import EditionData, Ranked
 from yoxla.leaderboard.verdict import Verdict
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first, plot_data
-from yoxla.suite import load_suite
 
 
 def by_fields(ed: EditionData, task_id: str) -> list[breakdown.Field]:
@@ -39,21 +38,29 @@ def breakdown_tasks(ed: EditionData) -> list[str]:
     return [t for t in ed.standard.task_ids if ed.breakdown_fields(t)]
 
 
-def breakdown_key(task_id: str, ed: EditionData | None = None, field_name: str | None = None) -> str:
+def stored_field(models: list[Verdict], task_id: str) -> str | None:
+    """The field the files store a task's breakdown by, other than its classes (a benchmark
+    file stores one, or none); None when they store none."""
+    for v in models:
+        rec = v.tasks.get(task_id)
+        for key in rec.metrics if rec is not None else ():
+            field = breakdown.metric_field(key)
+            if field is not None and field != breakdown.CLASS:
+                return field
+    return None
+
+
+def breakdown_key(task_id: str, ed: EditionData, field_name: str | None = None) -> str:
     """The metric a file stores a task's breakdown under (``per_<field>_accuracy`` or ``…_score``):
-    the first stored one of a suite task's fields (or ``field_name``), the benchmark task's own."""
-    if ed is not None and ed.suite is not None:
-        fields = ed.suite.breakdowns.get(task_id) or ["class"]
-        wanted = field_name if field_name in fields else fields[0]
-        for v in (v for g in ed.boards.values() for v in g.models):
-            rec = v.tasks.get(task_id)
-            for key in rec.metrics if rec is not None else ():
-                if breakdown.metric_field(key) == wanted:
-                    return key
-        return f"per_{wanted}_accuracy"
-    task = load_suite().task(task_id)
-    suffix = "accuracy" if task.evaluator == "classification" else "score"
-    return f"per_{task.breakdown}_{suffix}"
+    the first stored one of the task's declared fields (or of ``field_name``)."""
+    fields = ed.suite.breakdowns.get(task_id) or ["class"]
+    wanted = field_name if field_name in fields else fields[0]
+    for v in (v for g in ed.boards.values() for v in g.models):
+        rec = v.tasks.get(task_id)
+        for key in rec.metrics if rec is not None else ():
+            if breakdown.metric_field(key) == wanted:
+                return key
+    return f"per_{wanted}_accuracy"
 
 
 def breakdown_display(
@@ -65,11 +72,10 @@ def breakdown_display(
 
 def modal_share_table(r: Ranked) -> pd.DataFrame:
     """Share of a model's valid answers that are its most frequent answer, per choice task."""
-    suite = load_suite()
     tids = [
         t
         for t in r.task_ids
-        if (suite.task(t).evaluator == "classification" if t in suite.tasks else True)
+        if task_kind(t) in ("classification", None)
         and any("modal_answer_share" in v.tasks[t].metrics for v in r.models if t in v.tasks)
     ]
     out = []
@@ -93,11 +99,10 @@ def breakdown_heatmap(
     values: breakdown.RowValues | None = None,
 ) -> plot.Figure:
     """Models x the values of one field (``by``: a field, or a stored metric's key; default the
-    benchmark task's stored field, else its classes), coloured by score; few-item cells keep
-    their colour and get a *. ``values``: the rows' values by id, for fields no file stores."""
+    field the files store (:func:`stored_field`), else its classes), coloured by score; few-item
+    cells keep their colour and get a *. ``values``: the rows' values by id, for fields no file stores."""
     if by is None:
-        task = load_suite().task(task_id)
-        by = breakdown.Field(task.breakdown or breakdown.CLASS)
+        by = breakdown.Field(stored_field(models, task_id) or breakdown.CLASS)
     field = by if isinstance(by, breakdown.Field) else breakdown.Field(breakdown.metric_field(by) or by)
     what = field.name.replace("_", " ")
     title = f"{plot.plain(task_id)}: score by {plot.plain(what)}"

@@ -10,7 +10,7 @@ import pandas as pd
 
 from yoxla.leaderboard import plot
 from yoxla.leaderboard.bootstrap import mcnemar, paired_interval
-from yoxla.leaderboard.format import benchmark_task, task_short
+from yoxla.leaderboard.format import task_kind, task_short
 from yoxla.leaderboard.prepared import Ranked, group_score, headline
 from yoxla.leaderboard.views.base import Context, Table, Update, View, keep_or_first
 from yoxla.leaderboard.views.common import components
@@ -98,10 +98,10 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     for ti, tid in enumerate(boot.task_ids):
         ta, tb = a.tasks[tid], b.tasks[tid]
         extra: dict[str, Any] = {"items": len(ta.ids)}
-        task = benchmark_task(tid)
+        kind = task_kind(tid)
         binary = (
-            task.evaluator == "classification"
-            if task is not None
+            kind == "classification"
+            if kind is not None
             else bool(np.isin(ta.scores, (0.0, 1.0)).all() and np.isin(tb.scores, (0.0, 1.0)).all())
         )
         if binary and ta.ids == tb.ids:

@@ -10,10 +10,9 @@ import gradio as gr
 import pandas as pd
 
 from yoxla.leaderboard import plot
-from yoxla.leaderboard.format import metric_keys, metric_label, metric_text, task_short
+from yoxla.leaderboard.format import metric_keys, metric_label, metric_text, task_kind, task_short
 from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
-from yoxla.suite import load_suite
 
 WHY = """### Why did the score move? Span recall against token F1
 The span tasks are scored by **span recall** on character offsets, with 0 when the quote reaches
@@ -86,8 +85,7 @@ def near_miss_table(models: list[Verdict], task_id: str | None = None) -> pd.Dat
 
 
 def span_tasks(task_ids: Iterable[str]) -> list[str]:
-    suite = load_suite()
-    return [t for t in task_ids if t in suite.tasks and suite.task(t).evaluator in ("span", "abstention")]
+    return [t for t in task_ids if task_kind(t) in ("span", "abstention")]
 
 
 def span_why(v: Verdict, task_id: str) -> str:
@@ -250,7 +248,7 @@ class DiagnosticsView(TaskPickerView):
     title = "Diagnostics"
 
     def build(self, ctx: Context) -> None:
-        tids = list(load_suite().tasks)
+        tids = ctx.prepared.board.task_ids(ctx.prepared.default_edition())
         self.picker = gr.Dropdown(
             [(f"{task_short(t)} · {t}", t) for t in tids],
             value=tids[0],

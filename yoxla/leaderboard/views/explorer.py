@@ -244,7 +244,7 @@ class ExplorerView(View):
         # Reads one file on demand (cached), checked against its admitted digest; a suite's
         # committed items (its rendered prompts) are prepared once, here.
         ed = ctx.prepared.edition(edition)
-        if ed.suite is not None and not ed.standard.empty:
+        if ed.is_suite and not ed.standard.empty:
             for tid in ed.suite.tasks:
                 ctx.prepared.board.suite_items(ed.suite.id, tid)
 

@@ -58,7 +58,7 @@ def how_to_read(ed: EditionData) -> str:
 
 def board_note(ed: EditionData) -> str:
     """The board's first line: what this board is (and, for ``sample``, what it is not)."""
-    if ed.suite is not None:  # a committed suite: its own name
+    if ed.is_suite:  # a committed suite: its own name
         return f"**{md(ed.label)}**: an eval suite committed under `suites/`, re-scored with its own graders."
     if ed.name == "sample":
         models = [v for g in ed.groups() for v in ed.boards[g].models]
@@ -91,9 +91,9 @@ def rule_text(ed: EditionData) -> str:
 
 def suite_about(ed: EditionData) -> str:
     """What a suite board is, as text: name, description, manifest, tasks, breakdowns, judge."""
-    meta = ed.suite
-    if meta is None:
+    if not ed.is_suite:
         return ""
+    meta = ed.suite
     lines = [f"Suite {meta.id}: {meta.name}" if meta.name != meta.id else f"Suite {meta.id}"]
     if meta.description:
         lines.append(meta.description)

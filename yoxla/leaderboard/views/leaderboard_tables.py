@@ -39,7 +39,7 @@ from yoxla.leaderboard.prepared import (
     size_band,
     weights,
 )
-from yoxla.leaderboard.published import BLOCKS, same_model
+from yoxla.leaderboard.published import same_model
 from yoxla.leaderboard.texts import md as md_escape
 from yoxla.leaderboard.verdict import NOT_RECHECKED, Verdict
 from yoxla.safetext import plain_https, repo_id
@@ -57,7 +57,7 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
     """
     r = ed.boards[group]
     h = ed.headline
-    judged = ed.suite is not None and bool(ed.suite.judge_scored_tasks)
+    judged = ed.is_suite and bool(ed.suite.judge_scored_tasks)
     cols = ["Rank", "Rank best", "Rank worst", "Model", "Provider", "Model id", "Trust"]
     cols += ["Parameters", "Size band", "Weights", "Licence", "Card", "Board", h, f"{h} low", f"{h} high"]
     cols += ["Judge"] if judged else []
@@ -220,7 +220,7 @@ def _reported_records(
     for m in sorted(models, key=lambda m: (-m.yoxla, m.model)):
         if q and q not in m.model.casefold():
             continue
-        num = {h: m.yoxla, **{ed.group_title(b): m.blocks.get(b, np.nan) for b in BLOCKS}}
+        num = {h: m.yoxla, **{ed.group_title(b): m.blocks.get(b, np.nan) for b in ed.suite.groups}}
         rec: dict[str, Any] = {
             "Rank": REPORTED_RANK,
             "Model": m.model,
@@ -388,12 +388,12 @@ def unchecked_table(ed: EditionData) -> pd.DataFrame:
 
 
 def reported_table(ed: EditionData) -> pd.DataFrame:
-    cols = ["Model (as reported)", *[block_title(b) for b in BLOCKS], "YOXLA", "Source"]
+    cols = ["Model (as reported)", *[block_title(b) for b in ed.suite.groups], "YOXLA", "Source"]
     out = []
     for pub in ed.publications:
         for m in pub.models:
             rec: dict[str, Any] = {"Model (as reported)": m.model}
-            for b in BLOCKS:
+            for b in ed.suite.groups:
                 rec[block_title(b)] = num_text(m.blocks.get(b, float("nan")), 2)
             rec["YOXLA"] = num_text(m.yoxla, 2)
             rec["Source"] = f"{pub.source} ({pub.date})"
@@ -426,7 +426,7 @@ def reported_vs_admitted(ed: EditionData) -> pd.DataFrame:
                 levels = [("YOXLA", m.yoxla, float(v.scores["yoxla"]))]
                 levels += [
                     (block_title(b), m.blocks[b], float(v.scores["blocks"][b]))
-                    for b in BLOCKS
+                    for b in ed.suite.groups
                     if b in m.blocks and b in v.scores.get("blocks", {})
                 ]
                 for level, rep, adm in levels:
@@ -450,9 +450,8 @@ def leaderboard_table(board: Board, edition: str, search: str = "") -> pd.DataFr
 
     r = rank_board(board, edition, "standard")
     empty = Ranked(edition, "x", [], r.task_ids, r.blocks)
-    ed = EditionData(
-        edition, {"standard": r, "thinking": empty, "non-standard": empty}, [], Reference(edition), [], None
-    )
+    boards = {"standard": r, "thinking": empty, "non-standard": empty}
+    ed = EditionData(edition, boards, [], Reference(edition), [], None, board.benchmark_meta(edition))
     frame = leaderboard_frame(ed)
     if search.strip():
         frame = frame[Filters(search=search).mask(frame)]

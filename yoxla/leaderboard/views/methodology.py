@@ -130,7 +130,7 @@ class MethodologyView(View):
         where = ed.listed_as
         stem = ed.name.replace(":", "-")
         out: Update = {
-            self.suite_note: gr.update(value=texts.SUITE_METHOD, visible=ed.suite is not None),
+            self.suite_note: gr.update(value=texts.SUITE_METHOD, visible=ed.is_suite),
             self.line: f"**{ed.label_md[:1].upper()}{ed.label_md[1:]}:** {board.admission_line(*where)}.",
             **self.admitted.update(
                 ctx.downloads,
@@ -145,7 +145,7 @@ class MethodologyView(View):
                 stem=f"excluded-{stem}",
             ),
         }
-        if ed.suite is not None:  # a committed suite's data is reviewed with its pull request
+        if ed.is_suite:  # a committed suite's data is reviewed with its pull request
             out[self.review_line] = (
                 "Review status is kept for the benchmark's editions (`annotations/<edition>/`); a suite's data "
                 "is reviewed with its pull request."

@@ -46,7 +46,7 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
     cond = v.conditions if isinstance(v.conditions, RunConditionsV2) else None
     scond = v.conditions if isinstance(v.conditions, RunConditions) else None
     suite_rows: list[tuple[str, Any]] = []
-    if ed.suite is not None:
+    if ed.is_suite:
         suite_rows = [
             ("Suite", ed.suite.id),
             ("Suite manifest", ed.suite.path or None),

@@ -42,7 +42,7 @@ NO_SUITE_FLOORS = (
 
 
 def task_choices(ed: EditionData) -> list[tuple[str, str]]:
-    if ed.suite is not None:
+    if ed.is_suite:
         return [(f"{tid} · {name}", tid) for tid, name in ed.suite.tasks.items()]
     return [(f"{task_short(t)} · {t}", t) for t in ed.standard.task_ids]
 
@@ -50,7 +50,6 @@ def task_choices(ed: EditionData) -> list[tuple[str, str]]:
 def suite_task_markdown(ed: EditionData, task_id: str) -> str:
     """A suite task's description: the committed manifest's fields (escaped) and our words."""
     meta = ed.suite
-    assert meta is not None
     name = meta.tasks.get(task_id, task_id)
     r = ed.standard
     n = len(r.models[0].tasks[task_id].ids) if not r.empty and task_id in r.models[0].tasks else None
@@ -84,7 +83,6 @@ def suite_example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str
     """(answer space, system message, the other messages, target) of the suite task's first item:
     exactly what a model was sent, few-shot included."""
     meta = ed.suite
-    assert meta is not None
     choices = meta.choices.get(task_id)
     space = "\n".join(choices) if choices else "An open answer (the task has no choices)."
     items = ctx.memo(
@@ -445,7 +443,7 @@ class TasksView(TaskPickerView):
         models = ed.standard.models
         # key None: the task's own breakdown metric; draw False: no breakdown, `why` says so.
         key: str | None
-        if ed.suite is not None:
+        if ed.is_suite:
             about = suite_task_markdown(ed, task_id)
             space, system, user, gold = suite_example(ctx, ed, task_id)
             fields = ed.suite.breakdowns.get(task_id) or []
