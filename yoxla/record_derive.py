@@ -3,9 +3,9 @@ a task's stored answers re-scored through :func:`yoxla.suites.scoring.score_suit
 out as the file stores them (:func:`derive_suite_task`, stored judge calls replayed, never sent
 again), the summary scores (:func:`suite_scores`), and the sealed document
 (:func:`build_suite_document`). A run, its resumption, ``yoxla rescore`` and admission all derive
-through here. The version 2 writer (:func:`derive_task`, :func:`build_document`) is kept for
-``leaderboard/synthetic.py``'s ``build_result`` only (test boards over rows and declarations of
-their own); it goes when those boards are written as version 3.
+through here. Version 2 files (the old format, read) are laid out from the same derivation by
+:mod:`yoxla.leaderboard.legacy_v2`; nothing writes them but the test boards of
+:mod:`yoxla.leaderboard.synthetic`, through that replay.
 """
 
 from __future__ import annotations
@@ -28,143 +28,13 @@ from yoxla.record import (
 from yoxla.record_base import (
     FORMAT,
     FORMAT_VERSION,
-    LEGACY_FORMAT_VERSION,
     MAX_ERROR,
     ModelInfo,
     Record,
     Usage,
     as_record,
 )
-from yoxla.record_v2 import ResultFileV2, RunInfoV2, TaskResultV2, count_generation_errors, summary_scores
 from yoxla.suites.judge import JudgeRecord
-
-
-def task_document(task: TaskResultV2) -> dict[str, Any]:
-    """A task as stored: every field, metrics exactly as the evaluator gave them."""
-    return task.model_dump(mode="json", exclude_unset=True)
-
-
-def build_document(
-    *,
-    edition: str,
-    model: ModelInfo,
-    run: RunInfoV2,
-    suite_hash: str,
-    tasks: Mapping[str, TaskResultV2],
-    usage: Usage,
-    created_at: str,
-    sign_key: Any = None,
-) -> dict[str, Any]:
-    """The whole result document (a JSON-ready dict) with its digest, signed when a key is given.
-
-    Optional fields the writer did not set are absent, not null. The document is validated
-    against :class:`ResultFileV2` before it is returned, so the writer can never produce a
-    file the reader refuses.
-    """
-    from yoxla.suite import load_suite
-
-    body = {
-        "format": FORMAT,
-        "format_version": LEGACY_FORMAT_VERSION,
-        "edition": edition,
-        "model": model.model_dump(mode="json", exclude_unset=True),
-        "run": run.model_dump(mode="json", exclude_unset=True),
-        "suite_hash": suite_hash,
-        "tasks": {tid: task_document(t) for tid, t in tasks.items()},
-        "scores": summary_scores(load_suite(), tasks).model_dump(mode="json"),
-        "usage": usage.model_dump(mode="json", exclude_unset=True),
-        "generation_errors": count_generation_errors(tasks),
-        "created_at": created_at,
-    }
-    return sealed(body, sign_key, ResultFileV2)
-
-
-def derive_task(
-    task: Any,
-    rows: Sequence[Mapping[str, Any]],
-    raws: Sequence[str | None],
-    finish_reasons: Sequence[str | None],
-    errors: Sequence[str | None],
-    *,
-    fingerprint: str,
-    cache: Any = None,
-    distributions: Sequence[Mapping[str, Any] | None] | None = None,
-    declarations: Any = None,
-) -> dict[str, Any]:
-    """The one derivation of a task as stored: re-score the answers and lay out what follows.
-
-    ``rows`` are the task's rows in dataset order and ``raws``/``finish_reasons``/``errors``
-    the stored answers in the same order; ``distributions`` the stored probabilities over
-    each row's answer space (``Distribution`` documents, or None), and ``declarations`` the
-    task's :class:`yoxla.declarations.TaskDeclarations` (groups, controls). Returns the
-    task's JSON document (exactly what the result file holds under ``tasks.<id>``);
-    admission compares it with the stored one.
-
-    A stored distribution is read back for its row's answer space and written out again;
-    one that is inconsistent (does not sum to 1, a label outside the space, a ``top`` that
-    is not the most probable), or stored for a generation error or a task without a closed
-    answer space, is dropped, so a file that stores one differs from its derivation. Rows
-    declared as controls are marked and left out of the metrics and the score; the
-    ``calibration`` block is derived from the distributions, groups and controls
-    (:mod:`yoxla.calibration.stored`).
-    """
-    from yoxla.calibration.stored import checked_distribution, task_calibration
-    from yoxla.rescoring import rescore_task, stored_value
-
-    n = len(rows)
-    if distributions is not None and len(distributions) != n:
-        raise ValueError(f"{task.id}: {n} rows but {len(distributions)} distributions")
-    controls = (
-        [bool(declarations.is_control(row)) for row in rows]
-        if declarations is not None and declarations.has_controls
-        else None
-    )
-    scored = rescore_task(
-        task, rows, raws, finish_reasons, errors, cache=cache, rows_token=fingerprint, controls=controls
-    )
-    preds = [
-        {
-            "id": res.id,
-            "raw": raw,
-            "parsed": stored_value(task, res),
-            "valid": res.valid,
-            "abstained": res.abstained,
-            "outcome": res.outcome,
-            "reason": "generation_error" if err else res.reason,
-            "near_miss": res.near_miss,
-            "score": float(res.score if res.score is not None else 0.0),
-            "finish_reason": fr,
-            "error": err,
-        }
-        for res, raw, fr, err in zip(scored.results, raws, finish_reasons, errors, strict=True)
-    ]
-    for i, pred in enumerate(preds):
-        stored = distributions[i] if distributions is not None else None
-        if stored is not None and errors[i] is None:
-            dist = checked_distribution(task, rows[i], stored)
-            if dist is not None:
-                pred["distribution"] = dist
-        if controls is not None and controls[i]:
-            pred["control"] = True
-    doc: dict[str, Any] = {
-        "block": task.block,
-        "rows": len(preds),
-        "fingerprint": fingerprint,
-        "contract_hash": task.contract_hash,
-        "prompt_hash": task.prompt_hash,
-        "primary": task.primary,
-        "score": scored.score,
-        "metrics": scored.metrics,
-        "predictions": preds,
-    }
-    calibration = task_calibration(task, rows, preds, declarations)
-    if calibration is not None:
-        doc["calibration"] = calibration
-    return doc
-
-
-build_task_result = as_record(TaskResultV2, derive_task)
-
 
 # Writing suite results -------------------------------------------------------------------------
 

@@ -1,15 +1,13 @@
 """The ``yoxla-result`` version 2 body (the built-in engine's, read, no longer written by runs):
-:class:`ResultFileV2` and its task records (:func:`yoxla.record_derive.build_document` and
-:func:`~yoxla.record_derive.derive_task` still write one, for ``leaderboard/synthetic.py``'s
-``build_result`` only: the test boards over rows and declarations of their own; files of the
-committed rows are written as version 3 by :mod:`yoxla.testing.synthetic_v3`).
+:class:`ResultFileV2` and its task records. Only the test boards of
+:mod:`yoxla.leaderboard.synthetic` still write one (through the replay admission uses).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -276,19 +274,6 @@ class ResultFileV2(Record):
     created_at: Timestamp
     content_sha256: Hash
     signature: Signature | None = None
-
-
-def summary_scores(suite: Any, tasks: Mapping[str, TaskResultV2]) -> ScoresV2:
-    """Task scores, block macro averages and YOXLA, from the task results."""
-    from yoxla.stats import block_scores, yoxla_score
-
-    task_scores = {tid: t.score for tid, t in tasks.items()}
-    blocks = block_scores({b: [t.id for t in suite.block_tasks(b)] for b in suite.blocks}, task_scores)
-    return ScoresV2.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
-
-
-def count_generation_errors(tasks: Mapping[str, TaskResultV2]) -> int:
-    return sum(p.error is not None for t in tasks.values() for p in t.predictions)
 
 
 def outcome_counts(predictions: Sequence[PredictionV2]) -> dict[str, int]:

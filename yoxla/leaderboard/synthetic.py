@@ -1,8 +1,13 @@
 """Result documents built with the core, for tests, the browser test and the start-up bench.
 
-A document built here is what the runner writes (the same writer, :mod:`yoxla.record`),
-so admission treats it exactly like a real file. ``answers`` gives each task's raw outputs in
-dataset order, or a baseline strategy name.
+:func:`build_result` writes a ``yoxla-result`` version 2 file (the old format, still read) of
+the benchmark over rows and declarations of its own: each task's answers are replayed exactly
+as admission replays a stored v2 file (the package suite task prepared over the rows with the
+edition's declared groups and controls, :func:`yoxla.leaderboard.legacy_v2.prepared_for`;
+re-scored by :func:`yoxla.record_derive.derive_suite_task`; laid out by
+:func:`~yoxla.leaderboard.legacy_v2.legacy_task`), so admission treats it like a real file.
+Files of the format runs write are built by :mod:`yoxla.testing.synthetic_v3`. ``answers``
+gives each task's raw outputs in dataset order, or a baseline strategy name.
 """
 
 from __future__ import annotations
@@ -14,11 +19,10 @@ from typing import Any
 
 from yoxla import __version__
 from yoxla.editions import Edition, load_edition, load_rows
-from yoxla.record_base import DatasetInfo, ModelInfo, ModelMetadata, Usage
-from yoxla.record_derive import build_document, build_task_result
-from yoxla.record_v2 import RunConditionsV2, RunInfoV2, TaskResultV2
+from yoxla.record_base import FORMAT, LEGACY_FORMAT_VERSION, DatasetInfo, ModelInfo, ModelMetadata, Usage
+from yoxla.record_derive import sealed
+from yoxla.record_v2 import ResultFileV2, RunConditionsV2, RunInfoV2, TaskResultV2
 from yoxla.results import model_slug
-from yoxla.suite import load_suite
 
 Answers = Mapping[str, list[str | None]] | Callable[[str, list[dict[str, Any]]], list[str | None]] | str
 
@@ -27,7 +31,7 @@ def _raws(answers: Answers, tid: str, rows: list[dict[str, Any]]) -> list[str | 
     if isinstance(answers, str):
         from yoxla.suites.baselines import benchmark_answers as baseline_answers
 
-        return list(baseline_answers(answers, load_suite().task(tid), rows))
+        return list(baseline_answers(answers, tid, rows))
     if callable(answers):
         return answers(tid, rows)
     return list(answers[tid])
@@ -58,62 +62,106 @@ def build_result(
     """
     from yoxla.declarations import edition_declarations
 
-    suite = load_suite()
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
-    declarations = edition_declarations(ed)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    tasks: dict[str, TaskResultV2] = {}
-    for tid, entry in ed.tasks.items():
-        task = suite.task(tid)
-        task_rows = list(rows[tid]) if rows is not None else load_rows(ed, tid)
-        raws = _raws(answers, tid, task_rows)
-        fr = list((finish_reasons or {}).get(tid) or ["stop"] * len(task_rows))
-        er = list((errors or {}).get(tid) or [None] * len(task_rows))
-        raws = [None if e else r for r, e in zip(raws, er, strict=True)]
-        tasks[tid] = build_task_result(
-            task,
-            task_rows,
-            raws,
-            fr,
-            er,
-            fingerprint=entry.fingerprint,
-            distributions=(distributions or {}).get(tid),
-            declarations=declarations.task(tid, task.id_field),
-        )
-    return build_document(
-        edition=ed.name,
-        model=ModelInfo(
-            provider=provider,
-            model=model,
-            reported_model=model,
-            base_url=None,
-            display_name=display_name or model,
-            **({} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}),
-        ),
-        run=RunInfoV2(
-            run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",
-            framework_version=__version__,
-            started_at=now,
-            finished_at=now,
-            workers=1,
-            batch_size=1,
-            dataset=DatasetInfo(source=ed.source, revision=ed.revision),
-            chat_template_hash=None,
-            command="synthetic",
-            conditions=RunConditionsV2(
-                thinking=thinking,
-                thinking_budget=None,
-                temperature=None,
-                system_prompt="contract",
-                limit=None,
-            ),
-        ),
-        suite_hash=ed.suite_hash(suite),
-        tasks=tasks,
-        usage=Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
-        created_at=now,
-        sign_key=sign_key,
+    tasks = _replayed_tasks(
+        answers, ed, edition_declarations(ed), rows, errors, finish_reasons, distributions
     )
+    model_info = ModelInfo(
+        provider=provider,
+        model=model,
+        reported_model=model,
+        base_url=None,
+        display_name=display_name or model,
+        **({} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}),
+    )
+    run = RunInfoV2(
+        run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",
+        framework_version=__version__,
+        started_at=now,
+        finished_at=now,
+        workers=1,
+        batch_size=1,
+        dataset=DatasetInfo(source=ed.source, revision=ed.revision),
+        chat_template_hash=None,
+        command="synthetic",
+        conditions=RunConditionsV2(
+            thinking=thinking, thinking_budget=None, temperature=None, system_prompt="contract", limit=None
+        ),
+    )
+    body = {
+        "format": FORMAT,
+        "format_version": LEGACY_FORMAT_VERSION,
+        "edition": ed.name,
+        "model": model_info.model_dump(mode="json", exclude_unset=True),
+        "run": run.model_dump(mode="json", exclude_unset=True),
+        "suite_hash": ed.suite_hash(),
+        "tasks": {tid: t.model_dump(mode="json", exclude_unset=True) for tid, t in tasks.items()},
+        "scores": summary_scores(tasks).model_dump(mode="json"),
+        "usage": Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0).model_dump(
+            mode="json", exclude_unset=True
+        ),
+        "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
+        "created_at": now,
+    }
+    return sealed(body, sign_key, ResultFileV2)
+
+
+def _replayed_tasks(
+    answers: Answers,
+    ed: Edition,
+    declarations: Any,
+    rows: Mapping[str, list[dict[str, Any]]] | None,
+    errors: Mapping[str, list[str | None]] | None,
+    finish_reasons: Mapping[str, list[str | None]] | None,
+    distributions: Mapping[str, list[dict[str, Any] | None]] | None,
+) -> dict[str, TaskResultV2]:
+    """Each task's v2 record: its answers replayed through the one suite path."""
+    from yoxla.leaderboard.data import DataSource
+    from yoxla.leaderboard.legacy_v2 import legacy_task, prepared_for
+    from yoxla.record_derive import derive_suite_task
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import manifest_path
+
+    manifest = load_manifest(manifest_path(ed.name))
+    blocks = {tid: g.id for g in manifest.groups for tid in g.tasks}
+    data = DataSource()
+    tasks: dict[str, TaskResultV2] = {}
+    try:
+        for tid, entry in ed.tasks.items():
+            task_rows = list(rows[tid]) if rows is not None else load_rows(ed, tid)
+            n = len(task_rows)
+            fr = list((finish_reasons or {}).get(tid) or ["stop"] * n)
+            er = list((errors or {}).get(tid) or [None] * n)
+            dists = (distributions or {}).get(tid)
+            if dists is not None and len(dists) != n:
+                raise ValueError(f"{tid}: {n} rows but {len(dists)} distributions")
+            raws = [None if e else r for r, e in zip(_raws(answers, tid, task_rows), er, strict=True)]
+            decl = declarations.task(tid, "id")
+            prepared = prepared_for(data, ed, manifest.tasks[tid], task_rows, decl)
+            stored = []
+            for i, item in enumerate(prepared.items):
+                line: dict[str, Any] = {"id": item.id, "raw": raws[i], "finish_reason": fr[i], "error": er[i]}
+                if dists is not None and dists[i] is not None and er[i] is None:
+                    line["distribution"] = dists[i]
+                stored.append(line)
+            derived = derive_suite_task(prepared, stored, pool=data.suites.pool)
+            doc = legacy_task(prepared, derived, entry, blocks[tid], decl)
+            tasks[tid] = TaskResultV2.model_validate(doc)
+    finally:
+        data.suites.close()
+    return tasks
+
+
+def summary_scores(tasks: Mapping[str, TaskResultV2]) -> Any:
+    """Task scores, block macro averages and YOXLA of a v2 file, from its task results."""
+    from yoxla.record_v2 import ScoresV2
+    from yoxla.stats import block_scores, yoxla_score
+    from yoxla.suites.benchmark import benchmark_groups
+
+    task_scores = {tid: t.score for tid, t in tasks.items()}
+    blocks = block_scores(benchmark_groups(), task_scores)
+    return ScoresV2.model_construct(yoxla=yoxla_score(blocks), blocks=blocks, tasks=task_scores)
 
 
 # Hostile answers: the app must show every one of them as text.
@@ -134,15 +182,13 @@ def planted_answers(tid: str, rows: list[dict[str, Any]]) -> list[str | None]:
 def synthetic_rows(edition: Edition, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     """Rows of the edition's size made by cycling the bundled sample rows under new ids."""
     sample = load_edition("sample")
-    suite = load_suite()
     out: dict[str, list[dict[str, Any]]] = {}
     for tid, entry in edition.tasks.items():
-        task = suite.task(tid)
         base = load_rows(sample, tid)
         rows = []
         for i in range(entry.rows):
             row = dict(base[i % len(base)])
-            row[task.id_field] = f"{row[task.id_field]}-{seed}-{i:04d}"
+            row["id"] = f"{row['id']}-{seed}-{i:04d}"
             rows.append(row)
         out[tid] = rows
     return out
