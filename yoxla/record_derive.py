@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from yoxla.alignment import align_by_id
 from yoxla.record import (
     MAX_PROBLEMS,
     ResultFile,
@@ -71,8 +70,19 @@ def _suite_metric_layout(metrics: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def align_items(prepared: Any, ids: Sequence[str]) -> list[Any]:
-    """A suite task's prepared items in the order of ``ids`` (see :func:`align_by_id`)."""
-    return align_by_id({item.id: item for item in prepared.items}, ids, prepared.task.id)
+    """A suite task's prepared items in the order of ``ids`` (its stored predictions' ids);
+    ValueError on an unknown or repeated id."""
+    by_id = {item.id: item for item in prepared.items}
+    seen: set[str] = set()
+    out = []
+    for pid in ids:
+        if pid in seen:
+            raise ValueError(f"{prepared.task.id}: prediction for id {pid!r} appears twice")
+        if pid not in by_id:
+            raise ValueError(f"{prepared.task.id}: prediction for unknown id {pid!r}")
+        seen.add(pid)
+        out.append(by_id[pid])
+    return out
 
 
 def derive_suite_task(

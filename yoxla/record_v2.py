@@ -109,7 +109,7 @@ class CellV2(Record):
 
 
 class TaskMetricsV2(Record):
-    """Exactly the metrics :func:`yoxla.rescoring.rescore_task` returns, typed.
+    """A v2 task's metrics, typed (laid out from the replay by :func:`yoxla.leaderboard.legacy_v2.legacy_task`).
 
     Breakdowns by a row field are the extra keys ``per_<field>_accuracy`` or
     ``per_<field>_score``, each a mapping of value → :class:`CellV2`.

@@ -4,8 +4,6 @@ Every case scores through the one suite replay: a benchmark task's rows become t
 suite task's items (:func:`yoxla.suites.benchmark.prepare_rows`) and their answers are scored
 by the built-in fast path (:func:`yoxla.suites.scoring.score_builtin_task`, the graders of
 :mod:`yoxla.suites.builtins`). The per-example cases are tests/core/cases/evaluator_cases.yaml.
-The last section pins the benchmark's result-record layout of the same metrics
-(:func:`yoxla.rescoring.rescore_task`).
 """
 
 from __future__ import annotations
@@ -22,15 +20,12 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from yoxla.parsing import answer_text
-from yoxla.rescoring import rescore_task
 from yoxla.stats import block_scores, pearson, spearman, yoxla_score
-from yoxla.suite import load_suite
 from yoxla.suites.benchmark import benchmark_groups, benchmark_task, prepare_rows
 from yoxla.suites.builtins import SPAN_KEYS
 from yoxla.suites.samples import SampleResult, TaskScore
 from yoxla.suites.scoring import ScoringPlan, score_builtin_task
 
-SUITE = load_suite()  # the old contract record: only the layout section reads it
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "evaluator_cases.yaml").read_text(encoding="utf-8"))
 
 
@@ -429,51 +424,3 @@ def test_per_sample_scores_of_each_grader():
     assert score_answer("qa_abstention_v1", unanswerable, "CAVAB YOXDUR").scores == {"overall_score": 1.0}
     answered = score_answer("qa_abstention_v1", row, "1967-ci ildə").scores
     assert list(answered) == ["overall_score", *SPAN] and answered["overall_score"] == 1.0
-
-
-# The benchmark's result-record layout of the same metrics (yoxla.rescoring.rescore_task) -----------
-
-
-def test_sts_errors_are_absent_when_no_answer_is_valid():
-    """0.0 would read as a perfect error for a model that never answered."""
-    m = rescore_task(SUITE.task("sts_v1"), _sts_rows([0.0, 2.0, 4.0]), ["?", "", "bilmirəm"]).metrics
-    assert m["n_valid"] == 0
-    assert "mae" not in m and "rmse" not in m
-
-
-def _gold_answers(task, rows) -> list[str]:
-    return [task.answer.abstain.value if r[task.gold] is None else str(r[task.gold]) for r in rows]
-
-
-def test_replay_with_a_reused_fingerprint_scores_the_rows_it_is_given():
-    """The prepared items are remembered by the rows' fingerprint, but never serve other rows."""
-    from yoxla.editions import load_edition, load_rows
-
-    task = SUITE.task("intent_v1")
-    rows = load_rows(load_edition("sample"), task.id)
-    first = rescore_task(task, rows, _gold_answers(task, rows), rows_token="same-token")
-    turned = list(reversed(rows))
-    again = rescore_task(task, turned, _gold_answers(task, turned), rows_token="same-token")
-    assert [r.id for r in again.results] == [str(r[task.id_field]) for r in turned]
-    assert {r.outcome for r in again.results} == {"correct"}
-    assert again.score == first.score == 100.0
-
-
-def test_replay_memo_shares_verdicts_between_files_and_changes_nothing():
-    from yoxla.editions import fingerprint, load_edition, load_rows
-    from yoxla.rescoring import ScoreCache
-
-    task = SUITE.task("extractive_qa_v1")
-    rows = load_rows(load_edition("sample"), task.id)
-    answers = [f"Cavab: {g}" if i % 2 else g for i, g in enumerate(_gold_answers(task, rows))]
-    errors = ["HTTP 503" if i % 3 == 1 else None for i in range(len(rows))]
-    plain = rescore_task(task, rows, answers, None, errors)
-    cache = ScoreCache()
-    token = fingerprint(rows)
-    once = rescore_task(task, rows, answers, None, errors, cache=cache, rows_token=token)
-    assert cache.hits == 0 and len(cache) == len(rows)
-    twice = rescore_task(task, rows, answers, None, errors, cache=cache, rows_token=token)
-    assert cache.hits == len(rows)
-    assert plain.metrics == once.metrics == twice.metrics and plain.score == twice.score
-    assert [r.outcome for r in twice.results] == [r.outcome for r in plain.results]
-    assert twice.metrics["generation_errors"] == sum(e is not None for e in errors)

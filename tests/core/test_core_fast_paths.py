@@ -16,12 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yoxla import spans
-from yoxla.editions import fingerprint, load_edition, load_rows
-from yoxla.suite import load_suite
+from yoxla.editions import load_edition, load_rows
 from yoxla.suites.benchmark import benchmark_task, choice_space, prepare_rows, task_ids
 from yoxla.text import tokens
 
-SUITE = load_suite()  # the old contract record: only the memo test (yoxla.rescoring) reads it
 WORDS = ["Bakı", "BAKI", "şəhər", "İçərişəhər", "ı", "i", "İ", "I", "və", "2000-ci", "e\u0301", "_", "ilə"]
 GLUE = [" ", ", ", ".", "-", "«", "»", "\n", ""]
 texts = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(GLUE)), max_size=12).map(
@@ -59,29 +57,6 @@ def _verdicts(res) -> list[tuple]:
     return [
         (r.id, r.extracted, r.valid, r.reason, r.near_miss, r.outcome, r.score, r.scores) for r in res.results
     ]
-
-
-def test_replay_gives_the_same_with_an_empty_a_full_or_a_partly_filled_memo():
-    from yoxla.rescoring import ScoreCache, rescore_task
-
-    for tid in ("extractive_qa_v1", "knowledge_choice_v1", "sts_v1"):
-        task = SUITE.task(tid)
-        rows = load_rows(load_edition("sample"), tid)
-        token = fingerprint(rows)
-        errors = ["HTTP 503" if i % 4 == 2 else None for i in range(len(rows))]
-        answers = _answers(prepare_rows(tid, rows), 0)
-        plain = rescore_task(task, rows, answers, None, errors)
-        closed = ScoreCache(max_entries=0)
-        none_kept = rescore_task(task, rows, answers, None, errors, cache=closed, rows_token=token)
-        assert len(closed) == 0 and closed.hits == 0
-        partly = ScoreCache()
-        other = [a if i % 2 else "başqa cavab" for i, a in enumerate(answers)]  # half the answers differ
-        rescore_task(task, rows, other, None, errors, cache=partly, rows_token=token)
-        mixed = rescore_task(task, rows, answers, None, errors, cache=partly, rows_token=token)
-        assert 0 < partly.hits < len(rows)
-        for got in (none_kept, mixed):
-            assert _verdicts(got) == _verdicts(plain), tid
-            assert got.metrics == plain.metrics and got.score == plain.score
 
 
 def test_answer_columns_score_as_sample_outputs():

@@ -414,20 +414,19 @@ def _nli_replies() -> dict[str, Any]:
     """Per NLI prompt a reply with token logprobs: every fourth confidently wrong, the others
     right at 0.7; every other prompt is answered without them (and invalidly)."""
     from yoxla.editions import load_rows
-    from yoxla.suite import load_suite
+    from yoxla.suites.benchmark import prepare_rows
     from yoxla.testing.fakeserver import Reply
 
-    task = load_suite().task("nli_v1")
+    rows = load_rows(load_edition("sample"), "nli_v1")
+    users = [item.messages[-1]["content"] for item in prepare_rows("nli_v1", rows).items]
     out = {}
-    for i, row in enumerate(load_rows(load_edition("sample"), "nli_v1")):
+    for i, row in enumerate(rows):
         gold = row["label"]
         a, b = (x for x in NLI if x != gold)
         if i % 4 == 0:
-            out[task.render_user(row)] = Reply(
-                content=a, logprobs=[_tok(a, 0.95, [(a, 0.95), (gold, 0.03), (b, 0.01)])]
-            )
+            out[users[i]] = Reply(content=a, logprobs=[_tok(a, 0.95, [(a, 0.95), (gold, 0.03), (b, 0.01)])])
         else:
-            out[task.render_user(row)] = Reply(
+            out[users[i]] = Reply(
                 content=gold, logprobs=[_tok(gold, 0.7, [(gold, 0.7), (a, 0.2), (b, 0.05)])]
             )
     return out

@@ -22,8 +22,8 @@ from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import Prepared, prepare, suite_board_id
 from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.views.blocks import block_table
-from yoxla.suite import load_suite
 from yoxla.suites import registry
+from yoxla.suites.benchmark import benchmark_manifest
 from yoxla.testing.synthetic_v3 import build_v3, committed_source, prepare_rows
 
 # Per task: the field values of its four rows, and the rows answered right.
@@ -169,17 +169,17 @@ def test_a_changed_analysis_section_changes_the_breakdowns(
 
 def test_benchmark_blocks_come_from_the_suite(board: Prepared) -> None:
     ed = board.edition("sample")
-    suite = load_suite()
-    assert list(ed.groups_of_tasks()) == list(suite.blocks)
+    groups = {g.id: g.name for g in benchmark_manifest().groups}
+    assert list(ed.groups_of_tasks()) == list(groups)
     ctx = view_context(board)
     blocks = ctx.views["blocks"]
     assert blocks.shown_on(ed)
     out = blocks.render(ctx, "sample")
-    for k, b in enumerate(suite.blocks):
+    for k, b in enumerate(groups):
         heading = out[blocks.slots[k][0]]
-        assert heading["visible"] and suite.block_names[b] in heading["value"]
+        assert heading["visible"] and groups[b] in heading["value"]
     frame = block_table(ed, "language")
-    assert suite.block_names["language"] in frame.columns
+    assert groups["language"] == "Dil bilgisi" and groups["language"] in frame.columns
 
 
 def _suite_board(tmp: Path, groups: list[dict[str, Any]] | None) -> Prepared:

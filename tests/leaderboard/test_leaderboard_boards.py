@@ -28,7 +28,6 @@ from yoxla.calibration.metrics import ECE_BINS
 from yoxla.calibration.ranking import explain_order
 from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
-from yoxla.gold import gold_value
 from yoxla.leaderboard import calibration, explorer
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.bootstrap import Boot
@@ -40,8 +39,8 @@ from yoxla.leaderboard.synthetic import build_result, edition_for_rows
 from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view
 from yoxla.leaderboard.views.model_tables import model_scores
 from yoxla.leaderboard.views.tasks import spreads_table, task_models_table
-from yoxla.suite import load_suite
 from yoxla.suites.baselines import benchmark_answers as baseline_answers
+from yoxla.suites.benchmark import benchmark_task
 
 SPACE = ("entailment", "neutral", "contradiction")
 ORDER = ["yoxla", "group_consistency", "high_confidence_error_rate", "mean_gold_p"]
@@ -85,9 +84,8 @@ def cal(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         }
     )
     ed = edition_for_rows("sample", rows, declarations=decl)
-    task = load_suite().task("nli_v1")
-    first = baseline_answers("first", task, nli)
-    golds = [str(gold_value(task, r)) for r in nli]
+    first = baseline_answers("first", "nli_v1", nli)
+    golds = [str(r["label"]) for r in nli]
     folder = tmp_path_factory.mktemp("calboard") / "results"
     specs = [
         ("bold", "a-bold", "first", BOLD),
@@ -442,16 +440,15 @@ def test_methodology_lists_each_boards_own_files(judged) -> None:
 def test_methodology_shows_review_status_per_task(committed_prepared, tmp_path: Path) -> None:
     from yoxla.annotation.sheets import MODEL, export_sheet, sheet_path
 
-    task = load_suite().task("nli_v1")
     rows = load_rows(load_edition("sample"), "nli_v1")
-    gold = {str(r["id"]): str(gold_value(task, r)) for r in rows}
+    gold = {str(r["id"]): str(r["label"]) for r in rows}
     folder = tmp_path / "sample"
     wrong = next(lb for lb in SPACE if lb != gold[str(rows[3]["id"])])
     labels = {"alice": {str(r["id"]): gold[str(r["id"])] for r in rows[:3]} | {str(rows[3]["id"]): wrong}}
     labels["gpt"] = dict(gold)  # a model agrees with everything: it never counts
     for who, kind in (("alice", "person"), ("gpt", MODEL)):
         path = sheet_path(folder, who, kind)
-        export_sheet(path, [task], {"nli_v1": rows}, shuffle_key=who)
+        export_sheet(path, [benchmark_task("nli_v1")], {"nli_v1": rows}, shuffle_key=who)
         with path.open(encoding="utf-8-sig", newline="") as fh:
             sheet = list(csv.DictReader(fh))
         for line in sheet:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yoxla.editions import load_edition, load_rows
-from yoxla.suite import Task, load_suite
 from yoxla.suites.baselines import STRATEGIES
 from yoxla.suites.baselines import benchmark_floors as baseline_floors
 
@@ -75,13 +74,17 @@ class Reference:
         return {"blocks": out, "yoxla": sum(out.values()) / len(out) if out else float("nan")}
 
 
-def chance_level(task: Task, rows: list[dict[str, Any]]) -> float | None:
+def chance_level(task_id: str, rows: list[dict[str, Any]]) -> float | None:
     """Expected score (0-100) of a uniform guess, or None when the answer space is open."""
-    if task.evaluator == "classification":
-        sizes = [len(task.answer.values_for(r)) for r in rows]
+    from yoxla.leaderboard.format import task_kind
+    from yoxla.suites.benchmark import choice_space
+
+    kind = task_kind(task_id)
+    if kind == "classification":
+        sizes = [len(choice_space(task_id, r) or ()) for r in rows]
         sizes = [n for n in sizes if n > 0]
         return 100.0 * sum(1.0 / n for n in sizes) / len(sizes) if sizes else None
-    if task.evaluator == "correlation":
+    if kind == "correlation":
         return 0.0
     return None
 
@@ -135,18 +138,17 @@ def reference(
     the answer space's shape, so without the edition's rows the bundled sample rows of the
     same task are used.
     """
-    suite = load_suite()
     chance: dict[str, float | None] = {}
     sample = load_edition("sample")
     task_ids = list(rows) if rows is not None else list(load_edition(edition).tasks)
     for tid in task_ids:
         task_rows = rows[tid] if rows is not None else load_rows(sample, tid)
-        chance[tid] = chance_level(suite.task(tid), list(task_rows))
+        chance[tid] = chance_level(tid, list(task_rows))
     if rows is None:
         return Reference(edition, {}, chance, problem or f"the {edition} rows are not available here")
     scores = _load_cached(token) if token else None
     if scores is None or set(scores) != set(rows):
-        scores = baseline_floors({t: list(r) for t, r in rows.items()}, suite.tasks, STRATEGIES)
+        scores = baseline_floors({t: list(r) for t, r in rows.items()}, task_ids, STRATEGIES)
         if token:
             _store(token, scores)
     return Reference(edition, {t: TaskFloor(t, dict(s)) for t, s in scores.items()}, chance)

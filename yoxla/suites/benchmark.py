@@ -10,7 +10,7 @@ per-item answer space, targets) without reading a dataset again, tallying only t
 its caller asks for (the analysis section declares many; a result record of the built-in
 format holds one, and each costs time on every replay).
 
-What older code read off the old contract record (``yoxla/suite.py``'s ``Task``) it reads here by
+What older code read off the old contract record (``yoxla/suite.py``'s ``Task``, deleted) it reads here by
 task id, from the package suite: :func:`strict_rule` (the strict extraction, mode resolved),
 :func:`choice_space` (a row's closed answer space, None when open), :func:`parse_answer` (one
 stored answer as the strict extractor reads it), :func:`gold_field` and :func:`benchmark_groups`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class SuiteError(ValueError):
-    """A suite breaks its own schema: a manifest, or the frozen contract file (yoxla/suite/yoxla.yaml)."""
+    """A suite breaks its own schema (a manifest)."""
 
 
 class ManifestError(SuiteError):

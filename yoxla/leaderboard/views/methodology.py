@@ -16,7 +16,7 @@ from yoxla.leaderboard.prepared import GROUP_TITLES, EditionData
 from yoxla.leaderboard.verdict import NOT_RECHECKED
 from yoxla.leaderboard.views.base import Context, Table, Update, View
 from yoxla.leaderboard.views.common import components
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import benchmark_task, task_ids
 
 
 def excluded_table(board: Board, edition: str | None = None, suite: str | None = None) -> pd.DataFrame:
@@ -55,7 +55,9 @@ def review_table(board: Board, edition: str, root: Path) -> tuple[pd.DataFrame, 
             f"the {edition} rows are not available here, so the review status is not shown"
         ]
     try:  # unreadable sheets are problems already; anything else leaves the table out, never the app
-        status, problems = review_status(root / edition, load_suite().tasks, rows)
+        status, problems = review_status(
+            root / edition, {tid: benchmark_task(tid) for tid in task_ids()}, rows
+        )
     except (SheetError, OSError) as exc:
         return pd.DataFrame(columns=cols), [one_line(str(exc))]
     out = []

@@ -30,7 +30,7 @@ from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
 from yoxla.leaderboard.views.breakdowns import breakdown_heatmap, breakdown_key
 from yoxla.leaderboard.views.common import components
-from yoxla.suite import load_suite
+from yoxla.suites.benchmark import task_ids
 
 INTRO = (
     "Each task's spread across models, with its best cue-only floor and its chance level. A task whose "
@@ -101,13 +101,18 @@ def suite_example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str
 
 def task_markdown(ed: EditionData, task_id: str) -> str:
     """The task's description: our prose and the suite's own fields (never a result file's text)."""
-    task = load_suite().task(task_id)
+    from yoxla.leaderboard.format import task_kind
+    from yoxla.suites.benchmark import benchmark_groups, benchmark_task, strict_rule
+
+    spec = benchmark_task(task_id).spec
+    block = next((g for g, tids in benchmark_groups().items() if task_id in tids), "")
+    metrics = [m.id for m in spec.metrics or []]
     n = note(task_id)
     floor = ed.reference.floors.get(task_id)
     chance = ed.reference.chance.get(task_id)
     from yoxla.leaderboard.floors import CHANCE_NOTES
 
-    lines = [f"### {task_short(task_id)} · `{task_id}` · {block_title(task.block)} block"]
+    lines = [f"### {task_short(task_id)} · `{task_id}` · {block_title(block)} block"]
     if n is not None:
         lines += [
             f"**What it measures.** {n.measures}",
@@ -117,11 +122,12 @@ def task_markdown(ed: EditionData, task_id: str) -> str:
     rows = ed.standard.models[0].tasks[task_id].ids if not ed.standard.empty else None
     size = len(rows) if rows is not None else load_edition(ed.name).tasks[task_id].rows
     lines.append(
-        f"**Items on `{ed.name}`:** {size} · **answer mode:** {task.answer.mode} · **primary metric:** "
-        f"`{task.primary}` · **diagnostics:** {', '.join(f'`{d}`' for d in task.diagnostics) or 'none'}"
+        f"**Items on `{ed.name}`:** {size} · **answer mode:** {strict_rule(task_id).mode} · **primary metric:** "
+        f"`{metrics[0] if metrics else '?'}` · **also declared:** "
+        f"{', '.join(f'`{m}`' for m in metrics[1:]) or 'none'} (result files record every diagnostic besides)"
     )
     chance_text = "none" if chance is None else f"{chance:.1f}"
-    lines.append(f"**Chance level:** {chance_text} ({CHANCE_NOTES.get(task.evaluator, '')}).")
+    lines.append(f"**Chance level:** {chance_text} ({CHANCE_NOTES.get(task_kind(task_id) or '', '')}).")
     if floor is not None:
         lines.append(
             f"**Best cue-only floor on `{ed.name}`:** {floor.best:.1f} (strategy `{floor.best_strategy}`); "
@@ -133,23 +139,29 @@ def task_markdown(ed: EditionData, task_id: str) -> str:
 
 
 def answer_space_text(task_id: str) -> str:
-    task = load_suite().task(task_id)
-    space = task.render_answer_space()
-    if task.answer.mode == "text":
+    """The answer space as the model is told it: the instructions' answer lines (``- …``)."""
+    from yoxla.suites.benchmark import benchmark_task, strict_rule
+
+    generation = benchmark_task(task_id).spec.generation
+    instructions = generation.instructions if generation is not None else None
+    space = "\n".join(line for line in (instructions or "").splitlines() if line.startswith("- "))
+    mode = strict_rule(task_id).mode
+    if mode == "text":
         return "A quote copied from the passage (no fixed list of answers)."
-    if task.answer.mode == "text_or_abstain":
+    if mode == "text_or_abstain":
         return f"A quote copied from the passage, or:\n{space}"
     return space
 
 
 def example(task_id: str) -> tuple[str, str, str]:
     """(system prompt, user message, gold) of the first ``sample`` row: what the model saw."""
-    task = load_suite().task(task_id)
+    from yoxla.suites.benchmark import gold_field, prepare_rows, strict_rule
+
     row = load_rows(load_edition("sample"), task_id)[0]
-    messages = task.messages(row)
-    gold = row.get(task.gold)
+    messages = prepare_rows(task_id, [row]).items[0].messages
+    gold = row.get(gold_field(task_id))
     if gold is None:
-        gold_text = task.answer.abstain.value if task.answer.abstain else "(none)"
+        gold_text = strict_rule(task_id).abstain or "(none)"
     else:
         gold_text = str(gold)
     return messages[0]["content"], messages[1]["content"], gold_text
@@ -402,8 +414,8 @@ class TasksView(TaskPickerView):
         self.spreads = Table("Spread of task scores across models", "task-spreads", elem_id="spreads-table")
         gr.Markdown("## A task in detail")
         self.picker = gr.Dropdown(
-            [(f"{task_short(t)} · {t}", t) for t in load_suite().tasks],
-            value=next(iter(load_suite().tasks)),
+            [(f"{task_short(t)} · {t}", t) for t in task_ids()],
+            value=task_ids()[0],
             label="Task",
             elem_id="task-picker",
             allow_custom_value=True,
@@ -455,14 +467,17 @@ class TasksView(TaskPickerView):
             why = f"{task_id} names no breakdown field (metadata.breakdowns) and records no classes."
             floors, no_floors = pd.DataFrame(), NO_SUITE_FLOORS
         else:
-            task = load_suite().task(task_id)
+            from yoxla.leaderboard.format import task_kind
+            from yoxla.record_v2 import LEGACY_BREAKDOWNS
+
             about, space = task_markdown(ed, task_id), answer_space_text(task_id)
             system, user, gold = example(task_id)
-            key = None if task.breakdown else "per_class_accuracy"
-            draw = task.evaluator == "classification" or bool(task.breakdown)
+            field, kind = LEGACY_BREAKDOWNS.get(task_id), task_kind(task_id)
+            key = None if field else "per_class_accuracy"
+            draw = kind == "classification" or bool(field)
             why = (
                 f"{task_id} has no breakdown field and no classes (its answers are "
-                f"{'quotes' if task.evaluator != 'correlation' else 'ratings'})."
+                f"{'quotes' if kind != 'correlation' else 'ratings'})."
             )
             floors = floors_table(ed, task_id)
             no_floors = f"Floors need the {ed.name} rows, which are not available here."
