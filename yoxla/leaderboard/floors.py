@@ -76,15 +76,14 @@ class Reference:
 
 def chance_level(task_id: str, rows: list[dict[str, Any]]) -> float | None:
     """Expected score (0-100) of a uniform guess, or None when the answer space is open."""
-    from yoxla.leaderboard.format import task_kind
-    from yoxla.suites.benchmark import choice_space
+    from yoxla.suites.benchmark import choice_space, strict_rule
 
-    kind = task_kind(task_id)
-    if kind == "classification":
+    mode = strict_rule(task_id).mode  # choice: a closed space; numeric: a rating (correlated)
+    if mode == "choice":
         sizes = [len(choice_space(task_id, r) or ()) for r in rows]
         sizes = [n for n in sizes if n > 0]
         return 100.0 * sum(1.0 / n for n in sizes) / len(sizes) if sizes else None
-    if kind == "correlation":
+    if mode == "numeric":
         return 0.0
     return None
 
