@@ -58,10 +58,10 @@ def build_app(
     from yoxla.leaderboard import texts
     from yoxla.leaderboard.admission import default_trusted_keys_path
     from yoxla.leaderboard.board import default_results_dir, load_board
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.prepared import default_annotations_root, prepare
     from yoxla.leaderboard.routing import resolve
-    from yoxla.leaderboard.suite_data import SuiteSource
     from yoxla.leaderboard.versions import last_updated
     from yoxla.leaderboard.views import VIEWS, Context, Downloads
     from yoxla.leaderboard.views.base import SET_PARAM_JS, set_param_js
@@ -72,7 +72,8 @@ def build_app(
     board = board or load_board(
         results_dir or default_results_dir(where),
         data=DataSource(
-            data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"), suites=SuiteSource(root=suites_root(where))
+            data_dir=data_dir or os.environ.get("YOXLA_DATA_DIR"),
+            suites=CommittedSuites(root=suites_root(where)),
         ),
         trusted_keys=trusted_keys or default_trusted_keys_path(where),
         log=note,

@@ -7,7 +7,7 @@ Writes N synthetic result files of full v1 size in the format every run writes
 sample rows cycled under new ids to v1's item counts, :mod:`yoxla.testing.synthetic_v3`),
 every file with its own answers (a different seed and skill per file), then admits them
 through the one path (:func:`yoxla.leaderboard.admission.check_file`, which hands a suite
-record to :mod:`yoxla.leaderboard.suite_admission`) with no disk cache and no memo of
+record to :mod:`yoxla.leaderboard.rederive`) with no disk cache and no memo of
 verdicts or per-sample results: every answer of every file is extracted and scored. Prints
 the total against ``json.load`` of the same files, and the time of each stage measured
 separately on the same files:

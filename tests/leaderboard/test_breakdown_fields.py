@@ -18,9 +18,9 @@ from leaderboard_helpers import REPO, value, view_context, write
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import breakdown
 from yoxla.leaderboard.board import load_board
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import Prepared, prepare, suite_board_id
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.views.blocks import block_table
 from yoxla.suites import registry
 from yoxla.suites.benchmark import benchmark_manifest
@@ -198,7 +198,7 @@ def _suite_board(tmp: Path, groups: list[dict[str, Any]] | None) -> Prepared:
     results = tmp / "results"
     argv = ["run", "--suite", str(suite), "--provider", "suite-baseline", "--model", "first", "--no-progress"]
     assert cli_run([*argv, "--runs-dir", str(tmp / "runs"), "--results-dir", str(results)]) == 0
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp / "suites"))
     return prepare(load_board(results, data=data, B=50))
 
 

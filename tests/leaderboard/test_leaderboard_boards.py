@@ -31,10 +31,10 @@ from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import calibration, explorer
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.bootstrap import Boot
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.plot import empty_figure
 from yoxla.leaderboard.prepared import Prepared, prepare, rank_board, suite_board_id
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows
 from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view
 from yoxla.leaderboard.views.model_tables import model_scores
@@ -288,9 +288,9 @@ def committed_prepared() -> Prepared:
 
 
 def test_each_committed_suite_has_a_board_in_the_picker(committed_prepared) -> None:
-    committed = [s for s in SuiteSource().ids() if not s.startswith("yoxla-")]
+    committed = [s for s in CommittedSuites().ids() if not s.startswith("yoxla-")]
     assert {"oxu", "hesab", "muraciet"} <= set(committed)
-    assert {"yoxla-sample", "yoxla-v1"} <= set(SuiteSource().ids())
+    assert {"yoxla-sample", "yoxla-v1"} <= set(CommittedSuites().ids())
     values = [bid for _, bid in committed_prepared.board_choices()]
     assert values[:2] == ["v1", "sample"]
     # The package's benchmark suites have no file under results/suites/, so no board of their own
@@ -391,7 +391,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     bad = json.loads(COMMITTED[0].read_text(encoding="utf-8"))
     bad["scores"]["suite"] = 99.0  # a forged headline (YOXLA) of a sample file
     write(results / "sample" / "forged.json", bad)
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp / "suites"))
     return prepare(load_board(results, data=data, B=100))
 
 

@@ -127,8 +127,8 @@ def test_a_changed_stored_probability_is_named(tmp_path: Path) -> None:
 
 
 def test_the_v2_suite_hash_is_that_of_the_package_suite() -> None:
-    from yoxla.leaderboard.suite_data import SuiteSource
+    from yoxla.leaderboard.committed import CommittedSuites
 
-    suite, _ = SuiteSource().get("yoxla-sample")
+    suite, _ = CommittedSuites().get("yoxla-sample")
     assert suite is not None
     assert legacy_v2.legacy_suite_hash(suite.manifest) == _doc(LEGACY[0])["suite_hash"]

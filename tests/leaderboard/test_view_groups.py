@@ -19,9 +19,9 @@ import yaml
 
 from yoxla.cli import run as cli_run
 from yoxla.leaderboard.board import load_board
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import EditionData, Prepared, prepare, suite_board_id
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.views.blocks import BlocksView, block_table
 from yoxla.leaderboard.views.compare import compare_table
 from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view, unchecked_table
@@ -66,7 +66,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     root = tmp_path_factory.mktemp("groups")
     _suite(root, "oxu_duz", grouped=False)
     _suite(root, "oxu_bloklu", grouped=True)
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites"))
     return prepare(load_board(root / "results", data=data, B=50), floors=False)
 
 

@@ -14,9 +14,9 @@ from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 
 from yoxla.leaderboard.admission import check_document
 from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare, suite_board_id
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.verdict import NOT_RECHECKED
 from yoxla.leaderboard.views.leaderboard_tables import unchecked_table
 from yoxla.results import content_digest
@@ -50,7 +50,7 @@ def _offline(tmp_path: Path, remote: Path, monkeypatch) -> None:
 
 
 def _data(tmp_path: Path) -> DataSource:
-    return DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
+    return DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
 
 
 def _resealed(doc: dict[str, Any]) -> dict[str, Any]:

@@ -108,8 +108,8 @@ def test_a_new_breakdown_changes_the_analysis_hash_and_no_task_hash(tmp_path, ca
 
 def test_admission_names_another_analysis_and_rescore_mends_it(tmp_path) -> None:
     from yoxla.leaderboard.admission import check_document
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.suite_data import SuiteSource
 
     path = write(tmp_path, doc(analysis={"tasks": {"tehlil_v1": {"breakdowns": ["movzu"]}}}))
     runs, results = tmp_path / "runs", tmp_path / "results"
@@ -119,7 +119,7 @@ def test_admission_names_another_analysis_and_rescore_mends_it(tmp_path) -> None
 
     def check() -> Any:
         document = json.loads(result_path.read_text(encoding="utf-8"))
-        data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
+        data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
         return document, check_document(document, data=data)
 
     document, v = check()

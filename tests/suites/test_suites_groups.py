@@ -153,10 +153,10 @@ def test_cue_only_baselines_get_group_consistency_and_leave_controls_out(runs) -
 
 def _check(doc: dict[str, Any], root: Path) -> Any:
     from yoxla.leaderboard.admission import check_document
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.suite_data import SuiteSource
 
-    return check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites")))
+    return check_document(doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites")))
 
 
 def test_admission_rederives_group_consistency_and_controls(runs) -> None:
@@ -225,12 +225,12 @@ def test_validate_refuses_bad_group_and_control_declarations(tmp_path, capsys, m
 
 def test_suite_board_follows_the_declared_ranking(runs) -> None:
     from yoxla.leaderboard.board import load_board
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.prepared import prepare, suite_board_id
-    from yoxla.leaderboard.suite_data import SuiteSource
 
     tmp, _ = runs
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp / "suites"))
     prepared = prepare(load_board(tmp / "results", data=data, B=50), floors=False)
     ed = prepared.edition(suite_board_id(SUITE))
     names = [v.model_info.model if v.model_info else v.name for v in ed.standard.models]

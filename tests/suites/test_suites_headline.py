@@ -80,11 +80,11 @@ def grouped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 
 def _check(document: dict[str, Any], root: Path) -> Any:
     from yoxla.leaderboard.admission import check_document
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.suite_data import SuiteSource
 
     return check_document(
-        document, data=DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites"))
+        document, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites"))
     )
 
 
@@ -176,14 +176,14 @@ def test_the_board_reads_groups_and_the_headline_from_the_suite(grouped, tmp_pat
     import numpy as np
 
     from yoxla.leaderboard.board import load_board
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.suite_data import SuiteSource
 
     root, result = grouped
     results = tmp_path / "results" / "suites" / SUITE
     results.mkdir(parents=True)
     (results / "first.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites"))
     board = load_board(tmp_path / "results", data=data, B=50)
     meta = board.suite_meta(SUITE)
     assert meta.groups == {g["id"]: g["tasks"] for g in GROUPS}

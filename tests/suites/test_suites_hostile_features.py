@@ -25,9 +25,9 @@ import yoxla
 from yoxla.cli import run as cli_run
 from yoxla.leaderboard.admission import check_document
 from yoxla.leaderboard.board import Board
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.leaderboard.verdict import NOT_RECHECKED
 from yoxla.results import content_digest
 from yoxla.suites import builtins as graders
@@ -488,7 +488,7 @@ def local_doc(tmp_path: Path, capsys, monkeypatch) -> dict[str, Any]:
 
 
 def _data(tmp_path: Path) -> DataSource:
-    return DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
+    return DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
 
 
 def _sealed(doc: dict[str, Any]) -> dict[str, Any]:

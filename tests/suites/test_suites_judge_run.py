@@ -15,8 +15,8 @@ import pytest
 from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest, responder
 
 from yoxla.leaderboard.admission import check_document
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.results import finalize
 from yoxla.testing.fakeserver import FakeServer, Reply
 
@@ -40,7 +40,9 @@ def _judge_args(srv: FakeServer) -> tuple[str, ...]:
 
 
 def _admit(doc: dict, tmp_path: Path):
-    return check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")))
+    return check_document(
+        doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
+    )
 
 
 def _judge_requests(srv: FakeServer) -> int:

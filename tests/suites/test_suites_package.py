@@ -259,10 +259,12 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
         assert abs(got - want["score"]) <= TOL, (tid, got, want["score"])
     # Admitted with the package suite onto the sample edition's own board (no suite board).
     from yoxla.leaderboard.admission import check_document
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.suite_data import SuiteSource
 
-    v = check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")))
+    v = check_document(
+        doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
+    )
     assert v.status == "admitted" and v.edition == "sample" and v.suite is None, v.reasons
     assert v.source_suite == "yoxla-sample"
     assert v.scores["yoxla"] == pytest.approx(committed["scores"]["yoxla"], abs=TOL)
@@ -271,7 +273,7 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
         from yoxla.leaderboard.board import load_board
 
         board = load_board(
-            results, data=DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites")), B=20
+            results, data=DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites")), B=20
         )
         assert "yoxla-sample" not in board.suite_boards() and "yoxla-v1" not in board.suite_boards()
         assert [m.name for m in board.shown("sample")] == [strategy]

@@ -32,8 +32,8 @@ from suite_run_helpers import (
 )
 
 from yoxla.leaderboard.admission import check_document
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.record import ResultFile, parse_record
 from yoxla.suites.loader import load_manifest
 from yoxla.suites.prepare import prepare_task
@@ -58,7 +58,7 @@ def suite(tmp_path: Path) -> Path:
 
 
 def admit(doc: dict, root: Path):
-    return check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites")))
+    return check_document(doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites")))
 
 
 def test_requests_carry_the_rendered_messages_and_the_generation_settings(runner, suite) -> None:

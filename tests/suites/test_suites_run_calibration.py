@@ -24,8 +24,8 @@ from suite_run_helpers import SuiteRunner, make_suite, manifest
 
 from yoxla.calibration import distribution_from_logprobs, parse_logprobs
 from yoxla.leaderboard.admission import check_document
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.results import finalize
 from yoxla.testing.fakeserver import FakeServer, Reply
 
@@ -133,7 +133,7 @@ def suite(tmp_path: Path) -> Path:
 
 
 def admit(doc: dict[str, Any], root: Path):
-    return check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites")))
+    return check_document(doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites")))
 
 
 def _run(runner: SuiteRunner, suite: Path, run_id: str, *extra: str) -> tuple[list[dict[str, Any]], str]:
@@ -331,7 +331,7 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
 
     _run(runner, suite, "board")
     doc = runner.result()
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=tmp_path / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
     prepared = prepare(load_board(runner.results, data=data, B=50), floors=False)
     ed = prepared.edition(suite_board_id("sinaq"))
     assert ed.suite is not None and len(ed.standard.models) == 1
@@ -361,7 +361,9 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
     repo = Path(__file__).resolve().parents[2]  # the repository's committed suites (the test runs in tmp)
     committed = prepare(
         load_board(
-            repo / "results", data=DataSource(allow_hub=False, suites=SuiteSource(root=repo / "suites")), B=50
+            repo / "results",
+            data=DataSource(allow_hub=False, suites=CommittedSuites(root=repo / "suites")),
+            B=50,
         ),
         floors=False,
     )

@@ -11,8 +11,8 @@ import pytest
 from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 
 from yoxla.leaderboard.admission import check_document
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.record import ResultFile, parse_record
 from yoxla.testing.fakehub import COMMIT, FakeHub
 
@@ -52,7 +52,7 @@ def _run(runner: SuiteRunner, suite: Path, *extra: str) -> tuple[int, str]:
 
 
 def _admit(doc: dict, root: Path):
-    return check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites")))
+    return check_document(doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites")))
 
 
 def test_revision_overrides_the_hub_revision_and_is_recorded(runner, hub_suite, fake, tmp_path) -> None:

@@ -19,8 +19,8 @@ import yaml
 from suite_run_helpers import ROWS, SuiteRunner, judge_answer, make_suite, manifest, model_answer
 
 from yoxla.leaderboard.admission import check_file
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.suites.hashing import current_hashes, hash_file_path, write_hash_file
 from yoxla.suites.loader import load_manifest
 from yoxla.testing.fakeserver import FakeServer, Reply
@@ -77,7 +77,7 @@ def _retry(runner: SuiteRunner, target: Path, srv: FakeServer) -> tuple[int, str
 
 
 def _admitted(path: Path, root: Path) -> bool:
-    data = DataSource(allow_hub=False, suites=SuiteSource(root=root / "suites"))
+    data = DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites"))
     verdict = check_file(path, data=data, use_cache=False)
     assert verdict.shown, verdict.reasons
     return verdict.shown

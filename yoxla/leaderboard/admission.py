@@ -13,7 +13,7 @@ with its reasons, each one line:
    the trusted-keys file makes the file *verified*, anything else *community*.
 4-6. **Contract, coverage, re-derivation**, by the file's body: a suite body (``yoxla-result``
    3, ``yoxla-suite-result`` 1) against its committed suite
-   (:func:`yoxla.leaderboard.suite_admission.check_suite_record`); a ``yoxla-result`` 2 body
+   (:func:`yoxla.leaderboard.rederive.check_suite_record`); a ``yoxla-result`` 2 body
    (the built-in engine's) against the package suite of its edition, its stored answers
    replayed through the same suite replay
    (:func:`yoxla.leaderboard.legacy_v2.check_legacy_record`). Either way every stored number
@@ -169,7 +169,7 @@ def _check_document(
     # 3. signature
     _check_signature(doc, trusted, v)
     if isinstance(rec, ResultFile):  # 4-6 for an eval suite: only with its committed suite
-        from yoxla.leaderboard.suite_admission import check_suite_record
+        from yoxla.leaderboard.rederive import check_suite_record
 
         check_suite_record(doc, rec, v, data)
         return

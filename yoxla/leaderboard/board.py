@@ -494,9 +494,9 @@ def load_board(
     say = log or (lambda _msg: None)
     folder = Path(results_dir) if results_dir else default_results_dir()
     if data is None:
-        from yoxla.leaderboard.suite_data import SuiteSource
+        from yoxla.leaderboard.committed import CommittedSuites
 
-        data = DataSource(data_dir=data_dir, allow_hub=allow_hub, suites=SuiteSource(allow_hub=allow_hub))
+        data = DataSource(data_dir=data_dir, allow_hub=allow_hub, suites=CommittedSuites(allow_hub=allow_hub))
     files = find_result_files(folder)
     from yoxla.leaderboard import cache as disk
 

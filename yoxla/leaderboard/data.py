@@ -15,7 +15,7 @@ from typing import Any
 
 from yoxla.editions import DATA_DIR_ENV, DataUnavailable, Edition, fingerprint, load_rows
 from yoxla.hub import hub_reachable
-from yoxla.leaderboard.suite_data import SuiteSource
+from yoxla.leaderboard.committed import CommittedSuites
 
 
 @dataclass
@@ -38,7 +38,7 @@ class DataSource:
     _cache: dict[str, EditionRows] = field(default_factory=dict)
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
     _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
-    suites: SuiteSource = field(default_factory=SuiteSource)  # the committed eval suites
+    suites: CommittedSuites = field(default_factory=CommittedSuites)  # the committed eval suites
     # the package suite's tasks prepared over an edition's rows, for v2 files (leaderboard.legacy_v2)
     prepared: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False)
 

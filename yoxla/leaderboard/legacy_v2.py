@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from yoxla.calibration.stored import pooled_calibration, report_document, suite_cases
 from yoxla.declarations import TaskDeclarations, edition_declarations
-from yoxla.leaderboard.suite_admission import check_totals, correlated_values
+from yoxla.leaderboard.rederive import check_totals, correlated_values
 from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import SuiteGroup, SuiteHeadline
 from yoxla.record_base import TOLERANCE, first_difference

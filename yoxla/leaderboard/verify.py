@@ -71,10 +71,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not paths:
         return 1
     trusted = load_trusted_keys(args.trusted_keys)
-    from yoxla.leaderboard.suite_data import SuiteSource
+    from yoxla.leaderboard.committed import CommittedSuites
 
     hub = not args.no_hub
-    data = DataSource(data_dir=args.data_dir, allow_hub=hub, suites=SuiteSource(allow_hub=hub))
+    data = DataSource(data_dir=args.data_dir, allow_hub=hub, suites=CommittedSuites(allow_hub=hub))
     verdicts = admit(paths, trusted=trusted, data=data)
     failed = 0
     for v in verdicts:

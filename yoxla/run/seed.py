@@ -172,11 +172,11 @@ def write_seeded(
 def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
-    from yoxla.leaderboard.suite_data import SuiteSource
+    from yoxla.leaderboard.committed import CommittedSuites
     from yoxla.record import RunConditions
     from yoxla.suites.judge import request_hash
 
-    committed, why = SuiteSource().get(rec.suite.id)
+    committed, why = CommittedSuites().get(rec.suite.id)
     if committed is None:
         raise RunError(f"--retry-errors: {path}: {why}")
     cond = rec.run.conditions

@@ -7,7 +7,7 @@ A file is written by the runner's own writer (:func:`yoxla.record_derive.derive_
 :func:`yoxla.record_derive.build_suite_document`) from answers that are right with probability
 ``skill`` and otherwise a cue-only strategy's answer or a decorated one, so admission parses
 and scores every kind of answer a model gives. :func:`committed_source` is the
-:class:`~yoxla.leaderboard.suite_data.SuiteSource` that admits such files: the package manifest
+:class:`~yoxla.leaderboard.committed.CommittedSuites` that admits such files: the package manifest
 with the synthetic rows prepared (their fingerprints are not v1's frozen ones).
 
 Used by ``bench/bench_admission.py``.
@@ -258,16 +258,16 @@ def prepare_rows(
 def committed_source(
     manifest: SuiteManifest, prepared: Mapping[str, PreparedTask], edition: str = "v1"
 ) -> Any:
-    """A :class:`~yoxla.leaderboard.suite_data.SuiteSource` whose package suite of ``edition``
+    """A :class:`~yoxla.leaderboard.committed.CommittedSuites` whose package suite of ``edition``
     (``yoxla-v1`` by default) is already prepared from these tasks (what a committed suite is
     after ``prepare``); every other committed suite is found as usual."""
-    from yoxla.leaderboard.suite_data import CommittedSuite, SuiteSource
+    from yoxla.leaderboard.committed import CommittedSuite, CommittedSuites
 
     path = manifest_file(edition)
     sid = suite_id(edition)
     suite = CommittedSuite(
         sid, path, hash_file_path(path), f"yoxla/editions/{path.name}", manifest, prepared=dict(prepared)
     )
-    source = SuiteSource()
+    source = CommittedSuites()
     source._suites = {**source._discover(), sid: suite}
     return source

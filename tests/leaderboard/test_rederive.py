@@ -19,8 +19,8 @@ import pytest
 
 from yoxla.cli import run as cli_run
 from yoxla.leaderboard.admission import admit, check_document, check_file
+from yoxla.leaderboard.committed import CommittedSuites
 from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.suite_data import SuiteSource
 from yoxla.results import finalize, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
 
 
 def _check(doc: dict[str, Any], root: Path | None = None):
-    return check_document(doc, data=DataSource(allow_hub=False, suites=SuiteSource(root=root)))
+    return check_document(doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root)))
 
 
 def test_baseline_results_of_every_example_are_admitted(docs) -> None:
@@ -240,16 +240,16 @@ def test_a_cached_verdict_is_not_reused_once_the_committed_suite_changes(docs, t
     monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "cache"))
     suites = _copy_examples(tmp_path)
     path = write_result(docs["oxu/first"], tmp_path / "results" / "oxu.json")
-    first = check_file(path, data=DataSource(allow_hub=False, suites=SuiteSource(root=suites)))
+    first = check_file(path, data=DataSource(allow_hub=False, suites=CommittedSuites(root=suites)))
     assert first.status == "admitted"
-    again = check_file(path, data=DataSource(allow_hub=False, suites=SuiteSource(root=suites)))
+    again = check_file(path, data=DataSource(allow_hub=False, suites=CommittedSuites(root=suites)))
     assert again.status == "admitted"
     data = suites / "examples" / "oxu" / "data" / "test.jsonl"
     first_row, rest = data.read_text(encoding="utf-8").split("\n", 1)
     row = json.loads(first_row)
     row["question"] += " (dəyişdirilib)"
     data.write_text(json.dumps(row, ensure_ascii=False) + "\n" + rest, encoding="utf-8")
-    changed = check_file(path, data=DataSource(allow_hub=False, suites=SuiteSource(root=suites)))
+    changed = check_file(path, data=DataSource(allow_hub=False, suites=CommittedSuites(root=suites)))
     assert changed.status == "excluded" and "changed since it was frozen" in changed.reasons[0]
 
 

@@ -5,7 +5,7 @@ record), checks its digest and signature, and hands a suite record to
 :func:`check_suite_record`, which adds:
 
 4. **Suite**: the suite the file names by id is committed in this repository
-   (:class:`~yoxla.leaderboard.suite_data.SuiteSource`); its tasks are exactly the file's; the
+   (:class:`~yoxla.leaderboard.committed.CommittedSuites`); its tasks are exactly the file's; the
    file's task hashes (definition and data fingerprints) and suite hash equal the committed
    suite's, which equal its frozen hash file; the run is complete (no ``--limit``, no task
    or row filter, no control skipped). Nothing of the file is used to score it but its stored answers and judge calls:
@@ -48,8 +48,8 @@ from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
 
 if TYPE_CHECKING:
+    from yoxla.leaderboard.committed import CommittedSuite
     from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.suite_data import CommittedSuite
 
 
 @dataclass(frozen=True)

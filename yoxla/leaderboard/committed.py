@@ -5,10 +5,10 @@ manifests committed under the repository's ``suites/`` folder with their frozen 
 (:func:`yoxla.suites.registry.find_committed`): reviewed code and data. Nothing of a result
 file is ever used as a suite: not its path, not any code in it.
 
-:class:`SuiteSource` finds the committed suites once per process and prepares a suite's
+:class:`CommittedSuites` finds the committed suites once per process and prepares a suite's
 tasks the first time a file needs them (datasets read by content, preprocessors run in a
 worker process, task hashes computed and compared with the frozen ones). Its graders run in
-the same worker pool. :meth:`SuiteSource.token` is what a cached verdict of a suite file
+the same worker pool. :meth:`CommittedSuites.token` is what a cached verdict of a suite file
 rests on: the committed manifest, its hash file, its code and its local data files.
 """
 
@@ -37,7 +37,7 @@ class CommittedSuite:
 
 
 @dataclass
-class SuiteSource:
+class CommittedSuites:
     """The committed suites of this repository (``root``: another suites folder, for tests)."""
 
     root: Path | None = None
