@@ -19,7 +19,7 @@ from typing import Any
 
 from yoxla import __version__
 from yoxla.editions import Edition, load_edition, load_rows
-from yoxla.record_base import FORMAT, LEGACY_FORMAT_VERSION, DatasetInfo, ModelInfo, ModelMetadata, Usage
+from yoxla.record_base import FORMAT, LEGACY_FORMAT_VERSION, DatasetInfo, ModelMetadata, Usage
 from yoxla.record_derive import sealed
 from yoxla.record_v2 import ResultFileV2, RunConditionsV2, RunInfoV2, TaskResultV2
 from yoxla.results import model_slug
@@ -67,14 +67,9 @@ def build_result(
     tasks = _replayed_tasks(
         answers, ed, edition_declarations(ed), rows, errors, finish_reasons, distributions
     )
-    model_info = ModelInfo(
-        provider=provider,
-        model=model,
-        reported_model=model,
-        base_url=None,
-        display_name=display_name or model,
-        **({} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}),
-    )
+    from yoxla.testing.synthetic_v3 import synthetic_model
+
+    model_info = synthetic_model(provider, model, display_name, metadata)
     run = RunInfoV2(
         run_id=f"synthetic-{model_slug(provider)}-{model_slug(model)}",
         framework_version=__version__,

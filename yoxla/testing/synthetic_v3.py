@@ -98,6 +98,21 @@ def suite_id(edition: str) -> str:
     return f"yoxla-{edition}"
 
 
+def synthetic_model(
+    provider: str, model: str, display_name: str | None, metadata: ModelMetadata | Mapping[str, Any] | None
+) -> ModelInfo:
+    """The model block of a synthetic file: the model as its own reported name, no server."""
+    extra = {} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}
+    return ModelInfo(
+        provider=provider,
+        model=model,
+        reported_model=model,
+        base_url=None,
+        display_name=display_name or model,
+        **extra,
+    )
+
+
 def build_v3(
     manifest: SuiteManifest,
     prepared: Mapping[str, PreparedTask],
@@ -176,17 +191,9 @@ def build_v3(
             ).model_dump(mode="json", exclude_unset=True),
         }
     )
-    extra = {} if metadata is None else {"metadata": ModelMetadata.model_validate(metadata)}
     return build_suite_document(
         suite=suite,
-        model=ModelInfo(
-            provider=provider,
-            model=model,
-            reported_model=model,
-            base_url=None,
-            display_name=display_name or model,
-            **extra,
-        ),
+        model=synthetic_model(provider, model, display_name, metadata),
         run=run,
         tasks=tasks,
         usage=Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
