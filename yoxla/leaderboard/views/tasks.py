@@ -1,8 +1,10 @@
 """Tasks: the spread of every task across models, and a page per task.
 
-The page says what the task measures and why, shows its answer space and one real prompt
-from the bundled ``sample`` edition (what a model sees), its primary metric, chance level
-and cue-only floors, every model's score on it, and its breakdown. Deep link: ``?task=<id>``.
+One page for every board, read from the board's suite: the task's fields (items, type,
+primary metric, breakdowns, definition), its answer space and one real prompt (what a model
+sees: a committed suite's first item, a benchmark task's first ``sample`` row), every model's
+score on it and its breakdown; and what the board has beside: our notes on the task, its
+chance level and cue-only floors. Deep link: ``?task=<id>``.
 """
 
 from __future__ import annotations
