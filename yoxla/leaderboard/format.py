@@ -166,7 +166,8 @@ def primary_name(ed: EditionData, task_id: str) -> str:
 
 
 def suite_judged(ed: EditionData, task_id: str) -> bool:
-    return ed.is_suite and task_id in ed.suite.judge_scored_tasks
+    """Whether the board's shown results of the task were scored with a judge model."""
+    return task_id in ed.suite.judge_scored_tasks
 
 
 def lower_is_better(ed: EditionData, task_id: str) -> bool:

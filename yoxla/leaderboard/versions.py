@@ -15,19 +15,21 @@ def last_updated(prepared: Prepared, board_id: str) -> str | None:
 
 
 def data_version(prepared: Prepared, board_id: str) -> str:
-    """The data a board is scored on: the edition's source and revision, or the committed suite."""
+    """The data a board is scored on: its suite definition, and the edition's rows (source and
+    revision) where the suite is a benchmark edition's package suite."""
     ed = prepared.edition(board_id)
-    if ed.is_suite:
-        return f"the suite manifest {code(ed.suite.path or ed.suite.id)} as committed"
-    edition = prepared.board.edition(ed.name)
+    suite = f"the suite definition {code(ed.suite.path or ed.suite.id)}"
+    if ed.suite.edition is None:  # a committed suite names its own data
+        return f"{suite} as committed"
+    edition = prepared.board.edition(ed.suite.edition)
     if edition.bundled:
-        return f"edition `{ed.name}`, bundled with the code"
+        return f"{suite} over edition `{ed.suite.edition}`, bundled with the code"
     revision = (
         f"revision {code(edition.revision)}"
         if edition.revision
         else "the revision whose row fingerprints match the manifest"
     )
-    return f"edition `{ed.name}`: {code(edition.source)}, {revision}"
+    return f"{suite} over edition `{ed.suite.edition}`: {code(edition.source)}, {revision}"
 
 
 def board_versions(prepared: Prepared, board_id: str) -> str:

@@ -90,14 +90,13 @@ def rule_text(ed: EditionData) -> str:
 
 
 def suite_about(ed: EditionData) -> str:
-    """What a suite board is, as text: name, description, manifest, tasks, breakdowns, judge."""
-    if not ed.is_suite:
-        return ""
+    """The board's suite as text (the benchmark's: its package suite): name, description,
+    definition, tasks, breakdowns, groups, headline, judge."""
     meta = ed.suite
     lines = [f"Suite {meta.id}: {meta.name}" if meta.name != meta.id else f"Suite {meta.id}"]
     if meta.description:
         lines.append(meta.description)
-    lines.append(f"Manifest: {meta.path or 'not committed here'}")
+    lines.append(f"Suite definition: {meta.path or 'not committed here'}")
     for tid, name in meta.tasks.items():
         bits = [meta.types.get(tid, ""), f"primary metric {meta.primary.get(tid, '?')}"]
         if lower_is_better(ed, tid):

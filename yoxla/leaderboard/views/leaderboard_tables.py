@@ -57,7 +57,7 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
     """
     r = ed.boards[group]
     h = ed.headline
-    judged = ed.is_suite and bool(ed.suite.judge_scored_tasks)
+    judged = bool(ed.suite.judge_scored_tasks)
     cols = ["Rank", "Rank best", "Rank worst", "Model", "Provider", "Model id", "Trust"]
     cols += ["Parameters", "Size band", "Weights", "Licence", "Card", "Board", h, f"{h} low", f"{h} high"]
     cols += ["Judge"] if judged else []

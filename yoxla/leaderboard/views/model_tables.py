@@ -45,14 +45,12 @@ def model_facts(v: Verdict, ed: EditionData) -> pd.DataFrame:
     md = info.metadata if info is not None else None
     cond = v.conditions if isinstance(v.conditions, RunConditionsV2) else None
     scond = v.conditions if isinstance(v.conditions, RunConditions) else None
-    suite_rows: list[tuple[str, Any]] = []
-    if ed.is_suite:
-        suite_rows = [
-            ("Suite", ed.suite.id),
-            ("Suite manifest", ed.suite.path or None),
-            ("Judge model", v.judge),
-            ("Judge-scored tasks", ", ".join(t for t, r in v.tasks.items() if r.judge_scored) or "none"),
-        ]
+    suite_rows: list[tuple[str, Any]] = [  # the suite the board shows (the benchmark's package suite)
+        ("Suite", ed.suite.id),
+        ("Suite definition", ed.suite.path or None),
+        ("Judge model", v.judge),
+        ("Judge-scored tasks", ", ".join(t for t, r in v.tasks.items() if r.judge_scored) or "none"),
+    ]
     rows: list[tuple[str, Any]] = [
         ("Name on the board", v.name),
         # The file comes second: it names the row exactly, and a long facts table is scrolled

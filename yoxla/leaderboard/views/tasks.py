@@ -1,8 +1,10 @@
 """Tasks: the spread of every task across models, and a page per task.
 
-The page says what the task measures and why, shows its answer space and one real prompt
-from the bundled ``sample`` edition (what a model sees), its primary metric, chance level
-and cue-only floors, every model's score on it, and its breakdown. Deep link: ``?task=<id>``.
+One page for every board, read from the board's suite: the task's fields (items, type,
+primary metric, breakdowns, definition), its answer space and one real prompt (what a model
+sees: a committed suite's first item, a benchmark task's first ``sample`` row), every model's
+score on it and its breakdown; and what the board has beside: our notes on the task, its
+chance level and cue-only floors. Deep link: ``?task=<id>``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pandas as pd
 
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import plot
+from yoxla.leaderboard.breakdown import metric_field
 from yoxla.leaderboard.format import (
     NA,
     interval_text,
@@ -24,11 +27,11 @@ from yoxla.leaderboard.format import (
     task_label,
     task_short,
 )
-from yoxla.leaderboard.prepared import EditionData, Ranked, block_title
+from yoxla.leaderboard.prepared import EditionData, Ranked
 from yoxla.leaderboard.task_notes import note
 from yoxla.leaderboard.texts import code, md
 from yoxla.leaderboard.views.base import Context, Table, TaskPickerView, Update, keep_or_first
-from yoxla.leaderboard.views.breakdowns import breakdown_heatmap, breakdown_key
+from yoxla.leaderboard.views.breakdowns import breakdown_heatmap
 from yoxla.leaderboard.views.common import components
 from yoxla.suites.benchmark import task_ids
 
@@ -36,62 +39,114 @@ INTRO = (
     "Each task's spread across models, with its best cue-only floor and its chance level. A task whose "
     "range is within the noise (the median width of its models' intervals) no longer separates models."
 )
-NO_SUITE_FLOORS = (
-    "Suites have no cue-only floors here: the suite-baseline files on the board (if any) are the floors."
-)
 
 
 def task_choices(ed: EditionData) -> list[tuple[str, str]]:
-    if ed.is_suite:
-        return [(f"{tid} · {name}", tid) for tid, name in ed.suite.tasks.items()]
-    return [(f"{task_short(t)} · {t}", t) for t in ed.standard.task_ids]
+    """(label, task id) for the task picker: the board's tasks, in its suite's order."""
+    out = []
+    for tid, name in ed.suite.tasks.items():
+        short = task_short(tid)  # our short name where we gave one, else the suite's name
+        out.append((f"{short} · {tid}" if short != tid else f"{tid} · {name}", tid))
+    return out
 
 
-def suite_task_markdown(ed: EditionData, task_id: str) -> str:
-    """A suite task's description: the committed manifest's fields (escaped) and our words."""
-    meta = ed.suite
-    name = meta.tasks.get(task_id, task_id)
+def _item_count(ed: EditionData, task_id: str) -> int | None:
+    """The task's items on the board: its files' (they agree), else the edition's declared rows."""
     r = ed.standard
-    n = len(r.models[0].tasks[task_id].ids) if not r.empty and task_id in r.models[0].tasks else None
-    lower = lower_is_better(ed, task_id)
-    lines = [
-        f"### {md(name)} · {code(task_id)} · suite {code(meta.id)}",
-        f"**Items:** {n if n is not None else 'n/a'} · **type:** {md(meta.types.get(task_id, 'custom'))} "
+    if not r.empty and task_id in r.models[0].tasks:
+        return len(r.models[0].tasks[task_id].ids)
+    if ed.suite.edition is not None:
+        task = load_edition(ed.suite.edition).tasks.get(task_id)
+        return task.rows if task is not None else None
+    return None
+
+
+def task_markdown(ed: EditionData, task_id: str) -> str:
+    """The task's description: our notes on it (where we wrote some), the suite's own fields
+    (escaped) and what the board has beside (chance level, cue-only floors); never a result file's text."""
+    from yoxla.leaderboard.floors import CHANCE_NOTES
+    from yoxla.leaderboard.format import task_kind
+
+    meta = ed.suite
+    group = next((g for g, tids in ed.groups_of_tasks().items() if task_id in tids), None)
+    head = f"### {md(meta.tasks.get(task_id, task_id))} · {code(task_id)} · {ed.label_md}"
+    lines = [head + (f" · {md(ed.group_title(group))} group" if group is not None else "")]
+    n = note(task_id)
+    if n is not None:
+        lines += [
+            f"**What it measures.** {n.measures}",
+            f"**Why it is here.** {n.why}",
+            f"**Score.** {n.metric}",
+        ]
+    size = _item_count(ed, task_id)
+    lines.append(
+        f"**Items:** {size if size is not None else 'n/a'} · **type:** {md(meta.types.get(task_id, 'custom'))} "
         f"(a label for people; scoring never depends on it) · **primary metric:** "
         f"{code(meta.primary.get(task_id, '?'))}"
         + (
             " (lower is better: no 0–100 score, the raw value is shown)"
-            if lower
+            if lower_is_better(ed, task_id)
             else " × 100 is the task score"
-        ),
-    ]
+        )
+        + " (result files record every diagnostic besides)"
+    )
     if task_id in meta.judge_scored_tasks:
         lines.append(
             "**Judge-scored:** a grader asked a judge model; every judgement is stored in the result file and "
             "replayed on re-scoring. Each file's judge model is beside its score in the table below."
         )
-    fields = meta.breakdowns.get(task_id)
-    if fields:
+    declared = meta.breakdowns.get(task_id)
+    if declared:
         lines.append(
-            "**Breakdowns** (from the manifest's `metadata.breakdowns`): " + ", ".join(md(f) for f in fields)
+            "**Breakdowns** (from the suite's `metadata.breakdowns`): " + ", ".join(md(f) for f in declared)
         )
-    lines.append(f"**Manifest:** {code(meta.path or 'not committed here')}")
+    chance = ed.reference.chance.get(task_id)
+    if chance is not None:
+        why = CHANCE_NOTES.get(task_kind(task_id) or "", "")
+        lines.append(f"**Chance level:** {chance:.1f}" + (f" ({why})." if why else "."))
+    floor = ed.reference.floors.get(task_id)
+    if floor is not None:
+        lines.append(
+            f"**Best cue-only floor on {ed.label_md}:** {floor.best:.1f} (strategy `{floor.best_strategy}`); "
+            "every strategy is in the table below."
+        )
+    else:
+        lines.append(f"**Cue-only floors:** not available here ({md(ed.reference.problem or 'no rows')}).")
+    lines.append(f"**Suite definition:** {code(meta.path or 'not committed here')}")
     return "\n\n".join(lines)
 
 
-def suite_example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str, str, str]:
-    """(answer space, system message, the other messages, target) of the suite task's first item:
-    exactly what a model was sent, few-shot included."""
-    meta = ed.suite
-    choices = meta.choices.get(task_id)
-    space = "\n".join(choices) if choices else "An open answer (the task has no choices)."
-    items = ctx.memo(
-        "suite-items", meta.id, task_id, make=lambda: ctx.prepared.board.suite_items(meta.id, task_id)
-    )
-    if not items:
-        msg = "(the committed suite could not be prepared here, so its prompts are not shown)"
+def prompt_items(ctx: Context, ed: EditionData, task_id: str) -> dict[str, Any]:
+    """The task's prepared items by id (``messages`` exactly as a model is sent them): a committed
+    suite's from its data, a package suite's over the bundled ``sample`` edition's rows (the edition
+    board's own rows may not be here); {} when they cannot be prepared here."""
+    if ed.suite.edition is None:
+        meta = ed.suite
+        return dict(
+            ctx.memo(
+                "suite-items", meta.id, task_id, make=lambda: ctx.prepared.board.suite_items(meta.id, task_id)
+            )
+        )
+
+    def sample_items() -> dict[str, Any]:
+        from yoxla.suites.benchmark import prepare_rows
+
+        rows = load_rows(load_edition("sample"), task_id)[:1]
+        return {item.id: item for item in prepare_rows(task_id, rows).items}
+
+    return dict(ctx.memo("sample-items", task_id, make=sample_items))
+
+
+def example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str, str, str]:
+    """(answer space, system message, the other messages, target) of the task's first prepared
+    item: exactly what a model was sent, few-shot included."""
+    items = prompt_items(ctx, ed, task_id)
+    item = next(iter(items.values()), None)
+    choices = item.choices if item is not None and item.choices is not None else ed.suite.choices.get(task_id)
+    space = "\n".join(choices) if choices else "An open answer (the task has no fixed list of answers)."
+    if item is None:
+        msg = "(the suite could not be prepared here, so its prompts are not shown)"
         return space, msg, msg, ""
-    item = next(iter(items.values()))
     system = "\n\n".join(str(m.get("content", "")) for m in item.messages if m.get("role") == "system")
     rest = "\n\n".join(
         f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in item.messages if m.get("role") != "system"
@@ -99,72 +154,16 @@ def suite_example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str
     return space, system or "(no system message)", rest, str(item.target or "")
 
 
-def task_markdown(ed: EditionData, task_id: str) -> str:
-    """The task's description: our prose and the suite's own fields (never a result file's text)."""
-    from yoxla.leaderboard.format import task_kind
-    from yoxla.suites.benchmark import benchmark_groups, benchmark_task, strict_rule
-
-    spec = benchmark_task(task_id).spec
-    block = next((g for g, tids in benchmark_groups().items() if task_id in tids), "")
-    metrics = [m.id for m in spec.metrics or []]
-    n = note(task_id)
-    floor = ed.reference.floors.get(task_id)
-    chance = ed.reference.chance.get(task_id)
-    from yoxla.leaderboard.floors import CHANCE_NOTES
-
-    lines = [f"### {task_short(task_id)} · `{task_id}` · {block_title(block)} block"]
-    if n is not None:
-        lines += [
-            f"**What it measures.** {n.measures}",
-            f"**Why it is here.** {n.why}",
-            f"**Score.** {n.metric}",
-        ]
-    rows = ed.standard.models[0].tasks[task_id].ids if not ed.standard.empty else None
-    size = len(rows) if rows is not None else load_edition(ed.name).tasks[task_id].rows
-    lines.append(
-        f"**Items on `{ed.name}`:** {size} · **answer mode:** {strict_rule(task_id).mode} · **primary metric:** "
-        f"`{metrics[0] if metrics else '?'}` · **also declared:** "
-        f"{', '.join(f'`{m}`' for m in metrics[1:]) or 'none'} (result files record every diagnostic besides)"
-    )
-    chance_text = "none" if chance is None else f"{chance:.1f}"
-    lines.append(f"**Chance level:** {chance_text} ({CHANCE_NOTES.get(task_kind(task_id) or '', '')}).")
-    if floor is not None:
-        lines.append(
-            f"**Best cue-only floor on `{ed.name}`:** {floor.best:.1f} (strategy `{floor.best_strategy}`); "
-            "every strategy is in the table below."
-        )
-    else:
-        lines.append(f"**Cue-only floors:** not available here ({ed.reference.problem or 'no rows'}).")
-    return "\n\n".join(lines)
-
-
-def answer_space_text(task_id: str) -> str:
-    """The answer space as the model is told it: the instructions' answer lines (``- …``)."""
-    from yoxla.suites.benchmark import benchmark_task, strict_rule
-
-    generation = benchmark_task(task_id).spec.generation
-    instructions = generation.instructions if generation is not None else None
-    space = "\n".join(line for line in (instructions or "").splitlines() if line.startswith("- "))
-    mode = strict_rule(task_id).mode
-    if mode == "text":
-        return "A quote copied from the passage (no fixed list of answers)."
-    if mode == "text_or_abstain":
-        return f"A quote copied from the passage, or:\n{space}"
-    return space
-
-
-def example(task_id: str) -> tuple[str, str, str]:
-    """(system prompt, user message, gold) of the first ``sample`` row: what the model saw."""
-    from yoxla.suites.benchmark import gold_field, prepare_rows, strict_rule
-
-    row = load_rows(load_edition("sample"), task_id)[0]
-    messages = prepare_rows(task_id, [row]).items[0].messages
-    gold = row.get(gold_field(task_id))
-    if gold is None:
-        gold_text = strict_rule(task_id).abstain or "(none)"
-    else:
-        gold_text = str(gold)
-    return messages[0]["content"], messages[1]["content"], gold_text
+def breakdown_by(ed: EditionData, task_id: str) -> tuple[str | None, bool]:
+    """(what to break the task down by, whether there is anything to draw): the first declared
+    field its files store, else whatever they store (its classes); else nothing."""
+    metrics = [k for v in ed.standard.models if task_id in v.tasks for k in v.tasks[task_id].metrics]
+    stored = [k for k in metrics if metric_field(k) is not None]
+    for name in ed.suite.breakdowns.get(task_id) or []:
+        key = next((k for k in stored if metric_field(k) == name), None)
+        if key is not None:
+            return key, True
+    return None, bool(stored)
 
 
 NO_SEPARATION_RATIO = 1.0  # a task whose range is below this many median CI widths no longer separates
@@ -453,34 +452,12 @@ class TasksView(TaskPickerView):
         ed = ctx.prepared.edition(edition)
         task_id = keep_or_first(task_id, ed.standard.task_ids)
         models = ed.standard.models
-        # key None: the task's own breakdown metric; draw False: no breakdown, `why` says so.
-        key: str | None
-        if ed.is_suite:
-            about = suite_task_markdown(ed, task_id)
-            space, system, user, gold = suite_example(ctx, ed, task_id)
-            fields = ed.suite.breakdowns.get(task_id) or []
-            has_class = any(
-                "per_class_accuracy" in v.tasks[task_id].metrics for v in models if task_id in v.tasks
-            )
-            key = breakdown_key(task_id, ed) if fields else "per_class_accuracy"
-            draw = bool(fields) or has_class
-            why = f"{task_id} names no breakdown field (metadata.breakdowns) and records no classes."
-            floors, no_floors = pd.DataFrame(), NO_SUITE_FLOORS
-        else:
-            from yoxla.leaderboard.format import task_kind
-            from yoxla.record_v2 import LEGACY_BREAKDOWNS
-
-            about, space = task_markdown(ed, task_id), answer_space_text(task_id)
-            system, user, gold = example(task_id)
-            field, kind = LEGACY_BREAKDOWNS.get(task_id), task_kind(task_id)
-            key = None if field else "per_class_accuracy"
-            draw = kind == "classification" or bool(field)
-            why = (
-                f"{task_id} has no breakdown field and no classes (its answers are "
-                f"{'quotes' if kind != 'correlation' else 'ratings'})."
-            )
-            floors = floors_table(ed, task_id)
-            no_floors = f"Floors need the {ed.name} rows, which are not available here."
+        about = task_markdown(ed, task_id)
+        space, system, user, gold = example(ctx, ed, task_id)
+        key, draw = breakdown_by(ed, task_id)
+        why = f"No result file here stores a breakdown of {task_id} (by a row field or by class)."
+        floors = floors_table(ed, task_id)
+        no_floors = f"Cue-only floors: not available here ({ed.reference.problem or 'no rows'})."
         stem = f"{ed.name.replace(':', '-')}-{task_id}"
         return {
             self.about: about,
