@@ -56,8 +56,17 @@ def test_a_suite_task_has_the_same_page_without_what_it_lacks(ctx: Context) -> N
 @pytest.mark.parametrize(
     ("board", "task", "in_user", "gold", "space"),
     [
-        ("sample", "nli_v1", "Müddəa:", "entailment", "entailment\nneutral\ncontradiction"),
-        ("v1", "knowledge_choice_v1", "[user]", "3", "1\n2\n3"),  # the row's own options
+        # A package suite's space as its instructions tell it: each answer with its description.
+        ("sample", "nli_v1", "Müddəa:", "entailment", "- entailment: müddəa doğrudursa, fərziyyə də mütləq"),
+        ("v1", "knowledge_choice_v1", "[user]", "3", "- doğru namizədin nömrəsi (1-dən 20-yə qədər"),
+        (
+            "sample",
+            "qa_abstention_v1",
+            "Sual:",
+            "rütubətli subtropik iqlimi",
+            "A quote copied from the passage, or:\n- Cavab yoxdur: ",
+        ),
+        ("sample", "extractive_qa_v1", "Sual:", "2000", "A quote copied from the passage (no fixed list"),
         ("suite:oxu", "oxu_v1", "Sual:", "A", "A\nB\nC\nD"),
     ],
 )

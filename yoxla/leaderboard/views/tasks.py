@@ -9,6 +9,7 @@ chance level and cue-only floors. Deep link: ``?task=<id>``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
@@ -137,13 +138,36 @@ def prompt_items(ctx: Context, ed: EditionData, task_id: str) -> dict[str, Any]:
     return dict(ctx.memo("sample-items", task_id, make=sample_items))
 
 
+def space_text(ed: EditionData, task_id: str, choices: Sequence[str] | None) -> str:
+    """The answer space as the model is told it. A package suite's instructions list each answer
+    with its Azerbaijani description (their ``- …`` lines), and its strict extraction says whether
+    an answer is a quote; any other suite's are its choices."""
+    if ed.suite.edition is not None:
+        from yoxla.suites.benchmark import benchmark_task, strict_rule
+
+        generation = benchmark_task(task_id).spec.generation
+        told = [
+            ln
+            for ln in ((generation.instructions if generation else None) or "").splitlines()
+            if ln[:2] == "- "
+        ]
+        mode = strict_rule(task_id).mode
+        if mode == "text":
+            return "A quote copied from the passage (no fixed list of answers)."
+        if mode == "text_or_abstain":
+            return "A quote copied from the passage, or:\n" + "\n".join(told)
+        if told:
+            return "\n".join(told)
+    return "\n".join(choices) if choices else "An open answer (the task has no fixed list of answers)."
+
+
 def example(ctx: Context, ed: EditionData, task_id: str) -> tuple[str, str, str, str]:
     """(answer space, system message, the other messages, target) of the task's first prepared
     item: exactly what a model was sent, few-shot included."""
     items = prompt_items(ctx, ed, task_id)
     item = next(iter(items.values()), None)
     choices = item.choices if item is not None and item.choices is not None else ed.suite.choices.get(task_id)
-    space = "\n".join(choices) if choices else "An open answer (the task has no fixed list of answers)."
+    space = space_text(ed, task_id, choices)
     if item is None:
         msg = "(the suite could not be prepared here, so its prompts are not shown)"
         return space, msg, msg, ""
