@@ -137,7 +137,7 @@ def test_admission_names_another_analysis_and_rescore_mends_it(tmp_path) -> None
 
 
 def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
-    from yoxla.suites.baselines import gate_suite
+    from yoxla.gate import gate
     from yoxla.suites.loader import load_manifest
 
     analysis = {
@@ -146,7 +146,7 @@ def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
     }
     manifest = load_manifest(write(tmp_path, doc(analysis=analysis)))
     assert manifest.ranking == ("yoxla", "group_consistency")
-    [verdict] = gate_suite(manifest, {"tehlil_v1": {"first": 80.0}}, margin=15)
+    [verdict] = gate(manifest, {"tehlil_v1": {"first": 80.0}}, {"tehlil_v1": 50.0}, margin=15)
     assert verdict.threshold == 90 and verdict.reason == "iki cavab: təsadüf 50-dir" and verdict.passed
 
 
@@ -235,3 +235,12 @@ def test_the_analysis_may_declare_the_gate_and_any_ranking_metric(tmp_path) -> N
     for cut in ("gate", "ranking"):
         hashes.add(analysis_hash(load_manifest(write(tmp_path / cut, doc(analysis={**full, cut: None})))))
     assert len(hashes) == 3
+    # the declared gate: its strategies, its margin (``--margin`` overrides it), the threshold for overlap only
+    from yoxla.gate import gate
+
+    floors = {"tehlil_v1": {"first": 65.0, "overlap": 69.0, "echo": 99.0}}
+    [v] = gate(manifest, floors, {"tehlil_v1": 50.0})
+    assert v.scores == {"first": 65.0, "overlap": 69.0} and v.thresholds == {"first": 60.0, "overlap": 70.0}
+    assert v.failures == (("first", 65.0),) and v.declared_for == ("overlap",)
+    [v] = gate(manifest, floors, {"tehlil_v1": 50.0}, margin=20)
+    assert v.passed and v.threshold_of("first") == 70.0
