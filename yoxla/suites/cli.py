@@ -9,7 +9,8 @@
   A task with a Python preprocessor is shown only with ``--run-code`` (render and check run
   none of a manifest's Python unless asked: they are what a reviewer runs on a pull request).
 * ``floors FILE [--gate]``: the cue-only strategies' task scores (``suite-baseline``);
-  ``--gate`` exits 1 when one scores more than ``--margin`` points above chance.
+  ``--gate`` exits 1 when a gated one scores above its threshold (:mod:`yoxla.gate`: the
+  analysis section's strategies and margin, ``--margin`` overriding it, and declared thresholds).
 * ``check FILE [--write]``: compare every task's hash with the frozen hash file
   (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
   freezes new tasks (never rewrites a frozen one). A task with a Python preprocessor is

@@ -7,7 +7,9 @@ The surface follows the MKA1 eval-suite manifest field for field (``schema_versi
 ``metadata``). YOXLA adds a few things where the reference leaves a gap, each marked where it is declared:
 ``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``, a
 row-dependent ``answer_space``, per-sample STS options of the ``spearman`` grader
-(``closeness``, ``correct_within``), and a suite's ``groups`` and ``headline``. A manifest
+(``closeness``, ``correct_within``), a suite's ``groups`` and ``headline``, and its ``analysis``
+section (breakdowns, groups and controls by field, the shortcut gate's strategies, margin and
+per-task thresholds with reasons, the ranking order; hashed apart from the tasks). A manifest
 that uses none of them loads, renders and hashes exactly as before they existed.
 
 Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
