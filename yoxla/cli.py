@@ -55,7 +55,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_floors(args: argparse.Namespace) -> int:
     """The cue-only floors of the edition's tasks (the suite path's strategies and built-in
     scoring, as ``yoxla suite floors yoxla-<edition>``, over rows read with --data-dir/--revision);
-    --gate: the edition's shortcut gate over them (its declared strategies and thresholds)."""
+    --gate: the shortcut gate of the package suite's analysis section over them (:mod:`yoxla.gate`,
+    the gate ``yoxla suite floors yoxla-<edition> --gate`` applies)."""
     from yoxla.suites.baselines import STRATEGIES, benchmark_floors
 
     edition = load_edition(args.edition)
@@ -69,11 +70,13 @@ def cmd_floors(args: argparse.Namespace) -> int:
         body.append([tid, *(scores[s] for s in STRATEGIES), f"{best} ({scores[best]:.2f})"])
     print(table(["task", *STRATEGIES, "best floor"], body))
     if args.gate:  # the shortcut gate: exit 1 when a cue-only strategy beats its threshold
-        from yoxla.declarations import load_declarations
-        from yoxla.gate import gate, report
+        from yoxla.gate import chance_score, gate, gate_rule, report
+        from yoxla.suites.loader import load_manifest
+        from yoxla.suites.registry import manifest_path
 
-        decl = load_declarations(edition.name)
-        text, status = report(gate(result, rows, decl), decl)
+        manifest = load_manifest(manifest_path(edition.name))
+        chances = {tid: chance_score(tid, rows[tid]) for tid in result}
+        text, status = report(gate(manifest, result, chances), edition.name, gate_rule(manifest))
         print(text)
         return status
     return 0

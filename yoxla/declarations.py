@@ -1,59 +1,42 @@
-"""Analysis declarations of an edition: groups, controls, shortcut-gate thresholds, ranking order.
+"""Analysis declarations of an edition as the board and the calibration read them: groups,
+controls and the ranking order.
 
-They live *outside* the frozen task contracts, in ``yoxla/editions/<edition>.declarations.json``,
-because they say how to read an edition's rows, not what is asked: adding a group field to
-a task's contract would change its hash and make every published result incomparable.
-An edition without the file gets the defaults (no groups, no controls, default gate and
-ranking). The format (unknown keys are refused, so a typo cannot pass silently)::
+A benchmark edition's declarations are its package suite's ``analysis`` section
+(``yoxla/editions/yoxla-<edition>.yaml``, hashed apart from the frozen task contracts: adding a
+group field there changes no task hash): its ``ranking`` and, per task, ``group_field``,
+``control_field`` and ``control_values``. The shortcut gate's strategies and thresholds are
+read from the same section by :mod:`yoxla.gate`. An edition made in code (tests, synthetic
+editions) carries its own, parsed from this format by :func:`parse_declarations` (unknown keys
+are refused, so a typo cannot pass silently)::
 
     {
       "edition": "sample",
       "about": "free text",
       "ranking": ["accuracy", "group_consistency", "high_confidence_error_rate", "mean_gold_p"],
-      "gate": {"margin": 15.0, "strategies": ["first", "majority", ...]},
       "tasks": {
         "<task id>": {
           "groups": {"field": "<column>"}  or  {"ids": {"<group>": ["<row id>", ...]}},
           "controls": {"field": "<column>", "values": [...]}  or  {"ids": ["<row id>", ...]},
-          "gate": {"threshold": 60.0, "reason": "why this task may be above chance + margin",
-                   "strategies": ["overlap"]},
           "note": "free text"
         }
       }
     }
 
 Groups name rows that are minimal edits of each other (group consistency); controls are
-rows that are ambiguous by construction (run, not scored). A task's gate threshold applies
-to the strategies it names (all gated strategies when it names none); the others keep
-chance + margin. Row ids and columns are checked against the rows by
-:func:`check_declarations`.
+rows that are ambiguous by construction (run, not scored). Row ids and columns are checked
+against the rows by :func:`check_declarations`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from yoxla.calibration.ranking import DEFAULT_ORDER, check_order
 from yoxla.editions import ID_FIELD
-
-DEFAULT_MARGIN = 15.0
-# "random" is left out of the gate: it reads no cue, its expected score *is* chance, and its
-# one seeded draw on a small edition is noise around it.
-DEFAULT_GATE_STRATEGIES = (
-    "first",
-    "majority",
-    "overlap",
-    "longest",
-    "most_linked",
-    "none_of_them",
-    "abstain",
-)
 
 
 class DeclarationError(ValueError):
@@ -67,16 +50,7 @@ class TaskDeclarations:
     control_field: str | None = None
     control_values: tuple[Any, ...] = ()
     control_ids: frozenset[str] = frozenset()
-    gate_threshold: float | None = None  # None: chance + the edition's margin
-    gate_reason: str | None = None
-    gate_applies_to: tuple[str, ...] = ()  # the strategies the threshold is declared for; (): all
     id_field: str = "id"
-
-    def threshold_for(self, strategy: str) -> float | None:
-        """The declared gate threshold for ``strategy``; None: chance + the edition's margin."""
-        if self.gate_threshold is None or (self.gate_applies_to and strategy not in self.gate_applies_to):
-            return None
-        return self.gate_threshold
 
     def group_of(self, row: Mapping[str, Any]) -> str | None:
         """The row's group id, or None when it belongs to no group."""
@@ -103,8 +77,6 @@ class TaskDeclarations:
 class EditionDeclarations:
     edition: str
     ranking: tuple[str, ...] = DEFAULT_ORDER
-    gate_margin: float = DEFAULT_MARGIN
-    gate_strategies: tuple[str, ...] = DEFAULT_GATE_STRATEGIES
     tasks: Mapping[str, TaskDeclarations] = field(default_factory=dict)
     about: str = ""
 
@@ -135,12 +107,6 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise DeclarationError(f"{where}: expected a number")
-    return float(value)
-
-
 def _id_list(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
         raise DeclarationError(f"{where}: expected a list of row ids")
@@ -150,7 +116,7 @@ def _id_list(value: Any, where: str) -> list[str]:
 
 
 def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
-    entry = _keys(entry, where, {"groups", "controls", "gate", "note"})
+    entry = _keys(entry, where, {"groups", "controls", "note"})
     out: dict[str, Any] = {"id_field": id_field}
     if "groups" in entry:
         g = _keys(entry["groups"], f"{where}.groups", {"field", "ids"})
@@ -181,24 +147,6 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
                 raise DeclarationError(f"{where}.controls.values: expected a non-empty list")
             out["control_field"] = _text(c["field"], f"{where}.controls.field")
             out["control_values"] = tuple(c["values"])
-    if "gate" in entry:
-        gate = _keys(
-            entry["gate"], f"{where}.gate", {"threshold", "reason", "strategies"}, {"threshold", "reason"}
-        )
-        threshold = _number(gate["threshold"], f"{where}.gate.threshold")
-        if not 0.0 <= threshold <= 100.0:
-            raise DeclarationError(f"{where}.gate.threshold: must lie in [0, 100]")
-        out["gate_threshold"] = threshold
-        out["gate_reason"] = _text(gate["reason"], f"{where}.gate.reason")
-        if "strategies" in gate:
-            from yoxla.suites.baselines import STRATEGIES
-
-            named = gate["strategies"]
-            if not isinstance(named, list) or not named or any(x not in STRATEGIES for x in named):
-                raise DeclarationError(
-                    f"{where}.gate.strategies: expected a non-empty list of {', '.join(STRATEGIES)}"
-                )
-            out["gate_applies_to"] = tuple(named)
     if "note" in entry:
         _text(entry["note"], f"{where}.note")
     return TaskDeclarations(**out)
@@ -206,9 +154,7 @@ def _task(entry: Any, where: str, id_field: str) -> TaskDeclarations:
 
 def parse_declarations(data: Any) -> EditionDeclarations:
     """Typed declarations from a parsed file; :class:`DeclarationError` on any format problem."""
-    from yoxla.suites.baselines import STRATEGIES
-
-    top = _keys(data, "declarations", {"edition", "about", "ranking", "gate", "tasks"}, {"edition"})
+    top = _keys(data, "declarations", {"edition", "about", "ranking", "tasks"}, {"edition"})
     ranking = top.get("ranking", list(DEFAULT_ORDER))
     if not isinstance(ranking, list):
         raise DeclarationError("ranking: expected a list of metric names")
@@ -216,46 +162,44 @@ def parse_declarations(data: Any) -> EditionDeclarations:
         order = check_order(ranking)
     except ValueError as exc:
         raise DeclarationError(f"ranking: {exc}") from None
-    gate = _keys(top.get("gate", {}), "gate", {"margin", "strategies"})
-    margin = _number(gate.get("margin", DEFAULT_MARGIN), "gate.margin")
-    strategies = gate.get("strategies", list(DEFAULT_GATE_STRATEGIES))
-    if not isinstance(strategies, list) or not strategies or any(s not in STRATEGIES for s in strategies):
-        raise DeclarationError(f"gate.strategies: expected a non-empty list of {', '.join(STRATEGIES)}")
     tasks = top.get("tasks", {})
     if not isinstance(tasks, Mapping):
         raise DeclarationError("tasks: expected an object")
     return EditionDeclarations(
         edition=_text(top["edition"], "edition"),
         ranking=order,
-        gate_margin=margin,
-        gate_strategies=tuple(strategies),
         tasks={tid: _task(entry, f"tasks.{tid}", ID_FIELD) for tid, entry in tasks.items()},
         about=str(top.get("about", "")),
     )
 
 
-def declarations_path(edition: str) -> Any:
-    return resources.files("yoxla").joinpath("editions", f"{edition}.declarations.json")
-
-
 @cache
 def load_declarations(edition: str) -> EditionDeclarations:
-    """The bundled declarations of an edition; defaults when the edition has no file."""
-    path = declarations_path(edition)
-    if not path.is_file():
+    """The declarations of a benchmark edition: its package suite's analysis section (its
+    ranking, else the default; its tasks' groups and controls by field)."""
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import manifest_path
+
+    spec = load_manifest(manifest_path(edition)).spec
+    analysis = spec.analysis if spec is not None else None
+    if analysis is None:
         return EditionDeclarations(edition=edition)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DeclarationError(f"{edition}.declarations.json is not valid JSON: {exc}") from None
-    decl = parse_declarations(data)
-    if decl.edition != edition:
-        raise DeclarationError(f"{edition}.declarations.json declares edition {decl.edition!r}")
-    return decl
+    tasks = {
+        tid: TaskDeclarations(
+            group_field=t.group_field,
+            control_field=t.control_field,
+            control_values=tuple(t.control_values or ()),
+            id_field=ID_FIELD,
+        )
+        for tid, t in analysis.tasks.items()
+        if t.group_field is not None or t.control_field is not None
+    }
+    ranking = check_order(analysis.ranking) if analysis.ranking is not None else DEFAULT_ORDER
+    return EditionDeclarations(edition=edition, ranking=ranking, tasks=tasks, about=analysis.about or "")
 
 
 def edition_declarations(edition: Any) -> EditionDeclarations:
-    """The declarations of an edition: its own (an edition made in code), else the bundled file."""
+    """The declarations of an edition: its own (an edition made in code), else its package suite's."""
     own = getattr(edition, "declarations", None)
     return own if own is not None else load_declarations(edition.name)
 

@@ -46,8 +46,8 @@ class Edition:
     tasks: dict[str, ManifestEntry]
     description: str = ""
     # Analysis declarations (groups, controls, gate, ranking) that travel with an edition made
-    # in code (tests, synthetic editions); None: the bundled file of the edition's name
-    # (yoxla.declarations.edition_declarations).
+    # in code (tests, synthetic editions); None: the analysis section of the edition's package
+    # suite (yoxla.declarations.edition_declarations).
     declarations: Any = None
 
     @property

@@ -1,22 +1,23 @@
-"""The shortcut gate of an edition: no cue-only strategy may score far above chance on any task.
+"""The shortcut gate: no cue-only strategy may score far above chance on any task.
 
-``yoxla floors --gate`` scores the cue-only strategies on the package suite's tasks over the
-edition's rows (:func:`yoxla.suites.baselines.benchmark_floors`: the suite path's strategies and built-in
-scoring, the numbers ``yoxla suite floors`` gives) and fails
-when one of the gated strategies scores above the task's threshold: chance + the edition's
-margin (15 points by default), or a threshold the edition declares for that task with a
-written reason (:mod:`yoxla.declarations`).
+One gate for every suite, the benchmark's package suites included: ``yoxla suite floors FILE
+--gate`` and ``yoxla floors --edition X --gate`` (the package suite ``yoxla-X`` over the
+edition's rows) both judge the cue-only floors (:mod:`yoxla.suites.baselines`) by the rule of
+the manifest's ``analysis`` section (YOXLA):
 
-Chance, per task, on the task score's 0–100 scale:
+* the gated strategies and the margin: ``analysis.gate`` (``strategies``, ``margin``); a
+  suite that declares none gates :data:`yoxla.suites.baselines.GATED` at chance + 15 points
+  (``--margin`` overrides the margin);
+* a task's declared threshold with its written reason (``gate_threshold`` and ``gate_reason``,
+  in the analysis section or the task's metadata), for the strategies ``gate_strategies``
+  names (all gated strategies when it names none); the others keep chance + margin.
 
-* closed answer space (classification): the expected accuracy of a uniformly random valid
-  answer, ``100 × mean over rows of 1 / |answer space of the row|`` (1/3 for NLI, 1/20 for
-  20 numbered candidates, 1/7 for six passages or HEÇ BİRİ);
-* span tasks (extractive QA, QA with abstention): the expected score of quoting one sentence
-  of the passage chosen uniformly at random (abstention: the sentences and the abstain
-  answer), computed exactly with the task's own evaluator: a span answer's "space" is the
-  passage, and a sentence is the unit the cue-only strategies quote;
-* STS (Spearman): 0, the expected correlation of an answer that ignores the gold.
+Chance, per task, on the task score's 0–100 scale (:func:`yoxla.suites.baselines.chance_score`):
+a uniformly random valid answer for a closed answer space; for span answers, the expected
+score of quoting one sentence of the passage chosen uniformly at random (abstention: the
+sentences and the abstain answer), scored by the task's own graders; for a correlation
+(Spearman, Pearson) 0, the expected correlation of an answer that ignores the gold; for other
+open answers, always giving the most common target.
 """
 
 from __future__ import annotations
@@ -26,24 +27,47 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yoxla.cli_common import table
-from yoxla.declarations import EditionDeclarations
 
-CORRELATIONS = frozenset(("spearman", "pearson"))  # graders whose chance is 0, not a random answer's
+DEFAULT_MARGIN = 15.0
 
 
 def chance_score(task_id: str, rows: Sequence[Mapping[str, Any]]) -> float:
-    """The task score of answering at random, as defined in the module docstring (0–100).
-
-    Computed over the task's suite items (:func:`yoxla.suites.baselines.chance_score`, the suite
-    gate's chance), except a correlation's, which is 0."""
+    """The chance of a benchmark task over an edition's rows (0 when there are none)."""
     from yoxla.suites.baselines import chance_score as item_chance
-    from yoxla.suites.benchmark import benchmark_task, prepare_rows
+    from yoxla.suites.benchmark import prepare_rows
 
-    if not rows or any(
-        getattr(g, "name", None) in CORRELATIONS for g in benchmark_task(task_id).spec.graders
-    ):
-        return 0.0
-    return item_chance(prepare_rows(task_id, rows))
+    return item_chance(prepare_rows(task_id, rows)) if rows else 0.0
+
+
+def checked_threshold(value: str | None, reason: str | None) -> tuple[float | None, str | None]:
+    """A declared threshold (text, 0–100) with its reason; (None, None) unless both are usable."""
+    if value is None or not reason:
+        return None, None
+    try:
+        number = float(value)
+    except ValueError:
+        return None, None
+    return (number, reason) if 0.0 <= number <= 100.0 else (None, None)
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """What a suite gates: its strategies, and the points above chance each may score."""
+
+    strategies: tuple[str, ...]
+    margin: float
+
+
+def gate_rule(manifest: Any, margin: float | None = None) -> GateRule:
+    """The manifest's ``analysis.gate`` (defaults where it says nothing); ``margin``: an override."""
+    from yoxla.suites.baselines import GATED
+
+    spec = getattr(manifest, "spec", None)
+    declared = spec.analysis.gate if spec is not None and spec.analysis is not None else None
+    strategies = tuple(declared.strategies) if declared is not None and declared.strategies else GATED
+    if margin is None:
+        margin = declared.margin if declared is not None and declared.margin is not None else DEFAULT_MARGIN
+    return GateRule(strategies, margin)
 
 
 @dataclass(frozen=True)
@@ -51,11 +75,11 @@ class GateVerdict:
     task: str
     chance: float
     threshold: float  # chance + margin, or the declared threshold when it applies to every strategy
-    reason: str | None  # the declared reason when a threshold is not chance + margin
-    scores: dict[str, float]  # gated strategy → task score
+    reason: str | None  # the declared reason when a gated strategy has a declared threshold
+    scores: dict[str, float]  # gated strategy → task score (strategies without a 0–100 score left out)
     failures: tuple[tuple[str, float], ...]  # strategies above their threshold, worst first
     thresholds: dict[str, float] = field(default_factory=dict)  # gated strategy → its threshold
-    declared_for: tuple[str, ...] = ()  # strategies the declared threshold applies to (all: every one)
+    declared_for: tuple[str, ...] = ()  # the gated strategies the declared threshold applies to
 
     def threshold_of(self, strategy: str) -> float:
         return self.thresholds.get(strategy, self.threshold)
@@ -71,27 +95,46 @@ class GateVerdict:
 
 
 def gate(
-    floors: Mapping[str, Mapping[str, float]],
-    rows_by_task: Mapping[str, Sequence[Mapping[str, Any]]],
-    declarations: EditionDeclarations,
+    manifest: Any,
+    floors: Mapping[str, Mapping[str, float | None]],
+    chances: Mapping[str, float],
+    margin: float | None = None,
 ) -> list[GateVerdict]:
-    """One verdict per task of ``floors`` (:func:`yoxla.suites.baselines.benchmark_floors`' output)."""
+    """One verdict per task of ``floors`` (strategy → task score), by :func:`gate_rule`."""
+    rule = gate_rule(manifest, margin)
     out = []
     for tid, scores in floors.items():
-        decl = declarations.task(tid)
-        chance = chance_score(tid, rows_by_task[tid])
-        default = chance + declarations.gate_margin
-        gated = {s: float(scores[s]) for s in declarations.gate_strategies if s in scores}
-        thresholds = {
-            s: (declared if (declared := decl.threshold_for(s)) is not None else default) for s in gated
-        }
-        declared_for = tuple(s for s in gated if decl.threshold_for(s) is not None)
-        everywhere = decl.gate_threshold is not None and not decl.gate_applies_to
-        threshold = decl.gate_threshold if everywhere and decl.gate_threshold is not None else default
+        spec = manifest.tasks[tid].spec
+        declared, reason = checked_threshold(*spec.gate)  # metadata or the analysis section
+        applies = spec.gate_applies_to
+        chance = chances[tid]
+        default = chance + rule.margin
+        gated = {s: float(v) for s in rule.strategies if (v := scores.get(s)) is not None}
+        declared_for = tuple(s for s in gated if declared is not None and (not applies or s in applies))
+        thresholds = {s: declared if s in declared_for and declared is not None else default for s in gated}
+        threshold = declared if declared is not None and not applies else default
         failures = tuple(sorted(((s, v) for s, v in gated.items() if v > thresholds[s]), key=lambda x: -x[1]))
-        reason = decl.gate_reason if declared_for else None
-        out.append(GateVerdict(tid, chance, threshold, reason, gated, failures, thresholds, declared_for))
+        out.append(
+            GateVerdict(
+                tid,
+                chance,
+                threshold,
+                reason if declared_for else None,
+                gated,
+                failures,
+                thresholds,
+                declared_for,
+            )
+        )
     return out
+
+
+def suite_chances(manifest: Any, pool: Any = None) -> dict[str, float]:
+    """Each task's chance over the suite's own items."""
+    from yoxla.suites.baselines import chance_score as item_chance
+    from yoxla.suites.prepare import prepare_task
+
+    return {tid: item_chance(prepare_task(task, pool), pool) for tid, task in manifest.tasks.items()}
 
 
 def _declared(v: GateVerdict) -> str:
@@ -102,28 +145,9 @@ def _declared(v: GateVerdict) -> str:
     return f"{limit:.2f}" if v.threshold == limit else f"{limit:.2f} ({', '.join(v.declared_for)})"
 
 
-def report(verdicts: Sequence[GateVerdict], declarations: EditionDeclarations) -> tuple[str, int]:
-    """(text for the terminal, exit status: 1 when any task fails the gate)."""
-    lines = [
-        f"shortcut gate, edition {declarations.edition}: a cue-only strategy "
-        f"({', '.join(declarations.gate_strategies)}) may score at most chance + "
-        f"{declarations.gate_margin:g} points, unless the edition declares a task's threshold with a reason",
-        table(
-            ["task", "chance", "threshold", "declared", "best cue", "score", "gate"],
-            [
-                [
-                    v.task,
-                    v.chance,
-                    v.threshold,
-                    _declared(v),
-                    v.best[0],
-                    v.best[1],
-                    "ok" if v.passed else "FAILS",
-                ]
-                for v in verdicts
-            ],
-        ),
-    ]
+def notes(verdicts: Sequence[GateVerdict], rule: GateRule) -> tuple[list[str], int]:
+    """The declared reasons, each failure and the summary line; exit status 1 when a task fails."""
+    lines = []
     for v in verdicts:
         if v.reason:
             declared = v.threshold_of(v.declared_for[0])
@@ -133,14 +157,32 @@ def report(verdicts: Sequence[GateVerdict], declarations: EditionDeclarations) -
     for v in failed:
         for strategy, score in v.failures:
             limit = v.threshold_of(strategy)
-            rule = (
+            rule_text = (
                 f"declared threshold {limit:.2f}"
                 if strategy in v.declared_for
-                else f"threshold {limit:.2f} = chance {v.chance:.2f} + {declarations.gate_margin:g}"
+                else f"threshold {limit:.2f} = chance {v.chance:.2f} + {rule.margin:g}"
             )
-            lines.append(f"gate failed: {v.task}: {strategy} scores {score:.2f} > {rule}")
+            lines.append(f"gate failed: {v.task}: {strategy} scores {score:.2f} > {rule_text}")
     if failed:
         lines.append(f"shortcut gate failed on {len(failed)} of {len(verdicts)} task(s)")
-        return "\n".join(lines), 1
+        return lines, 1
     lines.append(f"shortcut gate passed on all {len(verdicts)} task(s)")
-    return "\n".join(lines), 0
+    return lines, 0
+
+
+def report(verdicts: Sequence[GateVerdict], edition: str, rule: GateRule) -> tuple[str, int]:
+    """(text for the terminal, exit status: 1 when any task fails the gate)."""
+    lines = [
+        f"shortcut gate, edition {edition}: a cue-only strategy "
+        f"({', '.join(rule.strategies)}) may score at most chance + "
+        f"{rule.margin:g} points, unless the edition declares a task's threshold with a reason",
+        table(
+            ["task", "chance", "threshold", "declared", "best cue", "score", "gate"],
+            [
+                [v.task, v.chance, v.threshold, _declared(v), *v.best, "ok" if v.passed else "FAILS"]
+                for v in verdicts
+            ],
+        ),
+    ]
+    more, status = notes(verdicts, rule)
+    return "\n".join(lines + more), status

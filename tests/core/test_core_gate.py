@@ -1,20 +1,44 @@
-"""The shortcut gate: chance per task, thresholds, declared overrides, and `yoxla floors --gate`."""
+"""The shortcut gate: chance per task, thresholds, declared overrides, and `yoxla floors --gate`.
+
+The rule is the package suite's analysis section; these tests give ``yoxla-sample`` others."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import pytest
+import yaml
 
 from yoxla.cli import run
-from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
-from yoxla.gate import chance_score, gate, report
+from yoxla.gate import GateVerdict, chance_score, gate, gate_rule, report
 from yoxla.suites.baselines import benchmark_floors
+from yoxla.suites.errors import ManifestError
+from yoxla.suites.loader import SuiteManifest, load_document
+from yoxla.suites.registry import manifest_path
 
 SAMPLE = load_edition("sample")
+SEVEN = ["first", "majority", "overlap", "longest", "most_linked", "none_of_them", "abstain"]
 
 
 def sample_rows(tid: str) -> list[dict]:
     return load_rows(SAMPLE, tid)
+
+
+def sample_suite(**analysis: Any) -> SuiteManifest:
+    """``yoxla-sample`` with the analysis section ``analysis`` (the edition's gate of seven
+    strategies at chance + 15 unless ``gate`` is given)."""
+    path = manifest_path("sample")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["analysis"] = {"gate": {"margin": 15.0, "strategies": SEVEN}, **analysis}
+    return load_document(doc, path.parent, path.name)
+
+
+def judged(
+    manifest: SuiteManifest, scores: Mapping[str, Mapping[str, float]], rows: Mapping[str, Sequence[dict]]
+) -> list[GateVerdict]:
+    return gate(manifest, scores, {tid: chance_score(tid, rows[tid]) for tid in scores})
 
 
 @pytest.mark.parametrize(
@@ -51,26 +75,21 @@ def skewed_verification_rows() -> list[dict]:
 def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
     rows = {"nli_v1": sample_rows("nli_v1"), "rag_verification_v1": skewed_verification_rows()}
     scores = benchmark_floors(rows, rows)
-    plain = parse_declarations({"edition": "sample"})
-    verdicts = {v.task: v for v in gate(scores, rows, plain)}
+    plain = sample_suite()
+    verdicts = {v.task: v for v in judged(plain, scores, rows)}
     assert verdicts["nli_v1"].passed
     fail = verdicts["rag_verification_v1"]
     assert not fail.passed and fail.failures[0] == ("majority", pytest.approx(200 / 3))
     assert fail.threshold == pytest.approx(100 / 3 + 15)
-    text, status = report(list(verdicts.values()), plain)
+    text, status = report(list(verdicts.values()), "sample", gate_rule(plain))
     assert status == 1 and "gate failed: rag_verification_v1: majority scores 66.67" in text
 
-    declared = parse_declarations(
-        {
-            "edition": "sample",
-            "tasks": {
-                "rag_verification_v1": {
-                    "gate": {"threshold": 70, "reason": "two thirds of these rows are ZİDD"}
-                }
-            },
+    declared = sample_suite(
+        tasks={
+            "rag_verification_v1": {"gate_threshold": 70, "gate_reason": "two thirds of these rows are ZİDD"}
         }
     )
-    text, status = report(gate(scores, rows, declared), declared)
+    text, status = report(judged(declared, scores, rows), "sample", gate_rule(declared))
     assert status == 0
     assert "threshold 70.00 declared because: two thirds of these rows are ZİDD" in text
 
@@ -78,21 +97,17 @@ def test_gate_names_task_and_strategy_and_honours_a_declared_reason():
 def test_a_threshold_declared_for_one_strategy_leaves_the_others_at_chance_plus_margin():
     rows = {"rag_verification_v1": skewed_verification_rows()}
     scores = benchmark_floors(rows, rows)
-    only_overlap = parse_declarations(
-        {
-            "edition": "sample",
-            "tasks": {
-                "rag_verification_v1": {
-                    "gate": {"threshold": 90, "reason": "overlap is inherent here", "strategies": ["overlap"]}
-                }
-            },
-        }
-    )
-    (verdict,) = gate(scores, rows, only_overlap)
+    declared = {
+        "gate_threshold": 90,
+        "gate_reason": "overlap is inherent here",
+        "gate_strategies": ["overlap"],
+    }
+    only_overlap = sample_suite(tasks={"rag_verification_v1": declared})
+    (verdict,) = judged(only_overlap, scores, rows)
     assert verdict.threshold_of("overlap") == 90.0
     assert verdict.threshold_of("majority") == pytest.approx(100 / 3 + 15)
     assert verdict.declared_for == ("overlap",) and verdict.failures[0][0] == "majority"
-    text, status = report([verdict], only_overlap)
+    text, status = report([verdict], "sample", gate_rule(only_overlap))
     assert status == 1
     assert "threshold 90.00 for overlap declared because: overlap is inherent here" in text
     assert "majority scores 66.67 > threshold 48.33 = chance 33.33 + 15" in text
@@ -100,11 +115,9 @@ def test_a_threshold_declared_for_one_strategy_leaves_the_others_at_chance_plus_
 
 
 def test_a_gate_entry_naming_an_unknown_strategy_is_refused():
-    from yoxla.declarations import DeclarationError
-
-    bad = {"gate": {"threshold": 50, "reason": "r", "strategies": ["telepathy"]}}
-    with pytest.raises(DeclarationError, match=r"gate\.strategies"):
-        parse_declarations({"edition": "sample", "tasks": {"nli_v1": bad}})
+    bad = {"gate_threshold": 50, "gate_reason": "r", "gate_strategies": ["telepathy"]}
+    with pytest.raises(ManifestError, match=r"gate_strategies.*unknown strategy 'telepathy'"):
+        sample_suite(tasks={"nli_v1": bad})
 
 
 def test_random_is_not_gated_by_default():
@@ -112,7 +125,7 @@ def test_random_is_not_gated_by_default():
     rows = {tid: sample_rows(tid)}
     scores = benchmark_floors(rows, rows)
     assert scores[tid]["random"] > 65.0
-    (verdict,) = gate(scores, rows, parse_declarations({"edition": "sample"}))
+    (verdict,) = judged(sample_suite(), scores, rows)
     assert "random" not in verdict.scores and verdict.passed
 
 
@@ -129,13 +142,25 @@ def test_floors_gate_passes_on_the_committed_sample_edition(capsys):
 
 
 def test_sample_gate_declarations_name_only_the_overlap_strategy():
-    from yoxla.declarations import load_declarations
+    from yoxla.suites.benchmark import benchmark_manifest
 
-    decl = load_declarations("sample")
-    declared = {tid: t for tid, t in decl.tasks.items() if t.gate_threshold is not None}
+    manifest = benchmark_manifest()
+    assert gate_rule(manifest).strategies == tuple(SEVEN) and gate_rule(manifest).margin == 15.0
+    declared = {tid: t.spec for tid, t in manifest.tasks.items() if t.spec.gate[0] is not None}
     assert set(declared) == {"extractive_qa_v1", "qa_abstention_v1", "sts_v1"}
-    for t in declared.values():
-        assert t.gate_applies_to == ("overlap",) and t.gate_reason and len(t.gate_reason) > 80
+    for spec in declared.values():
+        reason = spec.gate[1]
+        assert spec.gate_applies_to == ("overlap",) and reason is not None and len(reason) > 80
+
+
+def test_the_suite_gate_of_the_package_suite_is_the_edition_gate(capsys):
+    # one rule (the analysis section's) and one chance: STS's is 0 on both paths
+    assert run(["suite", "floors", "yoxla-sample", "--gate"]) == 0
+    out = capsys.readouterr().out
+    assert "(gated: " + ", ".join(SEVEN) + "; threshold: chance + 15" in out
+    assert "note: sts_v1: threshold 75.00 for overlap declared because:" in out
+    sts = next(line.split() for line in out.splitlines() if line.startswith("sts_v1 "))
+    assert sts[1:3] == ["0.00", "15.00"]
 
 
 def test_floors_gate_passes_where_no_cue_wins(capsys):

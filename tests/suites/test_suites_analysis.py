@@ -137,7 +137,7 @@ def test_admission_names_another_analysis_and_rescore_mends_it(tmp_path) -> None
 
 
 def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
-    from yoxla.suites.baselines import gate_suite
+    from yoxla.gate import gate
     from yoxla.suites.loader import load_manifest
 
     analysis = {
@@ -146,7 +146,7 @@ def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
     }
     manifest = load_manifest(write(tmp_path, doc(analysis=analysis)))
     assert manifest.ranking == ("yoxla", "group_consistency")
-    [verdict] = gate_suite(manifest, {"tehlil_v1": {"first": 80.0}}, margin=15)
+    [verdict] = gate(manifest, {"tehlil_v1": {"first": 80.0}}, {"tehlil_v1": 50.0}, margin=15)
     assert verdict.threshold == 90 and verdict.reason == "iki cavab: təsadüf 50-dir" and verdict.passed
 
 
@@ -186,6 +186,16 @@ def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
             "the ranking is already given in metadata.ranking",
         ),
         (None, {"ranking": ["bogus"]}, {}, "unknown ranking metric 'bogus'"),
+        (
+            None,
+            {"tasks": {"tehlil_v1": {"gate_strategies": ["overlap"]}}},
+            {},
+            "gate_strategies needs gate_threshold",
+        ),
+        (None, {"gate": {"strategies": ["first", "bəxt"]}}, {}, "unknown strategy 'bəxt'"),
+        (None, {"gate": {"strategies": ["first", "first"]}}, {}, "a strategy is named twice"),
+        (None, {"gate": {"margin": 101}}, {}, "gate.margin"),
+        (None, {"gate": {"marjin": 10}}, {}, "marjin"),
     ],
 )
 def test_a_bad_analysis_section_is_refused_in_one_line(tmp_path, task, analysis, top, message) -> None:
@@ -205,3 +215,32 @@ def test_example_suites_declare_no_analysis_and_keep_their_hashes(tmp_path) -> N
         frozen = json.loads((tmp_path / name / f"{name}.hashes.json").read_text(encoding="utf-8"))
         assert "analysis_hash" not in frozen
         assert cli_run(["suite", "check", str(tmp_path / name / f"{name}.yaml"), "--run-code"]) == 0
+
+
+def test_the_analysis_may_declare_the_gate_and_any_ranking_metric(tmp_path) -> None:
+    from yoxla.suites.hashing import analysis_hash
+    from yoxla.suites.loader import load_manifest
+
+    gate = {"margin": 10.0, "strategies": ["first", "overlap"]}
+    task = {"gate_threshold": 70, "gate_reason": "söz üst-üstə düşür", "gate_strategies": ["overlap"]}
+    full = {"tasks": {"tehlil_v1": task}, "gate": gate, "ranking": ["yoxla", "mean_gold_p"]}
+    manifest = load_manifest(write(tmp_path / "a", doc(analysis=full)))
+    assert manifest.ranking == ("yoxla", "mean_gold_p")
+    assert manifest.spec is not None and manifest.spec.analysis is not None
+    declared = manifest.spec.analysis.gate
+    assert declared is not None and declared.strategies == ["first", "overlap"] and declared.margin == 10
+    assert manifest.tasks["tehlil_v1"].spec.gate_applies_to == ("overlap",)
+    # the extension's keys are hashed: each one changes the analysis hash
+    hashes = {analysis_hash(manifest)}
+    for cut in ("gate", "ranking"):
+        hashes.add(analysis_hash(load_manifest(write(tmp_path / cut, doc(analysis={**full, cut: None})))))
+    assert len(hashes) == 3
+    # the declared gate: its strategies, its margin (``--margin`` overrides it), the threshold for overlap only
+    from yoxla.gate import gate
+
+    floors = {"tehlil_v1": {"first": 65.0, "overlap": 69.0, "echo": 99.0}}
+    [v] = gate(manifest, floors, {"tehlil_v1": 50.0})
+    assert v.scores == {"first": 65.0, "overlap": 69.0} and v.thresholds == {"first": 60.0, "overlap": 70.0}
+    assert v.failures == (("first", 65.0),) and v.declared_for == ("overlap",)
+    [v] = gate(manifest, floors, {"tehlil_v1": 50.0}, margin=20)
+    assert v.passed and v.threshold_of("first") == 70.0

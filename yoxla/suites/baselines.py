@@ -442,20 +442,25 @@ def benchmark_floors(
 
 # Floors and the shortcut gate ---------------------------------------------------------------------
 
-# The suite gate's strategies (random reads no cue: its expected score is chance). The other cue
-# strategies are reported by ``yoxla suite floors`` but not gated yet: on the shipped muraciet
-# example ``overlap`` (query words shared with a category's description) scores 54.76 against
-# a chance of 25, and gating it is a suite author's decision (a declared gate_threshold).
+# The strategies a suite gates when its analysis section declares none (random reads no cue: its
+# expected score is chance; the gate itself is yoxla.gate). The other cue strategies are reported
+# by ``yoxla suite floors`` but gated only where a suite names them (``analysis.gate.strategies``):
+# on the shipped muraciet example ``overlap`` (query words shared with a category's description)
+# scores 54.76 against a chance of 25, and gating it is a suite author's decision.
 GATED = ("first", "majority", "echo")
+CORRELATIONS = frozenset(("spearman", "pearson"))  # graders whose chance is 0, not a random answer's
 
 
 def chance_score(prepared: PreparedTask, pool: Any = None) -> float:
-    """The reference a cue must not beat by much, over the scored items (controls left out): a
+    """The reference a cue must not beat by much, over the scored items (controls left out): 0
+    for a correlation (the expected correlation of an answer that ignores the gold); a
     uniformly random valid answer (100 / |answer space|) when the space is closed; for span
     answers, the expected task score of quoting a sentence of the passage chosen uniformly at
     random (with the abstention phrase as one more option), scored by the task's own graders;
     for other open answers, always giving the most common target (100 × its share of the
     items), the best score that reads nothing of the item."""
+    if any(getattr(g, "name", None) in CORRELATIONS for g in prepared.task.spec.graders):
+        return 0.0
     items = scored_items(prepared)
     own = [i.choices for i in items if i.choices]  # a row-dependent space: per item
     if own:
@@ -507,55 +512,4 @@ def floor_scores(
         for strategy in strategies:
             outputs = [SampleOutput.from_raw(a) for a in suite_answers(strategy, prepared)]
             out[tid][strategy] = score_suite_task(prepared, outputs, pool=pool).score
-    return out
-
-
-def declared_threshold(metadata: dict[str, str]) -> tuple[float | None, str | None]:
-    """A task's own gate threshold: ``metadata.gate_threshold`` (0–100) with ``gate_reason``, or none."""
-    return checked_threshold(metadata.get("gate_threshold"), metadata.get("gate_reason"))
-
-
-def checked_threshold(value: str | None, reason: str | None) -> tuple[float | None, str | None]:
-    """A declared threshold (text, 0–100) with its reason; (None, None) unless both are usable."""
-    if value is None or not reason:
-        return None, None
-    try:
-        number = float(value)
-    except ValueError:
-        return None, None
-    return (number, reason) if 0.0 <= number <= 100.0 else (None, None)
-
-
-@dataclass(frozen=True)
-class SuiteGateVerdict:
-    task: str
-    chance: float
-    threshold: float
-    reason: str | None  # the task's declared reason when it declares its threshold
-    failures: tuple[tuple[str, float], ...]  # gated strategies above the threshold, worst first
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-
-def gate_suite(
-    manifest: Any, floors: dict[str, dict[str, float | None]], margin: float
-) -> list[SuiteGateVerdict]:
-    """The shortcut gate: no gated strategy above chance + ``margin`` (or the task's declared
-    ``metadata.gate_threshold``, given with ``metadata.gate_reason``)."""
-    from yoxla.suites.prepare import prepare_task
-
-    out = []
-    for tid, scores in floors.items():
-        task = manifest.tasks[tid]
-        chance = chance_score(prepare_task(task))
-        threshold, reason = checked_threshold(*task.spec.gate)  # metadata or the analysis section
-        if threshold is None:
-            threshold = chance + margin
-        failures = sorted(
-            ((s, v) for s, v in scores.items() if s in GATED and v is not None and v > threshold),
-            key=lambda x: -x[1],
-        )
-        out.append(SuiteGateVerdict(tid, chance, threshold, reason, tuple(failures)))
     return out

@@ -9,7 +9,8 @@
   A task with a Python preprocessor is shown only with ``--run-code`` (render and check run
   none of a manifest's Python unless asked: they are what a reviewer runs on a pull request).
 * ``floors FILE [--gate]``: the cue-only strategies' task scores (``suite-baseline``);
-  ``--gate`` exits 1 when one scores more than ``--margin`` points above chance.
+  ``--gate`` exits 1 when a gated one scores above its threshold (:mod:`yoxla.gate`: the
+  analysis section's strategies and margin, ``--margin`` overriding it, and declared thresholds).
 * ``check FILE [--write]``: compare every task's hash with the frozen hash file
   (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
   freezes new tasks (never rewrites a frozen one). A task with a Python preprocessor is
@@ -259,16 +260,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_floors(args: argparse.Namespace) -> int:
-    """Cue-only floors of every task; ``--gate``: exit 1 when one scores far above chance."""
+    """Cue-only floors of every task; ``--gate``: the shortcut gate (:mod:`yoxla.gate`), exit 1
+    when a gated strategy scores above its threshold."""
     from yoxla.cli_common import table
-    from yoxla.suites.baselines import GATED, SUITE_STRATEGIES, floor_scores, gate_suite
+    from yoxla.gate import gate, gate_rule, notes, suite_chances
+    from yoxla.suites.baselines import SUITE_STRATEGIES, floor_scores
     from yoxla.suites.registry import load_suite_manifest
     from yoxla.suites.worker import WorkerPool
 
     manifest = load_suite_manifest(args.file)
     with WorkerPool() as pool:
         floors = floor_scores(manifest, pool)
-    verdicts = gate_suite(manifest, floors, args.margin)
+        chances = suite_chances(manifest, pool)
+    verdicts = gate(manifest, floors, chances, args.margin)
     rows = []
     for v in verdicts:
         shown = [
@@ -278,18 +282,14 @@ def cmd_floors(args: argparse.Namespace) -> int:
     print(table(["task", "chance", "threshold", *SUITE_STRATEGIES, "gate"], rows))
     if not args.gate:
         return 0
-    failed = [v for v in verdicts if not v.passed]
-    for v in verdicts:
-        if v.reason:
-            print(f"note: {v.task}: threshold {v.threshold:.2f} declared because: {v.reason}")
-    for v in failed:
-        for strategy, score in v.failures:
-            print(f"gate failed: {v.task}: {strategy} scores {score:.2f} > threshold {v.threshold:.2f}")
+    rule = gate_rule(manifest, args.margin)
+    lines, status = notes(verdicts, rule)
+    print("\n".join(lines))
     print(
-        f"shortcut gate {'failed on ' + str(len(failed)) if failed else 'passed on all'} of {len(verdicts)} task(s) "
-        f"(gated: {', '.join(GATED)}; threshold: chance + {args.margin:g} unless a task declares gate_threshold)"
+        f"(gated: {', '.join(rule.strategies)}; threshold: chance + {rule.margin:g} "
+        "unless a task declares gate_threshold)"
     )
-    return 1 if failed else 0
+    return status
 
 
 def _quoted(message: str, path: Path) -> str:
@@ -349,5 +349,10 @@ def register(sub: Any) -> None:
     f = commands.add_parser("floors", help="scores of the cue-only strategies per task (the shortcut gate)")
     f.add_argument("file")
     f.add_argument("--gate", action="store_true", help="exit 1 when a cue-only strategy beats its threshold")
-    f.add_argument("--margin", type=float, default=15.0, help="points above chance a cue may score (15)")
+    f.add_argument(
+        "--margin",
+        type=float,
+        default=None,
+        help="points above chance a cue may score (default: the analysis section's gate.margin, else 15)",
+    )
     f.set_defaults(func=_quoting_manifest(cmd_floors))

@@ -7,7 +7,9 @@ The surface follows the MKA1 eval-suite manifest field for field (``schema_versi
 ``metadata``). YOXLA adds a few things where the reference leaves a gap, each marked where it is declared:
 ``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``, a
 row-dependent ``answer_space``, per-sample STS options of the ``spearman`` grader
-(``closeness``, ``correct_within``), and a suite's ``groups`` and ``headline``. A manifest
+(``closeness``, ``correct_within``), a suite's ``groups`` and ``headline``, and its ``analysis``
+section (breakdowns, groups and controls by field, the shortcut gate's strategies, margin and
+per-task thresholds with reasons, the ranking order; hashed apart from the tasks). A manifest
 that uses none of them loads, renders and hashes exactly as before they existed.
 
 Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
 
 from yoxla.suites.generation import GenerationSettings
 from yoxla.suites.spec_answers import (
@@ -60,6 +62,7 @@ __all__ = [
     "MAX_SOURCE",
     "MAX_TASKS",
     "Analysis",
+    "AnalysisGate",
     "BuiltinGrader",
     "Group",
     "Headline",
@@ -97,6 +100,25 @@ TASK_TYPES: tuple[str, ...] = get_args(TaskType)
 
 
 _FIELD = Annotated[str, Field(pattern=BREAKDOWN_FIELD.pattern)]
+_TEXT = Annotated[str, Field(min_length=1, max_length=4 * MAX_DESCRIPTION)]
+
+
+def _known_strategies(names: list[str]) -> list[str]:
+    from yoxla.suites.baselines import SUITE_STRATEGIES
+
+    unknown = [n for n in names if n not in SUITE_STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategy {unknown[0]!r}; known: {', '.join(SUITE_STRATEGIES)}")
+    if len(set(names)) != len(names):
+        raise ValueError("a strategy is named twice")
+    return names
+
+
+_STRATEGIES = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=32)]],
+    Field(min_length=1, max_length=16),
+    AfterValidator(_known_strategies),
+]
 
 
 class TaskAnalysis(Spec):
@@ -114,6 +136,10 @@ class TaskAnalysis(Spec):
     ) = None
     gate_threshold: Annotated[float, Field(ge=0, le=100)] | None = None
     gate_reason: Annotated[str, Field(min_length=1, max_length=MAX_DESCRIPTION)] | None = None
+    # YOXLA: the gated strategies the threshold is declared for (None: every gated strategy;
+    # the others keep chance + the margin).
+    gate_strategies: _STRATEGIES | None = None
+    note: _TEXT | None = None  # free text for people; derives nothing
 
     @model_validator(mode="after")
     def _pairs(self) -> TaskAnalysis:
@@ -121,11 +147,21 @@ class TaskAnalysis(Spec):
             raise ValueError("control_values needs control_field")
         if (self.gate_threshold is None) != (self.gate_reason is None):
             raise ValueError("gate_threshold and gate_reason go together")
+        if self.gate_strategies is not None and self.gate_threshold is None:
+            raise ValueError("gate_strategies needs gate_threshold")
         return self
 
 
+class AnalysisGate(Spec):
+    """YOXLA: the suite's shortcut gate: which cue-only strategies are gated, and the margin over
+    chance each may reach (a task's declared ``gate_threshold`` overrides it for that task)."""
+
+    margin: Annotated[float, Field(ge=0, le=100)] | None = None
+    strategies: _STRATEGIES | None = None
+
+
 class Analysis(Spec):
-    """YOXLA: the suite's analysis section (per task, and the board's ranking order)."""
+    """YOXLA: the suite's analysis section (per task, the shortcut gate, the board's ranking order)."""
 
     tasks: Annotated[dict[Id, TaskAnalysis], Field(max_length=MAX_TASKS)] = Field(default_factory=dict)
     ranking: (
@@ -134,6 +170,8 @@ class Analysis(Spec):
         ]
         | None
     ) = None
+    gate: AnalysisGate | None = None
+    about: _TEXT | None = None  # free text for people; derives nothing
 
 
 _ANALYSIS_KEYS = (
@@ -309,6 +347,13 @@ class TaskSpec(Spec):
         return tuple(v.strip() for v in text.split(",") if v.strip())
 
     @property
+    def gate_applies_to(self) -> tuple[str, ...]:
+        """The strategies the declared gate threshold is for (``analysis``' ``gate_strategies``);
+        (): every gated strategy."""
+        named = self._analysis.gate_strategies if self._analysis is not None else None
+        return tuple(named or ())
+
+    @property
     def gate(self) -> tuple[str | None, str | None]:
         """The declared gate threshold and its reason, as text (metadata, or the analysis section)."""
         if self._analysis is not None and self._analysis.gate_threshold is not None:
@@ -417,12 +462,13 @@ class Manifest(Spec):
 
     @property
     def ranking(self) -> tuple[str, ...] | None:
-        """``metadata.ranking`` (comma-separated metric names) or ``analysis.ranking``, checked;
-        None when not declared."""
-        from yoxla.calibration.ranking import check_suite_order, suite_order
+        """``metadata.ranking`` (comma-separated metric names: the suite keys) or
+        ``analysis.ranking`` (YOXLA: any ranking metric; a metric a model's result lacks ranks
+        it after those that have it), checked; None when not declared."""
+        from yoxla.calibration.ranking import check_order, suite_order
 
         if self.analysis is not None and self.analysis.ranking is not None:
-            return check_suite_order(tuple(self.analysis.ranking))
+            return check_order(tuple(self.analysis.ranking))
         return suite_order(self.metadata)
 
     @model_validator(mode="after")

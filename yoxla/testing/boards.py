@@ -47,9 +47,9 @@ class SyntheticV1:
 def synthetic_declarations(rows: dict[str, list[dict[str, Any]]]) -> Any:
     """v1's ranking and gate, with groups on ``nli_v1`` (the copies of one sample row) and three
     controls on ``sentiment_v1``: so group consistency and controls have something to show."""
-    from yoxla.declarations import declarations_path, parse_declarations
+    from yoxla.declarations import load_declarations, parse_declarations
 
-    bundled = json.loads(declarations_path("v1").read_text(encoding="utf-8"))
+    ranking = list(load_declarations("v1").ranking)
     groups: dict[str, list[str]] = {}
     for r in rows["nli_v1"]:
         groups.setdefault("g-" + str(r["id"]).rsplit("-", 2)[0], []).append(str(r["id"]))
@@ -57,7 +57,7 @@ def synthetic_declarations(rows: dict[str, list[dict[str, Any]]]) -> Any:
         "nli_v1": {"groups": {"ids": groups}},
         "sentiment_v1": {"controls": {"ids": [str(r["id"]) for r in rows["sentiment_v1"][:3]]}},
     }
-    return parse_declarations({**bundled, "about": "synthetic", "tasks": tasks})
+    return parse_declarations({"edition": "v1", "ranking": ranking, "about": "synthetic", "tasks": tasks})
 
 
 def synthetic_v1() -> SyntheticV1:
