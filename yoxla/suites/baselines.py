@@ -59,11 +59,10 @@ from typing import Any, Protocol
 from yoxla.spans import sentence_bounds
 from yoxla.suites import spec as S
 from yoxla.suites.prepare import Item, PreparedTask
+from yoxla.suites.spec_base import STRATEGIES, SUITE_STRATEGIES
 from yoxla.suites.templates import Numbered, Template, lookup
 from yoxla.text import flatten, tokens
 
-STRATEGIES = ("first", "majority", "random", "overlap", "longest", "most_linked", "none_of_them", "abstain")
-SUITE_STRATEGIES = (*STRATEGIES, "echo")
 SEED = 20260101
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 _Path = tuple[str, ...]

@@ -104,7 +104,7 @@ _TEXT = Annotated[str, Field(min_length=1, max_length=4 * MAX_DESCRIPTION)]
 
 
 def _known_strategies(names: list[str]) -> list[str]:
-    from yoxla.suites.baselines import SUITE_STRATEGIES
+    from yoxla.suites.spec_base import SUITE_STRATEGIES
 
     unknown = [n for n in names if n not in SUITE_STRATEGIES]
     if unknown:

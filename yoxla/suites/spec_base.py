@@ -13,6 +13,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field
 
+# The cue-only baseline strategies (yoxla.suites.baselines answers with them); named here, where
+# the manifest's analysis section checks the strategies it gates, so the spec imports no scoring.
+STRATEGIES = ("first", "majority", "random", "overlap", "longest", "most_linked", "none_of_them", "abstain")
+SUITE_STRATEGIES = (*STRATEGIES, "echo")
+
 # Limits --------------------------------------------------------------------------------------
 MAX_TASKS = 100  # tasks per suite (MKA1: 1 to 100)
 MAX_FEWSHOT = 100  # few-shot examples per sample (MKA1: 0 to 100)

@@ -307,8 +307,10 @@ class LeaderboardView(View):
             self.columns: [],
             **self.refresh(ctx, ed.name, "standard"),
         }
+        # A committed suite's box says what the suite is; the benchmark's boards say it in the page's
+        # introduction above the table (and the box there would push the ranking below the first screen).
         about = suite_about(ed)
-        out[self.about] = gr.update(value=about, visible=bool(about))
+        out[self.about] = gr.update(value=about, visible=bool(about) and ed.suite.edition is None)
         out[self.note] = board_note(ed)
         out[self.how] = how_to_read(ed)
         out[self.rule] = rule_text(ed)
