@@ -63,19 +63,15 @@ class Edition:
             return str(bundled_path(self.source.removeprefix("bundled:")))
         return self.source
 
-    def suite_hash(self, suite: Any = None) -> str:
-        """Hash of the frozen contracts this edition runs: blocks plus each task's contract hash.
-
-        Read from the package suite's document (:func:`frozen_contracts`); ``suite``: any object
-        with ``name``, ``blocks`` and ``task(id).contract_hash`` instead (a test's)."""
-        if suite is None:
-            blocks, contracts = frozen_contracts()
-            name = SUITE_NAME
-        else:
-            blocks = tuple(suite.blocks)
-            contracts = {tid: suite.task(tid).contract_hash for tid in suite.tasks}
-            name = suite.name
-        body = {"suite": name, "blocks": list(blocks), "tasks": {tid: contracts[tid] for tid in self.tasks}}
+    def suite_hash(self) -> str:
+        """Hash of the frozen contracts this edition runs: blocks plus each task's contract hash,
+        as the package suite's document records them (:func:`frozen_contracts`)."""
+        blocks, contracts = frozen_contracts()
+        body = {
+            "suite": SUITE_NAME,
+            "blocks": list(blocks),
+            "tasks": {tid: contracts[tid] for tid in self.tasks},
+        }
         return sha256_text(canonical_json(body))
 
 

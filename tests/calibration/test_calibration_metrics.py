@@ -14,7 +14,6 @@ from yoxla.calibration.metrics import (
     answer_agreement,
     brier_score,
     calibration_report,
-    cases_for_task,
     control_summary,
     expected_calibration_error,
     group_consistency,
@@ -211,44 +210,3 @@ def test_report_serialises_to_json():
     again = json.loads(json.dumps(doc, allow_nan=False))
     assert again["groups"]["n_groups"] == 0 and len(again["reliability"]["bins"]) == 15
     assert math.isclose(again["high_confidence_error_rate"], 0.2)
-
-
-# From scored results ---------------------------------------------------------------------
-
-
-def test_cases_for_task_from_results_distributions_and_declarations():
-    from types import SimpleNamespace
-
-    from yoxla.calibration import LabelDistribution
-    from yoxla.declarations import TaskDeclarations
-    from yoxla.suites.benchmark import gold_field, prepare_rows, strict_rule
-    from yoxla.suites.scoring import score_builtin_task
-
-    # A GoldTask (yoxla.gold): the task's id, gold field and answer mode, read off the package suite.
-    task = SimpleNamespace(id="nli_v1", gold=gold_field("nli_v1"), answer=strict_rule("nli_v1"))
-    space = ("entailment", "neutral", "contradiction")
-    rows = [
-        {"id": "r1", "premise": "p", "hypothesis": "h", "label": "entailment"},
-        {"id": "r2", "premise": "p", "hypothesis": "h2", "label": "neutral"},
-        {"id": "r3", "premise": "p", "hypothesis": "h3", "label": "neutral"},
-        {"id": "r4", "premise": "p", "hypothesis": "h4", "label": "neutral"},
-    ]
-    prepared, blank = prepare_rows("nli_v1", rows), [None] * len(rows)
-    raws = ["entailment", "Neutral.", "contradiction", "neutral"]
-    results = list(score_builtin_task(prepared, prepared.items, raws, blank, blank).results)
-    complete = LabelDistribution.from_masses(space, {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1})
-    partial = LabelDistribution.from_masses(
-        space, {"neutral": 0.5}, missing={"entailment": 0.3, "contradiction": 0.3}
-    )
-    decl = TaskDeclarations(group_ids={"r1": "g", "r2": "g"}, control_ids=frozenset({"r4"}))
-    cases = cases_for_task(task, rows, results, [complete, complete, partial, None], decl)
-    assert [c.answer for c in cases] == ["entailment", None, "contradiction", "neutral"]
-    assert [c.probs is not None for c in cases] == [True, True, False, False]  # partial counts as absent
-    assert [c.correct for c in cases] == [True, False, False, True]
-    assert [c.group for c in cases] == [("nli_v1", "g"), ("nli_v1", "g"), None, None]
-    assert cases[3].control and cases[3].gold is None
-    report = calibration_report(cases)
-    assert report.n_scored == 3 and report.n_with_probs == 2
-    assert report.groups.n_groups == 1 and report.groups.value == 0.0
-    with pytest.raises(ValueError, match="rows"):
-        cases_for_task(task, rows, results[:2])

@@ -17,7 +17,7 @@ Everything here works on plain data and is pure; see docs/calibration.md for the
 
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.logprobs import distribution_from_logprobs
-from yoxla.calibration.metrics import CalibrationReport, Case, calibration_report, cases_for_task
+from yoxla.calibration.metrics import CalibrationReport, Case, calibration_report
 from yoxla.calibration.ranking import DEFAULT_ORDER, explain_order, rank
 from yoxla.calibration.token_logprobs import LogprobsError, TokenLogprob, parse_logprobs
 
@@ -29,7 +29,6 @@ __all__ = [
     "LogprobsError",
     "TokenLogprob",
     "calibration_report",
-    "cases_for_task",
     "distribution_from_logprobs",
     "explain_order",
     "parse_logprobs",

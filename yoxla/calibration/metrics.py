@@ -39,10 +39,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from yoxla.calibration.distribution import LabelDistribution
-    from yoxla.declarations import TaskDeclarations
-    from yoxla.gold import GoldTask
-    from yoxla.suites.samples import SampleResult
+    pass
 
 HIGH_CONFIDENCE = 0.90
 ECE_BINS = 15
@@ -289,37 +286,3 @@ def calibration_report(cases: Sequence[Case]) -> CalibrationReport:
         groups=group_consistency(checked),
         controls=control_summary(checked),
     )
-
-
-def cases_for_task(
-    task: GoldTask,
-    rows: Sequence[Mapping[str, Any]],
-    results: Sequence[SampleResult],
-    distributions: Sequence[LabelDistribution | None] | None = None,
-    declarations: TaskDeclarations | None = None,
-) -> list[Case]:
-    """Cases of one task from its rows, the evaluator's results and the stored distributions
-    (same order). Partial distributions count as absent; group ids are prefixed with the
-    task id so that cases of several tasks can be pooled.
-    """
-    from yoxla.gold import gold_value
-
-    dists = distributions if distributions is not None else [None] * len(rows)
-    if not (len(rows) == len(results) == len(dists)):
-        raise ValueError(f"{task.id}: {len(rows)} rows, {len(results)} results, {len(dists)} distributions")
-    out = []
-    for row, res, dist in zip(rows, results, dists, strict=True):
-        control = declarations.is_control(row) if declarations is not None else False
-        group = declarations.group_of(row) if declarations is not None else None
-        valid_label = res.valid and task.answer.mode == "choice"
-        out.append(
-            Case(
-                gold=None if control else gold_value(task, dict(row)),
-                answer=str(res.extracted) if valid_label else None,
-                probs=dict(dist.probs) if dist is not None and dist.complete else None,
-                correct=res.outcome == "correct",
-                control=control,
-                group=None if group is None else (task.id, group),
-            )
-        )
-    return out

@@ -2,32 +2,24 @@
 
 * The run folder keeps what the provider returned: the answer's token logprobs
   (``predictions.jsonl`` key ``logprobs``, OpenAI-compatible APIs) or the distribution a
-  local model's label scoring gave (key ``distribution``). :func:`run_distribution` turns
-  one such line into the stored form of a :class:`LabelDistribution`, every time the run is
-  finished or re-scored.
-* The result file keeps that distribution per prediction; :func:`checked_distribution`
-  reads one back for its row's answer space (the version 2 writer,
-  :func:`yoxla.record_derive.derive_task`, still used by the test boards of
-  ``leaderboard/synthetic.py``; a suite task's distributions are read back by
-  :func:`distribution_in` and :func:`checked_in`).
-* :func:`task_calibration` derives a task's ``calibration`` block from the predictions as
-  derived (their verdicts and distributions) and the task's declarations (groups,
-  controls); :func:`pooled_calibration` pools the cases of several tasks (a block, the whole
-  edition).
+  local model's label scoring gave (key ``distribution``). :func:`distribution_in` turns
+  one such line into the stored form of a :class:`LabelDistribution` over the item's answer
+  space, every time the run is finished or re-scored.
+* The result file keeps that distribution per prediction; :func:`checked_in` reads one back
+  for its item's answer space.
+* :func:`suite_task_calibration` derives a task's ``calibration`` block from its items and
+  predictions as derived (their verdicts and distributions); :func:`pooled_calibration` pools
+  the cases of several tasks (a block, the whole edition).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.metrics import Case, calibration_report
-
-if TYPE_CHECKING:
-    from yoxla.declarations import TaskDeclarations
-    from yoxla.gold import GoldTask
 
 LOGPROBS_KEY = "logprobs"  # predictions.jsonl: the answer's token logprobs as the API returned them
 # predictions.jsonl: a distribution in its stored form: a local model's label scoring, or one
@@ -35,23 +27,6 @@ LOGPROBS_KEY = "logprobs"  # predictions.jsonl: the answer's token logprobs as t
 DISTRIBUTION_KEY = "distribution"
 ASKED_KEY = "probabilities_asked"  # predictions.jsonl: the request asked for token logprobs
 REFUSED_KEY = "logprobs_refused"  # predictions.jsonl: why the logprobs that came back were not kept
-
-
-def _space(task: GoldTask, row: Mapping[str, Any]) -> tuple[str, ...] | None:
-    try:
-        from yoxla.suites.benchmark import choice_space
-
-        return choice_space(task.id, row)
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def checked_distribution(
-    task: GoldTask, row: Mapping[str, Any], stored: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """The stored distribution read back for the row's answer space and written out again;
-    None when the task has no closed answer space or the stored form is inconsistent."""
-    return checked_in(_space(task, row), stored)
 
 
 def checked_in(space: Sequence[str] | None, stored: Any) -> dict[str, Any] | None:
@@ -65,23 +40,11 @@ def checked_in(space: Sequence[str] | None, stored: Any) -> dict[str, Any] | Non
         return None
 
 
-def run_distribution(
-    task: GoldTask, row: Mapping[str, Any], record: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """The distribution one ``predictions.jsonl`` line gives (stored form), or None.
-
-    None for a generation error, a task without a closed answer space, a line without
-    logprobs or label scores, malformed logprobs, or logprobs that put no mass on any label:
-    absent, never zeros.
-    """
-    if record.get("error") or (record.get(DISTRIBUTION_KEY) is None and not record.get(LOGPROBS_KEY)):
-        return None  # nothing stored to derive from (most providers): answer at once
-    return distribution_in(_space(task, row), record)
-
-
 def distribution_in(space: Sequence[str] | None, record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """:func:`run_distribution` over a given answer space (a suite item's): the line's label
-    scores checked, or its token logprobs read against ``space``; None as there."""
+    """The distribution one ``predictions.jsonl`` line gives over ``space`` (an item's closed
+    answer space), stored form: the line's label scores checked, or its token logprobs read
+    against ``space``. None for a generation error, an open answer, a line without logprobs or
+    label scores, malformed logprobs, or logprobs that put no mass on any label: absent, never zeros."""
     from yoxla.calibration.logprobs import distribution_from_logprobs
     from yoxla.calibration.token_logprobs import LogprobsError, parse_logprobs
 
@@ -168,52 +131,11 @@ def _plain(value: Any) -> Any:
     return value.model_dump(mode="json", exclude_unset=True)
 
 
-def cases_from_predictions(
-    task: GoldTask,
-    rows: Sequence[Mapping[str, Any]],
-    preds: Sequence[Any],
-    declarations: TaskDeclarations | None = None,
-) -> list[Case]:
-    """The metrics' cases of one task from its rows and its predictions (derived documents or
-    typed records, same order). Partial distributions count as absent; group ids carry the
-    task id so that cases of several tasks can be pooled."""
-    from yoxla.gold import gold_value
-
-    if len(rows) != len(preds):
-        raise ValueError(f"{task.id}: {len(rows)} rows but {len(preds)} predictions")
-    choice = task.answer.mode == "choice"
-    out = []
-    for row, pred in zip(rows, preds, strict=True):
-        control = bool(_field(pred, "control"))
-        group = declarations.group_of(row) if declarations is not None else None
-        dist = _plain(_field(pred, "distribution"))
-        probs = dict(dist["probs"]) if dist is not None and not dist.get("missing") else None
-        valid = bool(_field(pred, "valid"))
-        out.append(
-            Case(
-                gold=None if control else gold_value(task, dict(row)),
-                answer=str(_field(pred, "parsed")) if valid and choice else None,
-                probs=probs,
-                correct=_field(pred, "outcome") == "correct",
-                control=control,
-                group=None if group is None else (task.id, group),
-            )
-        )
-    return out
-
-
 def report_document(cases: Sequence[Case], n_partial: int) -> dict[str, Any]:
     """``calibration_report(cases)`` as the result file stores it (JSON types only)."""
     doc: dict[str, Any] = json.loads(json.dumps(calibration_report(cases).to_dict(), allow_nan=False))
     doc["n_partial"] = n_partial
     return doc
-
-
-def has_calibration(preds: Sequence[Any], declarations: TaskDeclarations | None) -> bool:
-    """Whether a task reports a calibration block: a distribution stored, or groups or controls declared."""
-    if declarations is not None and (declarations.has_groups or declarations.has_controls):
-        return True
-    return any(_field(p, "distribution") is not None for p in preds)
 
 
 def _n_partial(preds: Sequence[Any]) -> int:
@@ -225,20 +147,6 @@ def _n_partial(preds: Sequence[Any]) -> int:
         and d.get("missing")
         and not _field(p, "control")
     )
-
-
-def task_calibration(
-    task: GoldTask,
-    rows: Sequence[Mapping[str, Any]],
-    preds: Sequence[Any],
-    declarations: TaskDeclarations | None = None,
-) -> dict[str, Any] | None:
-    """A task's ``calibration`` block, or None when it has nothing to report (no distribution,
-    no declared groups or controls): then the key is absent from the result file."""
-    if not has_calibration(preds, declarations):
-        return None
-    cases = cases_from_predictions(task, rows, preds, declarations)
-    return report_document(cases, _n_partial(preds))
 
 
 # A suite task's items as calibration reads them: targets, closed answer spaces, groups

@@ -110,7 +110,7 @@ class Completion:
     attempts: int = 1
     error: str | None = None
     # Answer probabilities, kept in the run folder so the distribution can be derived again
-    # (yoxla.calibration.stored.run_distribution); None: the provider gave none.
+    # (yoxla.calibration.stored.distribution_in); None: the provider gave none.
     logprobs: list[dict[str, Any]] | None = None  # the answer's token logprobs, as the API returned them
     label_scores: dict[str, Any] | None = None  # a local model's distribution over the answer space
     probabilities_asked: bool = False  # the request asked for token logprobs

@@ -50,19 +50,6 @@ def stored_field(models: list[Verdict], task_id: str) -> str | None:
     return None
 
 
-def breakdown_key(task_id: str, ed: EditionData, field_name: str | None = None) -> str:
-    """The metric a file stores a task's breakdown under (``per_<field>_accuracy`` or ``…_score``):
-    the first stored one of the task's declared fields (or of ``field_name``)."""
-    fields = ed.suite.breakdowns.get(task_id) or ["class"]
-    wanted = field_name if field_name in fields else fields[0]
-    for v in (v for g in ed.boards.values() for v in g.models):
-        rec = v.tasks.get(task_id)
-        for key in rec.metrics if rec is not None else ():
-            if breakdown.metric_field(key) == wanted:
-                return key
-    return f"per_{wanted}_accuracy"
-
-
 def breakdown_display(
     ed: EditionData, models: list[Verdict], task_id: str, by: breakdown.Field
 ) -> pd.DataFrame:
