@@ -37,6 +37,8 @@ from yoxla.suites.spec_answers import StrictExtraction
 from yoxla.suites.spec_grading import BuiltinGrader
 from yoxla.suites.templates import Numbered, TemplateError, lookup
 
+NOT_COMPARABLE = "results are not comparable with published runs"
+
 if TYPE_CHECKING:
     from yoxla.suites.hashing import FrozenHashes
     from yoxla.suites.prepare import PreparedTask
@@ -127,13 +129,9 @@ def required_columns(task: SuiteTask) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*read_columns(task), *declared_columns(task))))
 
 
-def _abstains(task: SuiteTask) -> bool:
-    return _mode(task) == "text_or_abstain"
-
-
 def _null_gold_problem(task: SuiteTask, gold: Any) -> str | None:
     if gold is None:
-        return None if _abstains(task) else "gold is null but this task has no abstention"
+        return None if _mode(task) == "text_or_abstain" else "gold is null but this task has no abstention"
     if _mode(task) in ("text", "text_or_abstain") and (not isinstance(gold, str) or not gold.strip()):
         return f"gold {gold!r} is not a non-empty string"
     return None
@@ -153,21 +151,24 @@ def _prompt_problem(task: SuiteTask, row: Mapping[str, Any]) -> str | None:
 def _row_problems(task: SuiteTask, row: Mapping[str, Any], strict: bool) -> tuple[list[tuple[str, str]], str]:
     """(rule, message) for each rule one row breaks, in the order they are checked; its target."""
     out: list[tuple[str, str]] = []
-    spec, gold_at, target = task.spec, gold_field(task), ""
+    spec, gold_at, target, mode = task.spec, gold_field(task), "", _mode(task)
     gold = lookup(row, gold_at.split(".")) if gold_at else ""
     problem = _null_gold_problem(task, gold)
     if problem:
         out.append(("gold_in_answer_space", problem))
     if gold is not None or not problem:  # a null gold has nothing to check, unless it abstains
         target = "" if gold is None else task.target.render(row)
-        space = item_space(spec, row) if _mode(task) == "choice" else ()
+        space = item_space(spec, row) if mode == "choice" else ()
         found = first_problem(declared_checks(task.graders, strict=strict), spec, row, target, space)
         if found is not None:
             span = found[0].name in ("span", "abstention")
             out.append(("gold_span" if span else "gold_in_answer_space", found[1]))
-    if "is_answerable" in row and _abstains(task):
-        if bool(row["is_answerable"]) != (gold is not None):
-            out.append(("abstention_gold", "is_answerable disagrees with whether the answer is null"))
+    if (
+        "is_answerable" in row
+        and mode == "text_or_abstain"
+        and bool(row["is_answerable"]) != (gold is not None)
+    ):
+        out.append(("abstention_gold", "is_answerable disagrees with whether the answer is null"))
     problem = _prompt_problem(task, row)
     if problem:
         out.append(("prompt", f"row does not render a prompt: {problem}"))
@@ -222,13 +223,10 @@ def validate_prepared(prepared: PreparedTask, frozen: FrozenHashes | None = None
     frozen), the invariants over its items."""
     task, was = prepared.task, frozen.data.get("dataset") if frozen is not None else None
     report = TaskReport(task.id, len(prepared.items), None, prepared.fingerprints.get("dataset", ""), was)
-    declared = declared_columns(task)  # what the task reads, its templates have read already
-    for item in prepared.items:
-        lacking = [c for c in declared if c not in item.row]
-        if lacking:
-            report.errors.append(
-                Problem(task.id, item.id, "columns", f"row lacks columns: {', '.join(lacking)}")
-            )
+    lacking = {i.id: [c for c in declared_columns(task) if c not in i.row] for i in prepared.items}
+    report.errors += [
+        Problem(task.id, i, "columns", f"row lacks columns: {', '.join(c)}") for i, c in lacking.items() if c
+    ]
     report.errors += [Problem(task.id, p.item, "graders", p.rule) for p in row_problems(prepared)]
     items = [] if report.errors else [(i.row, i.target) for i in prepared.items]
     _warn(report, "the frozen", items, task)
@@ -241,11 +239,8 @@ def _warn(
     """The warnings: a fingerprint other than ``against``'s, then the invariants over ``items``
     (none when a row has an error)."""
     if not report.fingerprint_ok:
-        message = (
-            f"fingerprint {report.fingerprint} differs from {against} {report.expected_fingerprint}: "
-            "results are not comparable with published runs"
-        )
-        report.warnings.append(Problem(report.task, None, "fingerprint", message))
+        message = f"fingerprint {report.fingerprint} differs from {against} {report.expected_fingerprint}"
+        report.warnings.append(Problem(task.id, None, "fingerprint", f"{message}: {NOT_COMPARABLE}"))
     for message in invariant_warnings(task, items):
         report.warnings.append(Problem(task.id, None, "invariant", message))
 
@@ -275,7 +270,7 @@ def invariant_warnings(task: SuiteTask, items: Sequence[tuple[Mapping[str, Any],
 
 
 def known_task(task_id: str) -> SuiteTask:
-    """A benchmark task by id; one SuiteError naming the known ones for an unknown id."""
+    """A benchmark task by id (one SuiteError naming the known ones for an unknown id)."""
     try:
         return benchmark_task(task_id)
     except KeyError:
