@@ -6,7 +6,8 @@ import pytest
 
 from yoxla.cli import run
 from yoxla.editions import fingerprint, load_edition, load_rows
-from yoxla.validate import breakdown_field, validate_edition
+from yoxla.suites.benchmark import benchmark_task
+from yoxla.suites.validate import breakdown_field, validate_edition
 
 # Pinned on purpose: editing a sample row must be a deliberate change of this file too.
 PINNED = {
@@ -53,7 +54,7 @@ def test_sample_has_the_breakdown_values_the_contracts_name():
         "rag_verification_v1": {"supported", "contradicted", "counterfactual", "absent"},
     }
     for task_id, values in required.items():
-        field = breakdown_field(task_id)
+        field = breakdown_field(benchmark_task(task_id))
         assert field is not None
         seen = {r[field] for r in load_rows(edition, task_id)}
         assert values <= seen, task_id

@@ -18,7 +18,7 @@ __all__ = ["UsageError", "build_parser", "main", "run", "table"]
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from yoxla.validate import validate_edition
+    from yoxla.suites.validate import validate_edition
 
     edition = load_edition(args.edition)
     reports = validate_edition(edition, task_ids(args, edition.task_ids), args.data_dir, args.revision)

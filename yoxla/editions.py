@@ -138,13 +138,17 @@ def _is_local(source: str) -> bool:
     return Path(source).is_dir()
 
 
-def _hub_folder(edition: Edition, repo: str, revision: str | None, split: str) -> Path:
-    """The local snapshot of an edition's configs (downloaded once per process and revision)."""
+def _hub_folder(
+    edition: Edition, repo: str, revision: str | None, local_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """The snapshot of an edition's configs: in the Hugging Face cache (downloaded once per
+    process and revision), or in ``local_dir`` (``yoxla download``)."""
     configs = sorted({e.config for e in edition.tasks.values()})
     try:
-        return snapshot(repo, revision, [(c, split) for c in configs]).folder
+        return snapshot(repo, revision, [(c, SPLIT) for c in configs], local_dir=local_dir).folder
     except DataUnavailable as exc:
-        raise DataUnavailable(f"could not load {edition.name} from {exc}{OFFLINE_HINT}") from None
+        what = f"download {exc}" if local_dir else f"load {edition.name} from {exc}{OFFLINE_HINT}"
+        raise DataUnavailable(f"could not {what}") from None
 
 
 def load_rows(
@@ -166,7 +170,7 @@ def load_rows(
         raise DataUnavailable(f"data folder {source!r} does not exist")
     if local:
         return read_config(Path(source), entry.config, SPLIT, ID_FIELD)
-    folder = _hub_folder(edition, source, revision or edition.revision, SPLIT)
+    folder = _hub_folder(edition, source, revision or edition.revision)
     try:
         return read_config(folder, entry.config, SPLIT, ID_FIELD)
     except DataUnavailable as exc:
@@ -178,10 +182,4 @@ def download(out: str | os.PathLike[str], revision: str | None = None, edition: 
     ed = load_edition(edition)
     if ed.bundled:
         raise DataUnavailable(f"edition {edition!r} is bundled with the package; nothing to download")
-    configs = sorted({e.config for e in ed.tasks.values()})
-    try:
-        return snapshot(
-            ed.source, revision or ed.revision, [(c, SPLIT) for c in configs], local_dir=out
-        ).folder
-    except DataUnavailable as exc:
-        raise DataUnavailable(f"could not download {exc}") from None
+    return _hub_folder(ed, ed.source, revision or ed.revision, local_dir=out)

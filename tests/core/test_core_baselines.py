@@ -13,7 +13,7 @@ from yoxla.suites.baselines import SEED, STRATEGIES
 from yoxla.suites.baselines import benchmark_answers as answers
 from yoxla.suites.baselines import benchmark_floors as floors
 from yoxla.suites.benchmark import parse_answer, task_ids
-from yoxla.validate import validate_rows
+from yoxla.suites.validate import known_task, validate_rows
 
 ROWS = yaml.safe_load((Path(__file__).parent / "cases" / "task_rows.yaml").read_text(encoding="utf-8"))
 
@@ -25,7 +25,9 @@ def rows(task_id: str) -> list[dict]:
 def test_fixture_rows_cover_every_task_and_are_valid():
     assert sorted(ROWS) == sorted(task_ids())
     for tid, task_rows in ROWS.items():
-        report = validate_rows(tid, task_rows, ManifestEntry(tid, len(task_rows), fingerprint(task_rows)))
+        report = validate_rows(
+            known_task(tid), task_rows, ManifestEntry(tid, len(task_rows), fingerprint(task_rows))
+        )
         assert report.errors == [], [str(p) for p in report.errors]
 
 

@@ -139,6 +139,9 @@ def test_the_two_suites_have_identical_contracts() -> None:
         {tid: t.get("breakdowns") for tid, t in doc["analysis"]["tasks"].items()} for doc in (sample, v1)
     ]
     assert breakdowns[0] == breakdowns[1] and len(breakdowns[0]) == 11
+    # Their datasets differ in where the rows are, not in the columns a row must carry.
+    required = [{t["id"]: t["dataset"].get("required_columns") for t in doc["tasks"]} for doc in (sample, v1)]
+    assert required[0] == required[1] and all(required[0].values())
     for doc in (sample, v1):
         del doc["metadata"], doc["analysis"]
         for task in doc["tasks"]:
@@ -149,7 +152,8 @@ def test_the_two_suites_have_identical_contracts() -> None:
         assert task["dataset"]["path"] == ed.source and task["dataset"]["name"] == ed.tasks[task["id"]].config
         assert task["dataset"].get("revision") == ed.revision and task["dataset"]["split"] == "test"
     for task in _raw("sample")["tasks"]:
-        assert task["dataset"] == {"path": f"sample/{task['id']}/test.jsonl"}
+        assert task["dataset"]["path"] == f"sample/{task['id']}/test.jsonl"
+        assert set(task["dataset"]) == {"path", "required_columns"}
 
 
 def test_v1_hashes_rest_on_the_published_fingerprints() -> None:

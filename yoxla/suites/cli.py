@@ -1,8 +1,9 @@
 """``yoxla suite validate | render | check``: work with a suite manifest before any model call.
 
 * ``validate FILE``: schema and limits, data read and fingerprinted, preprocessors run,
-  every row checked by its graders' rules (:mod:`yoxla.suites.rowchecks`: gold in the answer
-  space, span locatable, number in range), templates rendered on the first rows, regexes
+  every row checked by the one row validator (:mod:`yoxla.suites.validate`: its dataset's
+  required columns, its graders' rules from :mod:`yoxla.suites.rowchecks`; warnings for data
+  other than the frozen data and broken invariants), templates rendered on the first rows, regexes
   compiled, every grader answers one sample (the target given as the model's answer); prints
   each task's hash and the suite hash.
 * ``render FILE --task ID -n 3``: the exact messages a model will see, few-shot included.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -43,25 +44,33 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from yoxla.suites.hashing import aggregation, suite_hash
     from yoxla.suites.prepare import prepare_task
     from yoxla.suites.registry import is_file
+    from yoxla.suites.rowchecks import RowProblem
     from yoxla.suites.samples import SampleOutput
     from yoxla.suites.scoring import score_suite_task
     from yoxla.suites.spec_data import HubDataset
     from yoxla.suites.templates import lookup
+    from yoxla.suites.validate import validate_prepared
     from yoxla.suites.worker import WorkerPool
 
     manifest = _load_listing_problems(args.file)
     print(f"{args.file}: schema {manifest.schema_version}, {len(manifest.tasks)} task(s)")
     problems: list[str] = []
     hashes: dict[str, str] = {}
+    frozen = _frozen(manifest.path)
     with WorkerPool() as pool:
         prepared_tasks = {tid: prepare_task(task, pool) for tid, task in manifest.tasks.items()}
-        _refuse_bad_rows(prepared_tasks.values())
+        reports = {tid: validate_prepared(p, frozen.get(tid)) for tid, p in prepared_tasks.items()}
+        _refuse_bad_rows(
+            RowProblem(tid, p.row or "", p.message) for tid, r in reports.items() for p in r.errors
+        )
         for tid, task in manifest.tasks.items():
             prepared = prepared_tasks[tid]
             hashes[tid] = prepared.task_hash
             print(f"task {tid}: {len(prepared.items)} items")
             for role, ds in prepared.datasets.items():
                 print(f"  {role}: {ds.describe()}")
+            for warning in reports[tid].warnings:
+                print(f"  warning: {warning.message}")
             for role, ds_spec in (
                 ("dataset", task.spec.dataset),
                 ("fewshot", getattr(task.spec.fewshot, "dataset", None)),
@@ -115,14 +124,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse_bad_rows(prepared: Any) -> None:
+def _frozen(path: Path) -> dict[str, Any]:
+    """The hashes frozen next to the manifest ({}: none, or a hash file that does not read,
+    which ``yoxla suite check`` reports)."""
+    from yoxla.suites.errors import ManifestError
+    from yoxla.suites.hashing import hash_file_path, read_hash_file
+
+    try:
+        return read_hash_file(hash_file_path(path)) if hash_file_path(path).is_file() else {}
+    except ManifestError:
+        return {}
+
+
+def _refuse_bad_rows(problems: Iterable[Any]) -> None:
     """Rows that break their graders' rules: each listed (stderr), then one error (exit 2)."""
     import sys
 
-    from yoxla.suites.rowchecks import RowCheckError, refuse, row_problems
+    from yoxla.suites.rowchecks import RowCheckError, refuse
 
     try:
-        refuse([problem for p in prepared for problem in row_problems(p)])
+        refuse(list(problems))
     except RowCheckError as exc:
         if len(exc.problems) > 1:
             for line in exc.problems:
@@ -197,13 +218,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     from yoxla.suites.prepare import prepare_task
     from yoxla.suites.registry import load_suite_manifest
+    from yoxla.suites.rowchecks import row_problems
     from yoxla.suites.worker import WorkerPool
 
     manifest = load_suite_manifest(args.file)
     skipped = [] if args.run_code else [tid for tid, t in manifest.tasks.items() if _needs_code(t)]
     with WorkerPool() as pool:  # every item rendered, so a prompt over the size limit fails here
         prepared = {tid: prepare_task(t, pool) for tid, t in manifest.tasks.items() if tid not in skipped}
-    _refuse_bad_rows(prepared.values())
+    _refuse_bad_rows(problem for p in prepared.values() for problem in row_problems(p))
     current = {tid: prepared_hashes(p) for tid, p in prepared.items()}
     path = hash_file_path(manifest.path)
     frozen = read_hash_file(path) if path.is_file() else {}

@@ -52,7 +52,9 @@ MAX_HASH_FILE_BYTES = 1024 * 1024
 
 
 def _dataset_identity(ds: S.LocalDataset | S.HubDataset | None) -> dict[str, Any] | None:
-    return None if ds is None else ds.model_dump(mode="json", exclude_none=True)
+    """Which data (its ``required_columns`` are checks on it, not hashed: declaring them keeps
+    every task hash)."""
+    return None if ds is None else ds.model_dump(mode="json", exclude_none=True, exclude={"required_columns"})
 
 
 def task_definition(task: SuiteTask) -> dict[str, Any]:

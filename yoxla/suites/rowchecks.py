@@ -1,8 +1,8 @@
 """Row checks that a task's built-in graders declare: a malformed row is refused before scoring.
 
 A suite gets these rules as hooks of its built-in graders, each grader name declaring the checks
-its scoring relies on (:data:`GRADER_CHECKS`); the benchmark's own validation
-(:mod:`yoxla.validate`) calls the same checks on its rows:
+its scoring relies on (:data:`GRADER_CHECKS`); the one row validator
+(:mod:`yoxla.suites.validate`) calls the same checks on a suite's or an edition's rows:
 
 * **gold in the answer space** (``accuracy``, ``exact_match``, ``macro_f1`` on a task with a
   closed space): the item's target is one of the item's answers (its row-dependent options,

@@ -30,6 +30,13 @@ FILE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".json", ".parquet", ".tsv", ".txt
 
 # Datasets ------------------------------------------------------------------------------------
 
+# YOXLA: the columns every row must carry though nothing of the task reads them (a published
+# dataset's descriptive columns), checked by the row validator (yoxla.suites.validate). What the
+# data is, not how it is read: no hash covers them (yoxla.suites.hashing leaves them out).
+RequiredColumns = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=100)]], Field(min_length=1, max_length=100)
+]
+
 
 class LocalDataset(Spec):
     """A JSONL or CSV file next to the manifest (YOXLA's form of MKA1's uploaded file)."""
@@ -38,6 +45,7 @@ class LocalDataset(Spec):
     path: RelPath = Field(description="relative to the manifest's folder")
     format: Literal["jsonl", "csv"] | None = Field(default=None, description="inferred from the suffix")
     max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] | None = None
+    required_columns: RequiredColumns | None = Field(default=None, description="YOXLA: not hashed")
 
     @model_validator(mode="before")
     @classmethod
@@ -87,6 +95,7 @@ class HubDataset(Spec):
     max_rows: Annotated[int, Field(ge=1, le=MAX_ROWS)] | None = None
     data_files: DataFiles | None = None
     dataset_kwargs: dict[str, Any] | None = None
+    required_columns: RequiredColumns | None = Field(default=None, description="YOXLA: not hashed")
 
     @field_validator("path")
     @classmethod

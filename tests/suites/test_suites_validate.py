@@ -1,14 +1,15 @@
-"""Validation of benchmark rows: small valid rows built here, then one rule broken at a time."""
+"""The one row validator on benchmark rows: small valid rows built here, then one rule broken at a time."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
+from suites_helpers import task
 
 from yoxla.editions import ManifestEntry, fingerprint
-from yoxla.suites.benchmark import task_ids
-from yoxla.validate import DESCRIPTIVE_COLUMNS, read_columns, required_columns, validate_rows
+from yoxla.suites.benchmark import benchmark_task, task_ids
+from yoxla.suites.validate import declared_columns, known_task, read_columns, required_columns, validate_rows
 
 # The columns the old contract record (yoxla/suite/yoxla.yaml) required of each task's rows:
 # the package suite's task must require the same ones.
@@ -75,50 +76,28 @@ def sts_rows() -> list[dict]:
 
 
 CONTEXT = "Bakı metropoliteni 1967-ci ildə istifadəyə verilib. Hazırda metroda üç xətt var."
+WHEN = "Metro nə vaxt açılıb?"
+PASSAGE = {"context": CONTEXT, "title": "Bakı metropoliteni", "context_bucket": "short", "source_id": "src"}
 
 
 def qa_rows() -> list[dict]:
-    base = {
-        "context": CONTEXT,
-        "title": "Bakı metropoliteni",
-        "answer_type": "date",
-        "context_bucket": "short",
-        "source_id": "src",
-    }
+    base, lines = {**PASSAGE, "answer_type": "date"}, CONTEXT.index("üç")
     return [
-        {
-            **base,
-            "id": "qa-1",
-            "question": "Metro nə vaxt açılıb?",
-            "answer": "1967-ci ildə",
-            "answer_start": 19,
-        },
+        {**base, "id": "qa-1", "question": WHEN, "answer": "1967-ci ildə", "answer_start": 19},
         {
             **base,
             "id": "qa-2",
             "question": "Metroda neçə xətt var?",
             "answer": "üç xətt",
-            "answer_start": CONTEXT.index("üç"),
+            "answer_start": lines,
         },
     ]
 
 
 def abstention_rows() -> list[dict]:
-    base = {
-        "context": CONTEXT,
-        "title": "Bakı metropoliteni",
-        "expected_answer_type": "date",
-        "context_bucket": "short",
-        "source_id": "src",
-    }
+    base = {**PASSAGE, "expected_answer_type": "date"}
     return [
-        {
-            **base,
-            "id": "ab-1",
-            "question": "Metro nə vaxt açılıb?",
-            "answer": "1967-ci ildə",
-            "is_answerable": True,
-        },
+        {**base, "id": "ab-1", "question": WHEN, "answer": "1967-ci ildə", "is_answerable": True},
         {**base, "id": "ab-2", "question": "Metronun memarı kimdir?", "answer": None, "is_answerable": False},
     ]
 
@@ -156,7 +135,7 @@ ROWS = {
 
 def _validate(task_id: str, rows: list[dict], n: int | None = None, fp: str | None = None):
     entry = ManifestEntry(task_id, len(rows) if n is None else n, fp or fingerprint(rows))
-    return validate_rows(task_id, rows, entry)
+    return validate_rows(known_task(task_id), rows, entry)
 
 
 def _only_error(report, rule: str, row: str | None):
@@ -174,22 +153,33 @@ def _only_error(report, rule: str, row: str | None):
 def test_every_task_requires_the_columns_the_old_contract_record_did():
     assert sorted(task_ids()) == sorted(OLD_COLUMNS)
     for task_id, old in OLD_COLUMNS.items():
-        assert sorted(required_columns(task_id)) == sorted(old), task_id
-        assert len(required_columns(task_id)) == len(old), task_id
+        assert sorted(required_columns(benchmark_task(task_id))) == sorted(old), task_id
+        assert len(required_columns(benchmark_task(task_id))) == len(old), task_id
 
 
 def test_read_columns_come_from_the_package_suite_task():
     """Templates, target, options, passage, answer start and breakdowns: what the task reads."""
-    assert read_columns("extractive_qa_v1") == (
+    assert read_columns(benchmark_task("extractive_qa_v1")) == (
         "id", "context", "question", "answer", "answer_start", "answer_type", "context_bucket",
     )  # fmt: skip
-    assert "answer_start" not in read_columns("qa_abstention_v1")  # unanswerable items have no start
-    assert read_columns("knowledge_choice_v1") == (
+    assert "answer_start" not in read_columns(
+        benchmark_task("qa_abstention_v1")
+    )  # unanswerable items have no start
+    assert read_columns(benchmark_task("knowledge_choice_v1")) == (
         "id", "question", "candidates", "answer_index", "category", "probe", "value_kind",
     )  # fmt: skip
-    assert read_columns("sts_v1") == ("id", "sentence1", "sentence2", "score", "score_band", "length_bucket")
+    assert read_columns(benchmark_task("sts_v1")) == (
+        "id",
+        "sentence1",
+        "sentence2",
+        "score",
+        "score_band",
+        "length_bucket",
+    )
     for task_id in OLD_COLUMNS:
-        assert not set(read_columns(task_id)) & set(DESCRIPTIVE_COLUMNS[task_id]), task_id
+        task = benchmark_task(task_id)
+        assert declared_columns(task), task_id  # the package suite declares them
+        assert not set(read_columns(task)) & set(declared_columns(task)), task_id
 
 
 @pytest.mark.parametrize("task_id", sorted(ROWS))
@@ -363,3 +353,77 @@ def test_unknown_task_is_one_clear_error():
 
     with pytest.raises(SuiteError, match="unknown task 'nli_v9'"):
         _validate("nli_v9", nli_rows())
+
+
+# The same validator on a suite's prepared items (yoxla suite validate) -------------------------
+
+
+def test_prepared_items_get_the_invariant_and_fingerprint_warnings():
+    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.suites.hashing import FrozenHashes
+    from yoxla.suites.validate import validate_prepared
+
+    prepared = prepare_rows("nli_v1", nli_rows()[:2])
+    report = validate_prepared(prepared)
+    assert report.ok and [p.rule for p in report.warnings] == ["invariant"]
+    assert "contradiction" in report.warnings[0].message
+    frozen = FrozenHashes("h", "d", {"dataset": "sha256:" + "0" * 64})
+    report = validate_prepared(prepare_rows("nli_v1", nli_rows()), frozen)
+    assert [p.rule for p in report.warnings] == ["fingerprint"]
+    assert "differs from the frozen sha256:000" in report.warnings[0].message
+
+
+def test_prepared_item_that_breaks_its_graders_rule_is_an_error():
+    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.suites.validate import validate_prepared
+
+    rows = nli_rows()
+    rows[1]["label"] = "neytral"
+    report = validate_prepared(prepare_rows("nli_v1", rows))
+    assert [(p.row, p.rule) for p in report.errors] == [("nli-2", "graders")]
+    assert "not in the answer space" in report.errors[0].message
+
+
+def _suite_validate(capsys, path) -> tuple[int, str, str]:
+    from yoxla.cli import run
+
+    code = run(["suite", "validate", str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_suite_validate_refuses_a_row_without_a_declared_column(folder, capsys):
+    from suites_helpers import write_manifest
+
+    path = write_manifest(
+        folder, [task(dataset={"path": "data.jsonl", "required_columns": ["mövzu", "mənbə"]})]
+    )
+    code, out, err = _suite_validate(capsys, path)
+    assert code == 2, out + err
+    assert "task t1: item s1: row lacks columns: mənbə" in err and "Traceback" not in err
+    path = write_manifest(folder, [task(dataset={"path": "data.jsonl", "required_columns": ["mövzu"]})])
+    assert _suite_validate(capsys, path)[0] == 0
+
+
+def test_suite_validate_warns_when_the_data_is_not_the_frozen_data(folder, capsys):
+    from suites_helpers import ROWS, write_jsonl, write_manifest
+
+    from yoxla.cli import run
+
+    path = write_manifest(folder, [task()])
+    assert run(["suite", "check", str(path), "--write"]) == 0
+    code, out, _ = _suite_validate(capsys, path)
+    assert code == 0 and "warning" not in out
+    write_jsonl(folder / "data.jsonl", [*ROWS[:3], {**ROWS[3], "cavab": "Göl"}])
+    code, out, _ = _suite_validate(capsys, path)
+    assert code == 0 and "  warning: fingerprint sha256:" in out and "differs from the frozen sha256:" in out
+
+
+def test_required_columns_change_no_hash(load):
+    from yoxla.suites.hashing import task_definition
+
+    plain = load(task()).tasks["t1"]
+    declared = load(task(dataset={"path": "data.jsonl", "required_columns": ["mövzu"]})).tasks["t1"]
+    assert declared_columns(declared) == ("mövzu",) and declared_columns(plain) == ()
+    assert task_definition(declared) == task_definition(plain)
+    assert declared.definition_hash == plain.definition_hash
