@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yoxla.canonical import canonical_json, sha256_text
 from yoxla.datafiles import DataUnavailable, read_config
 from yoxla.hub import snapshot
+
+if TYPE_CHECKING:
+    from yoxla.suites.spec import Analysis
 
 DATA_DIR_ENV = "YOXLA_DATA_DIR"
 EDITIONS = ("v1", "sample")
@@ -45,10 +48,10 @@ class Edition:
     revision: str | None
     tasks: dict[str, ManifestEntry]
     description: str = ""
-    # Analysis declarations (groups, controls, gate, ranking) that travel with an edition made
-    # in code (tests, synthetic editions); None: the analysis section of the edition's package
-    # suite (yoxla.declarations.edition_declarations).
-    declarations: Any = None
+    # The suite analysis section (groups and controls, by field or row id; the ranking) that
+    # travels with an edition made in code (tests, synthetic editions); None: the analysis
+    # section of the edition's package suite (yoxla.leaderboard.legacy_v2.edition_ranking).
+    analysis: Analysis | None = None
 
     @property
     def bundled(self) -> bool:

@@ -1,4 +1,4 @@
-"""The calibration, gate, declarations and annotation modules stay light to import."""
+"""The calibration, gate and annotation modules stay light to import."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 def test_light_modules_import_no_torch_transformers_or_sklearn():
     code = (
-        "import sys, yoxla, yoxla.calibration, yoxla.calibration.metrics, yoxla.gate, yoxla.declarations, "
+        "import sys, yoxla, yoxla.calibration, yoxla.calibration.metrics, yoxla.gate, "
         "yoxla.annotation, yoxla.annotation.cli, yoxla.cli; yoxla.cli.build_parser(); "
         "print([m for m in ('torch', 'transformers', 'sklearn', 'scipy') if m in sys.modules])"
     )

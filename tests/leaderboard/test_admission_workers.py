@@ -3,7 +3,7 @@
 * Checking files in worker processes gives exactly the verdicts of checking them one after
   another in this process: committed files, hostile ones and files with distributions alike.
 * The restart cache's keys are digests of canonical content: two processes with different
-  ``PYTHONHASHSEED`` share it, also when editions with sets in their declarations are passed in.
+  ``PYTHONHASHSEED`` share it, also when editions with their own analysis section are passed in.
 """
 
 from __future__ import annotations
@@ -137,18 +137,18 @@ def _admit_script(folder: Path) -> str:
         from yoxla.leaderboard import admission
         from yoxla.leaderboard.data import DataSource
         from dataclasses import replace
-        from yoxla.declarations import EditionDeclarations, TaskDeclarations
+        from yoxla.suites.spec import Analysis, TaskAnalysis
         from yoxla.editions import load_rows
         calls = []
         real = admission.check_bytes
         admission.check_bytes = lambda *a, **k: calls.append(1) or real(*a, **k)
         sample = load_edition("sample")
         files = sorted(__import__("pathlib").Path({str(folder)!r}).rglob("*.json"))
-        # an edition passed in whose declarations hold a frozenset (controls by id), whose repr
-        # changes with the hash seed
-        ids = frozenset(str(r["id"]) for r in load_rows(sample, "sentiment_v1")[:6])
-        decl = EditionDeclarations(edition="sample", tasks={{"sentiment_v1": TaskDeclarations(control_ids=ids)}})
-        eds = {{"sample": replace(sample, declarations=decl)}}
+        # an edition passed in whose analysis section names controls by id, taken from a set
+        # (whose order changes with the hash seed)
+        ids = sorted(frozenset(str(r["id"]) for r in load_rows(sample, "sentiment_v1")[:6]))
+        own = Analysis(tasks={{"sentiment_v1": TaskAnalysis(control_ids=ids)}})
+        eds = {{"sample": replace(sample, analysis=own)}}
         vs = admission.admit(files, data=DataSource(allow_hub=False), editions=eds, workers=1)
         print(json.dumps({{"checked": len(calls), "token": admission.editions_token(eds),
                            "admitted": sum(v.admitted for v in vs)}}))
@@ -181,12 +181,10 @@ def test_processes_with_different_hash_seeds_share_the_cache(tmp_path):
     assert got[0]["token"] == got[1]["token"] == got[2]["token"]
 
 
-def test_declarations_with_sets_digest_the_same_whatever_the_order():
-    from yoxla.declarations import TaskDeclarations
-
-    a = TaskDeclarations(control_ids=frozenset(["b-1", "a-2", "c-3"]))
-    b = TaskDeclarations(control_ids=frozenset(["c-3", "b-1", "a-2"]))
-    c = TaskDeclarations(control_ids=frozenset(["c-3", "b-1"]))
+def test_sets_digest_the_same_whatever_the_order():
+    a = {"control_ids": frozenset(["b-1", "a-2", "c-3"])}
+    b = {"control_ids": frozenset(["c-3", "b-1", "a-2"])}
+    c = {"control_ids": frozenset(["c-3", "b-1"])}
     assert cache.stable_digest(a) == cache.stable_digest(b) != cache.stable_digest(c)
     assert cache.stable_digest({"x": 1, "y": [1.5, None]}) == cache.stable_digest({"y": [1.5, None], "x": 1})
     assert cache.stable_digest({"x": 1}) != cache.stable_digest({"x": 1.0})

@@ -1,6 +1,6 @@
 """The app's views of calibration, ranking rules, suite boards and review status, without a browser.
 
-Three boards: one built here on the sample rows whose declarations name groups, controls and a
+Three boards: one built here on the sample rows whose analysis section names groups, controls and a
 ranking order, with answer distributions on ``nli_v1`` (so calibration has numbers to check
 against what we put in); the committed results (the sample edition, which stores no
 probabilities, and each committed suite's baseline files); and a folder with a judge-scored
@@ -26,7 +26,6 @@ from leaderboard_helpers import COMMITTED, REPO, value, view_context, write
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.metrics import ECE_BINS
 from yoxla.calibration.ranking import explain_order
-from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard import calibration, explorer
 from yoxla.leaderboard.board import load_board
@@ -41,6 +40,7 @@ from yoxla.leaderboard.views.model_tables import model_scores
 from yoxla.leaderboard.views.tasks import spreads_table, task_models_table
 from yoxla.suites.baselines import benchmark_answers as baseline_answers
 from yoxla.suites.benchmark import benchmark_task
+from yoxla.suites.spec import Analysis
 
 SPACE = ("entailment", "neutral", "contradiction")
 ORDER = ["yoxla", "group_consistency", "high_confidence_error_rate", "mean_gold_p"]
@@ -71,19 +71,13 @@ def cal(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     rows = {tid: load_rows(sample, tid) for tid in sample.tasks}
     nli = rows["nli_v1"]
     ids = [r["id"] for r in nli]
-    decl = parse_declarations(
+    decl = Analysis.model_validate(
         {
-            "edition": "sample",
             "ranking": ORDER,
-            "tasks": {
-                "nli_v1": {
-                    "controls": {"ids": ids[:2]},
-                    "groups": {"ids": {"g1": ids[2:5], "g2": ids[5:8]}},
-                }
-            },
+            "tasks": {"nli_v1": {"control_ids": ids[:2], "group_ids": {"g1": ids[2:5], "g2": ids[5:8]}}},
         }
     )
-    ed = edition_for_rows("sample", rows, declarations=decl)
+    ed = edition_for_rows("sample", rows, analysis=decl)
     first = baseline_answers("first", "nli_v1", nli)
     golds = [str(r["label"]) for r in nli]
     folder = tmp_path_factory.mktemp("calboard") / "results"

@@ -1,6 +1,6 @@
 """Calibration on the board: pooled reports on the verdict, controls out of the bootstrap, the ranking order.
 
-An edition made in the test carries its own declarations (groups and controls on nli_v1, a
+An edition made in the test carries its own analysis section (groups and controls on nli_v1, a
 ranking order); result files written with the runner's writer carry stored distributions.
 """
 
@@ -15,11 +15,11 @@ from leaderboard_helpers import write
 
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.ranking import explain_order
-from yoxla.declarations import parse_declarations
 from yoxla.editions import load_edition, load_rows
 from yoxla.leaderboard.board import load_board
 from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows
+from yoxla.suites.spec import Analysis
 
 SPACE = ("entailment", "neutral", "contradiction")
 
@@ -29,19 +29,13 @@ def setting() -> tuple[Any, dict[str, list[dict[str, Any]]], list[str]]:
     sample = load_edition("sample")
     rows = {tid: load_rows(sample, tid) for tid in sample.tasks}
     ids = [r["id"] for r in rows["nli_v1"]]
-    decl = parse_declarations(
+    decl = Analysis.model_validate(
         {
-            "edition": "sample",
             "ranking": ["yoxla", "mean_gold_p"],
-            "tasks": {
-                "nli_v1": {
-                    "controls": {"ids": ids[:2]},
-                    "groups": {"ids": {"g1": ids[2:5], "g2": ids[5:8]}},
-                }
-            },
+            "tasks": {"nli_v1": {"control_ids": ids[:2], "group_ids": {"g1": ids[2:5], "g2": ids[5:8]}}},
         }
     )
-    return edition_for_rows("sample", rows, declarations=decl), rows, ids
+    return edition_for_rows("sample", rows, analysis=decl), rows, ids
 
 
 def _dists(rows: list[dict[str, Any]], p_gold: float) -> list[dict[str, Any] | None]:

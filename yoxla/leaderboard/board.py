@@ -152,9 +152,9 @@ class Board:
     # Ranking order ----------------------------------------------------------------------
     def ranking(self, edition: str) -> tuple[str, ...]:
         """The ranking order the edition declares (declarations ``ranking``)."""
-        from yoxla.declarations import edition_declarations
+        from yoxla.leaderboard.legacy_v2 import edition_ranking
 
-        return edition_declarations(self.edition(edition)).ranking
+        return edition_ranking(self.edition(edition))
 
     def explain_order(self, edition: str) -> str:
         """The board's ranking rule in one sentence, for its caption."""

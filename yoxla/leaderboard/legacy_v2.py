@@ -19,8 +19,9 @@ keep the published contract and prompt hashes as recorded values. :func:`check_l
    value, validity, outcome, reason, near-miss kind, score, distribution and control mark, every
    metric of the v2 layout, the calibration block, the task score; then the block and YOXLA
    scores (the suite's groups and headline) and the generation-error count. The first field
-   that differs is named. The edition's declared groups and controls (by field or row id) are
-   handed to the replay as the suite task's analysis. Where the edition's rows cannot be read,
+   that differs is named. An edition made in code (tests) may carry an analysis section of its
+   own (``Edition.analysis``): its groups and controls (by field or row id) replace the package
+   suite task's for the replay. Where the edition's rows cannot be read,
    the file is admitted as *not re-checked* after the checks that need no rows.
 """
 
@@ -31,10 +32,11 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from yoxla.calibration.ranking import DEFAULT_ORDER
 from yoxla.calibration.stored import pooled_calibration, report_document, suite_cases
-from yoxla.declarations import TaskDeclarations, edition_declarations
 from yoxla.leaderboard.rederive import check_totals, correlated_values
 from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import SuiteGroup, SuiteHeadline
@@ -45,10 +47,35 @@ from yoxla.record_v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFileV2, Tas
 if TYPE_CHECKING:
     from yoxla.editions import Edition
     from yoxla.leaderboard.data import DataSource
+    from yoxla.suites.spec import TaskAnalysis
 
 LEGACY_SUITE_NAME = "yoxla"  # the built-in suite's name, hashed into a v2 file's suite_hash
-# The replay's row fields that carry an edition's declared groups and controls (by field or row id).
-GROUP_FIELD, CONTROL_FIELD = "yoxla_declared_group", "yoxla_declared_control"
+
+
+@cache
+def _package_ranking(edition: str) -> tuple[str, ...]:
+    from yoxla.suites.loader import load_manifest
+    from yoxla.suites.registry import manifest_path
+
+    return load_manifest(manifest_path(edition)).ranking or DEFAULT_ORDER
+
+
+def edition_ranking(edition: Edition) -> tuple[str, ...]:
+    """The ranking order of an edition's board: its own analysis section's (an edition made in
+    code), else its package suite's; the default order where neither declares one."""
+    own = edition.analysis
+    if own is None:
+        return _package_ranking(edition.name)
+    return tuple(own.ranking) if own.ranking is not None else DEFAULT_ORDER
+
+
+def task_analysis(edition: Edition, task_id: str) -> TaskAnalysis | None:
+    """The groups and controls an edition made in code declares for a task (none declared: an
+    empty analysis); None: the package suite task's own, which the suite task already holds."""
+    from yoxla.suites.spec import TaskAnalysis
+
+    own = edition.analysis
+    return None if own is None else own.tasks.get(task_id, TaskAnalysis())
 
 
 def legacy_suite_hash(manifest: Any) -> str:
@@ -158,48 +185,35 @@ def _check_coverage(tid: str, t: TaskResultV2, expected: Sequence[str] | None, v
 # Check 6: the replay, laid out as a v2 task -------------------------------------------------------
 
 
-def _declared(task: Any, rows: Sequence[Mapping[str, Any]], decl: TaskDeclarations) -> tuple[Any, list[Any]]:
-    """The suite task and rows the replay scores: the edition's declared groups and controls
-    become the task's analysis section over two row fields (the task as committed when none)."""
-    if not (decl.has_groups or decl.has_controls):
-        return task, list(rows)
-    from yoxla.suites.spec import TaskAnalysis
+_DECLARED = {"group_field", "group_ids", "control_field", "control_values", "control_ids"}
 
-    marked = [
-        {
-            **r,
-            GROUP_FIELD: decl.group_of(r) if decl.has_groups else None,
-            CONTROL_FIELD: "1" if decl.is_control(r) else "0",
-        }
-        for r in rows
-    ]
-    spec = task.spec.model_copy()
+
+def _declared(task: Any, declared: TaskAnalysis | None) -> Any:
+    """The suite task the replay scores: the package suite's, with the groups and controls of an
+    edition made in code in place of its own (``declared``; None: the task as committed)."""
+    if declared is None:
+        return task
     own = task.spec._analysis
-    spec._analysis = TaskAnalysis(
-        breakdowns=list(own.breakdowns) if own is not None else [],
-        group_field=GROUP_FIELD if decl.has_groups else None,
-        control_field=CONTROL_FIELD if decl.has_controls else None,
-        control_values=["1"] if decl.has_controls else None,
-    )
-    return replace(task, spec=spec), marked
+    kept = own.model_dump(exclude=_DECLARED) if own is not None else {}
+    spec = task.spec.model_copy()
+    spec._analysis = type(declared).model_validate({**kept, **declared.model_dump(include=_DECLARED)})
+    return replace(task, spec=spec)
 
 
-def prepared_for(
-    data: DataSource, edition: Edition, task: Any, rows: Sequence[Mapping[str, Any]], decl: TaskDeclarations
-) -> Any:
+def prepared_for(data: DataSource, edition: Edition, task: Any, rows: Sequence[dict[str, Any]]) -> Any:
     """The suite task prepared over the edition's rows, once per process (by the rows' fingerprint
-    and the declarations)."""
+    and the groups and controls an edition made in code declares, :func:`task_analysis`)."""
     from yoxla.leaderboard.cache import stable_digest
     from yoxla.suites.datasets import LoadedDataset
     from yoxla.suites.prepare import prepare_task
 
     entry = edition.tasks[task.id]
-    key = (edition.name, task.id, entry.fingerprint, stable_digest(decl))
+    declared = task_analysis(edition, task.id)
+    key = (edition.name, task.id, entry.fingerprint, stable_digest(declared))
     hit = data.prepared.get(key)
     if hit is None:
-        scored, marked = _declared(task, rows, decl)
-        loaded = LoadedDataset(tuple(marked), entry.fingerprint, {"source": "yoxla-edition"}, (), {})
-        hit = data.prepared[key] = prepare_task(scored, data=loaded)
+        loaded = LoadedDataset(tuple(rows), entry.fingerprint, {"source": "yoxla-edition"}, (), {})
+        hit = data.prepared[key] = prepare_task(_declared(task, declared), data=loaded)
     return hit
 
 
@@ -246,9 +260,7 @@ def _prediction(p: Mapping[str, Any], numeric: bool) -> dict[str, Any]:
     return out
 
 
-def legacy_task(
-    prepared: Any, derived: Mapping[str, Any], entry: Any, block: str, decl: TaskDeclarations
-) -> dict[str, Any]:
+def legacy_task(prepared: Any, derived: Mapping[str, Any], entry: Any, block: str) -> dict[str, Any]:
     """A task's replay (``derived``, :func:`derive_suite_task` of ``prepared``) as a v2 file
     stores it under ``tasks.<id>`` (``entry``: the edition's manifest entry of the task)."""
     task = prepared.task
@@ -266,7 +278,7 @@ def legacy_task(
     }
     if "calibration" in derived:
         doc["calibration"] = derived["calibration"]
-    elif decl.has_groups or decl.has_controls:  # a v2 task reports its groups and controls there
+    elif task.spec.has_groups or task.spec.has_controls:  # a v2 task reports its groups and controls there
         doc["calibration"] = report_document(_cases(prepared, derived), 0)
     return doc
 
@@ -341,7 +353,6 @@ def check_legacy_record(
         return
     rows_info = data.rows(edition)
     rows = rows_info.rows
-    declarations = edition_declarations(edition)
     blocks = _blocks(manifest)
     records: dict[str, TaskRecord] = {}
     cases: dict[str, list[Any]] = {}
@@ -360,10 +371,9 @@ def check_legacy_record(
                     task, t, t.metrics.model_dump(mode="json", exclude_unset=True), blocks[tid]
                 )
             continue
-        decl = declarations.task(tid, "id")
-        prepared = prepared_for(data, edition, task, rows[tid], decl)
+        prepared = prepared_for(data, edition, task, rows[tid])
         derived = derive_suite_task(prepared, doc["tasks"][tid]["predictions"], pool=data.suites.pool)
-        laid = legacy_task(prepared, derived, edition.tasks[tid], blocks[tid], decl)
+        laid = legacy_task(prepared, derived, edition.tasks[tid], blocks[tid])
         diff = first_difference(doc["tasks"][tid], laid, f"tasks.{tid}")
         if diff:
             v.reasons.append(_differs(f"task {tid}", diff))

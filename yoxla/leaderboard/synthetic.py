@@ -1,9 +1,10 @@
 """Result documents built with the core, for tests, the browser test and the start-up bench.
 
 :func:`build_result` writes a ``yoxla-result`` version 2 file (the old format, still read) of
-the benchmark over rows and declarations of its own: each task's answers are replayed exactly
-as admission replays a stored v2 file (the package suite task prepared over the rows with the
-edition's declared groups and controls, :func:`yoxla.leaderboard.legacy_v2.prepared_for`;
+the benchmark over rows (and groups and controls) of its own: each task's answers are replayed
+exactly as admission replays a stored v2 file (the package suite task prepared over the rows,
+with the groups and controls of the edition's own analysis section where it has one,
+:func:`yoxla.leaderboard.legacy_v2.prepared_for`;
 re-scored by :func:`yoxla.record_derive.derive_suite_task`; laid out by
 :func:`~yoxla.leaderboard.legacy_v2.legacy_task`), so admission treats it like a real file.
 Files of the format runs write are built by :mod:`yoxla.testing.synthetic_v3`. ``answers``
@@ -56,17 +57,13 @@ def build_result(
     """A result document written by the same writer as the runner's (:mod:`yoxla.record`).
 
     ``distributions`` gives a task's stored answer distributions in dataset order
-    (``LabelDistribution.to_dict()`` or None); the edition's declarations (its own, or the
-    bundled file) decide groups and controls, as for a run. ``metadata`` is the optional
+    (``LabelDistribution.to_dict()`` or None); the edition's analysis section (its own, or its
+    package suite's) decides groups and controls, as for a run. ``metadata`` is the optional
     model metadata (parameters, open weights, licence, …).
     """
-    from yoxla.declarations import edition_declarations
-
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    tasks = _replayed_tasks(
-        answers, ed, edition_declarations(ed), rows, errors, finish_reasons, distributions
-    )
+    tasks = _replayed_tasks(answers, ed, rows, errors, finish_reasons, distributions)
     from yoxla.testing.synthetic_v3 import synthetic_model
 
     model_info = synthetic_model(provider, model, display_name, metadata)
@@ -105,7 +102,6 @@ def build_result(
 def _replayed_tasks(
     answers: Answers,
     ed: Edition,
-    declarations: Any,
     rows: Mapping[str, list[dict[str, Any]]] | None,
     errors: Mapping[str, list[str | None]] | None,
     finish_reasons: Mapping[str, list[str | None]] | None,
@@ -132,8 +128,7 @@ def _replayed_tasks(
             if dists is not None and len(dists) != n:
                 raise ValueError(f"{tid}: {n} rows but {len(dists)} distributions")
             raws = [None if e else r for r, e in zip(_raws(answers, tid, task_rows), er, strict=True)]
-            decl = declarations.task(tid, "id")
-            prepared = prepared_for(data, ed, manifest.tasks[tid], task_rows, decl)
+            prepared = prepared_for(data, ed, manifest.tasks[tid], task_rows)
             stored = []
             for i, item in enumerate(prepared.items):
                 line: dict[str, Any] = {"id": item.id, "raw": raws[i], "finish_reason": fr[i], "error": er[i]}
@@ -141,7 +136,7 @@ def _replayed_tasks(
                     line["distribution"] = dists[i]
                 stored.append(line)
             derived = derive_suite_task(prepared, stored, pool=data.suites.pool)
-            doc = legacy_task(prepared, derived, entry, blocks[tid], decl)
+            doc = legacy_task(prepared, derived, entry, blocks[tid])
             tasks[tid] = TaskResultV2.model_validate(doc)
     finally:
         data.suites.close()
@@ -189,11 +184,9 @@ def synthetic_rows(edition: Edition, seed: int = 0) -> dict[str, list[dict[str, 
     return out
 
 
-def edition_for_rows(
-    name: str, rows: Mapping[str, list[dict[str, Any]]], declarations: Any = None
-) -> Edition:
+def edition_for_rows(name: str, rows: Mapping[str, list[dict[str, Any]]], analysis: Any = None) -> Edition:
     """An edition whose manifest matches these rows (same tasks and contract as ``name``),
-    with its own declarations (an :class:`~yoxla.declarations.EditionDeclarations`) when given."""
+    with its own analysis section (a :class:`~yoxla.suites.spec.Analysis`) when given."""
     from yoxla.editions import ManifestEntry, fingerprint
 
     base = load_edition(name)
@@ -207,7 +200,7 @@ def edition_for_rows(
         revision=base.revision,
         tasks=tasks,
         description="synthetic",
-        declarations=declarations,
+        analysis=analysis,
     )
 
 

@@ -148,7 +148,7 @@ class SuiteTask:
 
     @cached_property
     def scoring(self) -> ScoringPlan:
-        """What scoring reads of the task (graders, metrics, declarations), worked out once."""
+        """What scoring reads of the task (graders, metrics, groups and controls), worked out once."""
         from yoxla.suites.scoring import ScoringPlan  # scoring imports this module
 
         return ScoringPlan(self)

@@ -273,14 +273,15 @@ def prepare_task(
         if own:
             workers.close()
     ids = item_ids(rows)
-    if task.spec.control_field is not None:
-        from yoxla.suites.tally import control_marks  # scoring imports this module
+    if task.spec.has_groups or task.spec.has_controls:
+        from yoxla.suites.tally import analysis_problems, control_marks  # scoring imports this module
 
+        for unfit in analysis_problems(task.spec, rows)[:1]:
+            raise DatasetError(f"{task.where}: {unfit}")
         if rows and all(control_marks(task.spec, rows)):
-            raise DatasetError(
-                f"{task.where}: every row is a control (metadata.control_field "
-                f"{task.spec.control_field!r}); nothing would be scored"
-            )
+            field = task.spec.control_field
+            how = f"control_field {field!r}" if field is not None else "control_ids"
+            raise DatasetError(f"{task.where}: every row is a control ({how}); nothing would be scored")
     dependent = row_dependent(task.spec)
     if dependent:
         for i, row in enumerate(rows):

@@ -21,19 +21,20 @@ Task metrics:
   for each field in ``metadata.breakdowns``: the mean sample score per value of that row
   field (rows without the field are left out).
 
-Declared in the task's ``metadata`` (the analysis declarations of the built-in editions,
-:mod:`yoxla.declarations`, for suites):
+Declared in the task's ``metadata`` or in the suite's ``analysis`` section (where the
+built-in editions declare theirs; there also by row id, ``control_ids`` and ``group_ids``):
 
 * ``control_field`` (with optional ``control_values``, comma-separated; without them any
-  truthy value: ``true``, a non-zero number, text other than ``false``/``no``/``yox``/``0``):
-  the rows it marks are controls, ambiguous by construction. They are run and their samples
-  scored as usual, but every task metric above leaves them out; ``controls`` (their count)
-  and ``control_valid_rate`` (the share with a valid extracted answer; None without controls)
-  report them.
-* ``group_field``: rows sharing its value (not empty) are minimal edits of each other.
-  ``group_consistency`` is the share of groups of two or more scored rows (controls left out;
-  a group of one row is not a group) in which every sample's outcome is ``correct``;
-  ``groups`` is their number (``group_consistency`` None when there is none).
+  truthy value: ``true``, a non-zero number, text other than ``false``/``no``/``yox``/``0``),
+  or ``control_ids``: the rows it marks are controls, ambiguous by construction. They are run
+  and their samples scored as usual, but every task metric above leaves them out; ``controls``
+  (their count) and ``control_valid_rate`` (the share with a valid extracted answer; None
+  without controls) report them.
+* ``group_field`` (rows sharing its value, not empty), or ``group_ids`` (group → row ids): rows
+  that are minimal edits of each other. ``group_consistency`` is the share of groups of two or
+  more scored rows (controls left out; a group of one row is not a group) in which every
+  sample's outcome is ``correct``; ``groups`` is their number (``group_consistency`` None when
+  there is none).
 
 A sample's ``score`` is its value of the task's primary metric (the first declared one) when
 that metric is per sample, else of the first declared per-sample metric it has. Its outcome
@@ -57,8 +58,7 @@ from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeCallback, JudgeRecord, Judg
 from yoxla.suites.loader import SuiteTask
 from yoxla.suites.prepare import Item, PreparedTask
 from yoxla.suites.samples import SampleCache, SampleOutput, SampleResult, TaskScore
-from yoxla.suites.tally import BULK, Tally, as_extracted, control_marks, marked
-from yoxla.suites.templates import lookup
+from yoxla.suites.tally import BULK, Tally, as_extracted, control_marks
 from yoxla.suites.worker import CallResult, WorkerPool
 
 SAMPLE_FUNCTIONS = ("grade",)
@@ -133,8 +133,8 @@ def _output_key(out: SampleOutput) -> tuple[Any, ...]:
 class ScoringPlan:
     """What scoring reads of a task, worked out once per task (:attr:`SuiteTask.scoring`).
 
-    The built-in graders are built, the metrics indexed and the analysis declarations
-    (breakdowns, group and control fields) read here, so that scoring a task again costs
+    The built-in graders are built, the metrics indexed and the task's analysis
+    (breakdowns, groups and controls) read here, so that scoring a task again costs
     only its samples.
     """
 
@@ -166,8 +166,8 @@ class ScoringPlan:
         self.breakdowns = tuple((fld, tuple(fld.split("."))) for fld in spec.breakdowns)
         self.breakdown_suffix = "accuracy" if self.primary == "accuracy" else "score"
         self.group_field = spec.group_field
-        self.control_field = spec.control_field
-        self.control_values = spec.control_values
+        self.group_ids = spec.group_ids
+        self.has_controls = spec.has_controls
 
 
 class TaskScorer:
@@ -408,12 +408,7 @@ class TaskScorer:
             raise ValueError(f"{self.task.id}: {len(items)} items but {len(texts)} outputs")
         plan = self.plan
         tally = Tally(plan)
-        name, values = plan.control_field, plan.control_values
-        control = (
-            tuple(marked(lookup(item.row, [name]), values) for item in items)
-            if name is not None
-            else (False,) * len(items)
-        )
+        control = control_marks(self.task.spec, [item.row for item in items])
         results: list[SampleResult] = []
         seen: dict[tuple[str | None, tuple[str, ...] | None], Extracted] = {}  # at most one per item
         extract, grade, result, add = self._extract_text, self._grade, self._result, tally.add
@@ -432,7 +427,7 @@ class TaskScorer:
             else:
                 scores, problem = grade(item, ex)
             results.append(result(item, finish, error, ex, scores, problem, ()))
-        if len(results) > BULK and (name is None or not any(control)):
+        if len(results) > BULK and not any(control):
             tally.add_all(items, results)
         else:
             for item, res, is_ctl in zip(items, results, control, strict=True):

@@ -66,13 +66,9 @@ def calibration_inputs(
     spec: TaskSpec, items: Sequence[Any]
 ) -> tuple[list[str], list[tuple[str, ...] | None], list[str | None]]:
     """What a suite task's calibration reads of its items (prepared items, in prediction order):
-    their targets, their :func:`probability_space`, and their group (``metadata.group_field``'s
-    value; None where the task has no group field or the row leaves it empty)."""
-    field = spec.group_field
-    groups: list[str | None] = []
-    for item in items:
-        value = lookup(item.row, [field]) if field is not None else None
-        groups.append(None if value is None or value == "" else str(value))
+    their targets, their :func:`probability_space`, and their group (:meth:`TaskSpec.group_of`;
+    None where the task declares no groups or the row is in none)."""
+    groups = [spec.group_of(item.row) for item in items]
     return [i.target for i in items], [probability_space(spec, i.choices) for i in items], groups
 
 

@@ -8,8 +8,8 @@ The surface follows the MKA1 eval-suite manifest field for field (``schema_versi
 ``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``, a
 row-dependent ``answer_space``, per-sample STS options of the ``spearman`` grader
 (``closeness``, ``correct_within``), a suite's ``groups`` and ``headline``, and its ``analysis``
-section (breakdowns, groups and controls by field, the shortcut gate's strategies, margin and
-per-task thresholds with reasons, the ranking order; hashed apart from the tasks). A manifest
+section (breakdowns, groups and controls by field or by row id, the shortcut gate's strategies,
+margin and per-task thresholds with reasons, the ranking order; hashed apart from the tasks). A manifest
 that uses none of them loads, renders and hashes exactly as before they existed.
 
 Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
@@ -24,6 +24,7 @@ The records are in four modules by what they describe; this one holds the task a
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
@@ -101,6 +102,18 @@ TASK_TYPES: tuple[str, ...] = get_args(TaskType)
 
 _FIELD = Annotated[str, Field(pattern=BREAKDOWN_FIELD.pattern)]
 _TEXT = Annotated[str, Field(min_length=1, max_length=4 * MAX_DESCRIPTION)]
+MAX_ROW_IDS = 100_000
+_ROW_IDS = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_NAME)]],
+    Field(min_length=1, max_length=MAX_ROW_IDS),
+]
+ROW_ID = "id"  # the row field that the analysis section's row ids name
+
+
+def row_id(row: Any) -> str | None:
+    """The id the analysis section names a row by: its ``id`` field as text (None: it has none)."""
+    value = row.get(ROW_ID) if isinstance(row, Mapping) else None
+    return None if value is None else str(value).strip()
 
 
 def _known_strategies(names: list[str]) -> list[str]:
@@ -134,17 +147,41 @@ class TaskAnalysis(Spec):
     control_values: (
         Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=100)] | None
     ) = None
+    # YOXLA: groups and controls by row id (the rows' ``id``), for rows no column groups or marks;
+    # each instead of its field form.
+    group_ids: Annotated[dict[Id, _ROW_IDS], Field(min_length=1, max_length=MAX_ROW_IDS)] | None = None
+    control_ids: _ROW_IDS | None = None
     gate_threshold: Annotated[float, Field(ge=0, le=100)] | None = None
     gate_reason: Annotated[str, Field(min_length=1, max_length=MAX_DESCRIPTION)] | None = None
     # YOXLA: the gated strategies the threshold is declared for (None: every gated strategy;
     # the others keep chance + the margin).
     gate_strategies: _STRATEGIES | None = None
     note: _TEXT | None = None  # free text for people; derives nothing
+    _members: dict[str, str] = PrivateAttr(default_factory=dict)  # row id → group (group_ids)
+    _controls: frozenset[str] = PrivateAttr(default=frozenset())  # control_ids, as a set
 
     @model_validator(mode="after")
     def _pairs(self) -> TaskAnalysis:
         if self.control_values is not None and self.control_field is None:
             raise ValueError("control_values needs control_field")
+        if self.group_ids is not None and self.group_field is not None:
+            raise ValueError("give either group_field or group_ids, not both")
+        if self.control_ids is not None and self.control_field is not None:
+            raise ValueError("give either control_field (and control_values) or control_ids, not both")
+        self._controls = frozenset(self.control_ids or ())
+        if len(self._controls) != len(self.control_ids or ()):
+            raise ValueError("control_ids: a row id is listed twice")
+        members: dict[str, str] = {}  # built afresh: pydantic runs this again on a nested instance
+        for name, ids in (self.group_ids or {}).items():
+            for rid in ids:
+                other = members.get(rid)
+                if other is not None:
+                    where = (
+                        f"in groups {other!r} and {name!r}" if other != name else f"twice in group {name!r}"
+                    )
+                    raise ValueError(f"group_ids: row {rid!r} is listed {where}")
+                members[rid] = name
+        self._members = members
         if (self.gate_threshold is None) != (self.gate_reason is None):
             raise ValueError("gate_threshold and gate_reason go together")
         if self.gate_strategies is not None and self.gate_threshold is None:
@@ -172,6 +209,13 @@ class Analysis(Spec):
     ) = None
     gate: AnalysisGate | None = None
     about: _TEXT | None = None  # free text for people; derives nothing
+
+    @field_validator("ranking")
+    @classmethod
+    def _order(cls, value: list[str] | None) -> list[str] | None:
+        from yoxla.calibration.ranking import check_order
+
+        return value if value is None else list(check_order(value))
 
 
 _ANALYSIS_KEYS = (
@@ -347,6 +391,32 @@ class TaskSpec(Spec):
         return tuple(v.strip() for v in text.split(",") if v.strip())
 
     @property
+    def group_ids(self) -> Mapping[str, str]:
+        """The analysis section's ``group_ids`` as row id → group ({}: none declared)."""
+        return self._analysis._members if self._analysis is not None else {}
+
+    @property
+    def control_ids(self) -> frozenset[str]:
+        """The analysis section's ``control_ids`` (the rows that are controls, by id)."""
+        return self._analysis._controls if self._analysis is not None else frozenset()
+
+    @property
+    def has_groups(self) -> bool:
+        return self.group_field is not None or bool(self.group_ids)
+
+    @property
+    def has_controls(self) -> bool:
+        return self.control_field is not None or bool(self.control_ids)
+
+    def group_of(self, row: Mapping[str, Any]) -> str | None:
+        """The row's group (its ``group_field`` value, else its group in ``group_ids``); None: none."""
+        field = self.group_field
+        if field is None:
+            return self.group_ids.get(row_id(row) or "")
+        value = row.get(field) if isinstance(row, Mapping) else None
+        return None if value is None or value == "" else str(value)
+
+    @property
     def gate_applies_to(self) -> tuple[str, ...]:
         """The strategies the declared gate threshold is for (``analysis``' ``gate_strategies``);
         (): every gated strategy."""
@@ -408,13 +478,13 @@ class Manifest(Spec):
             both = [k for k in _ANALYSIS_KEYS if k in given and k in task.metadata]
             if both:
                 raise ValueError(f"analysis.tasks.{tid}.{both[0]}: already declared in the task's metadata")
-            if (declared.group_field or declared.control_field) and (task.group_field or task.control_field):
+            groups = declared.group_field or declared.group_ids
+            controls = declared.control_field or declared.control_ids
+            if (groups or controls) and (task.group_field or task.control_field):
                 raise ValueError(
                     f"analysis.tasks.{tid}: declare groups and controls in one place (metadata or analysis)"
                 )
-            reserved = (GROUP_METRICS if declared.group_field else ()) + (
-                CONTROL_METRICS if declared.control_field else ()
-            )
+            reserved = (GROUP_METRICS if groups else ()) + (CONTROL_METRICS if controls else ())
             clash = [m.id for m in task.metrics or () if m.id in reserved]
             if clash:
                 raise ValueError(f"analysis.tasks.{tid}: metric id {clash[0]!r} is reported by the analysis")

@@ -3,7 +3,7 @@ and controls (see :mod:`yoxla.suites.scoring` for what each metric means).
 
 :class:`Tally` is filled by :class:`yoxla.suites.scoring.TaskScorer` one sample at a time, or in
 bulk (:meth:`Tally.add_all`, each count taken in one pass in C) when the samples allow; both give
-the same tally. :func:`control_marks` says which rows are controls (``metadata.control_field``).
+the same tally. :func:`control_marks` says which rows are controls (``control_field`` or ``control_ids``).
 """
 
 from __future__ import annotations
@@ -43,17 +43,36 @@ _NOT_CONTROL = frozenset({"", "0", "false", "no", "yox", "none", "null"})
 
 
 def is_control(task: S.TaskSpec, row: Mapping[str, Any]) -> bool:
-    """Is ``row`` a control of ``task`` (``metadata.control_field`` / ``control_values``)?"""
+    """Is ``row`` a control of ``task`` (``control_field`` / ``control_values``, or ``control_ids``)?"""
     return control_marks(task, [row])[0]
 
 
 def control_marks(task: S.TaskSpec, rows: Sequence[Mapping[str, Any]]) -> tuple[bool, ...]:
-    """Which of ``rows`` are controls of ``task`` (the declarations read once for all rows)."""
+    """Which of ``rows`` are controls of ``task`` (what the task declares, read once for all rows)."""
     name = task.control_field
     if name is None:
-        return (False,) * len(rows)
+        ids = task.control_ids
+        return tuple(S.row_id(row) in ids for row in rows) if ids else (False,) * len(rows)
     values = task.control_values
     return tuple(marked(lookup(row, [name]), values) for row in rows)
+
+
+def analysis_problems(task: S.TaskSpec, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the task's groups and controls name that its rows lack: a column no row has, a row id
+    no row has (one line each)."""
+    problems = []
+    for key, name in (("group_field", task.group_field), ("control_field", task.control_field)):
+        if name is not None and rows and not any(lookup(r, [name]) is not None for r in rows):
+            problems.append(f"{key} {name!r} is a column of none of the task's rows")
+    named = set(task.group_ids) | task.control_ids
+    if named:
+        unknown = sorted(named - {S.row_id(r) for r in rows})
+        if unknown:
+            shown = ", ".join(map(repr, unknown[:5])) + (
+                f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            )
+            problems.append(f"analysis row id(s) {shown} are ids of none of the task's rows")
+    return problems
 
 
 def marked(value: Any, values: tuple[str, ...]) -> bool:
@@ -89,8 +108,9 @@ class Tally:
             (fld, path, [], []) for fld, path in plan.breakdowns
         ]
         self._group = (plan.group_field,) if plan.group_field is not None else None
+        self._group_ids = plan.group_ids or None  # row id → group, when groups are named by id
         self._groups: dict[str, list[bool]] = {}
-        self._controls = None if plan.control_field is None else [0, 0]  # controls, valid ones
+        self._controls = [0, 0] if plan.has_controls else None  # controls, valid ones
 
     def add(self, item: Item, r: SampleResult) -> None:
         self.n += 1
@@ -123,12 +143,14 @@ class Tally:
             value = row.get(self._group[0]) if plain else lookup(row, self._group)
             if value is not None and value != "":
                 self._groups.setdefault(str(value), []).append(r.outcome == "correct")
+        elif self._group_ids is not None and (group := self._group_ids.get(S.row_id(row) or "")) is not None:
+            self._groups.setdefault(group, []).append(r.outcome == "correct")
 
     def add_all(self, items: Sequence[Item], results: Sequence[SampleResult]) -> None:
         """:meth:`add` of every sample in order, into a fresh tally, each count taken in one pass
         in C where the samples allow (plain rows, no groups): the same tally."""
         rows = list(map(_ROW, items))
-        if self.n or self._group is not None or set(map(type, rows)) - {dict}:
+        if self.n or self._group is not None or self._group_ids or set(map(type, rows)) - {dict}:
             for item, r in zip(items, results, strict=True):
                 self.add(item, r)
             return
@@ -206,7 +228,7 @@ class Tally:
 
     def groups(self) -> dict[str, Any]:
         """``group_consistency`` and ``groups`` of the counted samples (see the module)."""
-        if self._group is None:
+        if self._group is None and self._group_ids is None:
             return {}
         real = [g for g in self._groups.values() if len(g) >= 2]
         return {

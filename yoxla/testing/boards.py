@@ -8,7 +8,7 @@ copies of the committed ``sample`` and suite files. Half of the distinct answer 
 answer distributions on the choice tasks (:func:`synthetic_distributions`: confidence that
 depends on correctness and on the model, a few answers that disagree with the most probable
 label, a few partial distributions), so the calibration views have data; the synthetic v1
-edition declares groups (copies of one sample row) on ``nli_v1`` and three controls on
+edition's analysis section declares groups (copies of one sample row) on ``nli_v1`` and three controls on
 ``sentiment_v1``. :func:`synthetic_board` admits that folder against the synthetic rows, so
 every file is re-checked. ``python -m yoxla.testing.boards DIR`` serves such a folder (the
 browser test and ``bench/screenshots.py`` use it).
@@ -22,7 +22,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.editions import Edition, load_edition
@@ -31,6 +31,9 @@ from yoxla.leaderboard.data import DataSource, EditionRows
 from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 from yoxla.results import finalize, write_result
 from yoxla.suites.benchmark import benchmark_task, choice_space, gold_field
+
+if TYPE_CHECKING:
+    from yoxla.suites.spec import Analysis
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = ("openrouter", "vllm", "transformers", "openai")
@@ -44,25 +47,25 @@ class SyntheticV1:
     rows: dict[str, list[dict[str, Any]]]
 
 
-def synthetic_declarations(rows: dict[str, list[dict[str, Any]]]) -> Any:
-    """v1's ranking and gate, with groups on ``nli_v1`` (the copies of one sample row) and three
-    controls on ``sentiment_v1``: so group consistency and controls have something to show."""
-    from yoxla.declarations import load_declarations, parse_declarations
+def synthetic_analysis(rows: dict[str, list[dict[str, Any]]]) -> Analysis:
+    """v1's ranking, with groups on ``nli_v1`` (the copies of one sample row) and three controls
+    on ``sentiment_v1``: so group consistency and controls have something to show."""
+    from yoxla.leaderboard.legacy_v2 import edition_ranking
+    from yoxla.suites.spec import Analysis, TaskAnalysis
 
-    ranking = list(load_declarations("v1").ranking)
     groups: dict[str, list[str]] = {}
     for r in rows["nli_v1"]:
         groups.setdefault("g-" + str(r["id"]).rsplit("-", 2)[0], []).append(str(r["id"]))
     tasks = {
-        "nli_v1": {"groups": {"ids": groups}},
-        "sentiment_v1": {"controls": {"ids": [str(r["id"]) for r in rows["sentiment_v1"][:3]]}},
+        "nli_v1": TaskAnalysis(group_ids=groups),
+        "sentiment_v1": TaskAnalysis(control_ids=[str(r["id"]) for r in rows["sentiment_v1"][:3]]),
     }
-    return parse_declarations({"edition": "v1", "ranking": ranking, "about": "synthetic", "tasks": tasks})
+    return Analysis(ranking=list(edition_ranking(load_edition("v1"))), about="synthetic", tasks=tasks)
 
 
 def synthetic_v1() -> SyntheticV1:
     rows = synthetic_rows(load_edition("v1"))
-    return SyntheticV1(edition_for_rows("v1", rows, declarations=synthetic_declarations(rows)), rows)
+    return SyntheticV1(edition_for_rows("v1", rows, analysis=synthetic_analysis(rows)), rows)
 
 
 def synthetic_distributions(

@@ -9,8 +9,8 @@ Two parts, both computed through the path that writes and admits result files to
   ``edges0``-``edges2``, answers at the edges of each row's answer space), a digest of every rendered prompt, every per-example verdict, every task
   metric (calibration included), each task score, the block scores and the YOXLA score.
   Replayed through the one suite path as admission replays a stored file
-  (:func:`yoxla.record_derive.derive_suite_task` on the package suite ``yoxla-sample``, the
-  edition's declarations as the task's analysis) and laid out as a task's record.
+  (:func:`yoxla.record_derive.derive_suite_task` on the package suite ``yoxla-sample``, with
+  its analysis section) and laid out as a task's record.
 * **results**: every committed result file under ``results/`` (benchmark and suite files),
   re-derived by admission (:func:`yoxla.leaderboard.admission.check_file`, no cache): its
   status, task scores, metrics, outcome counts and headline scores.
@@ -210,10 +210,9 @@ def _stored(items: Sequence[Any], raws: AnswerSet, i: int) -> dict[str, Any]:
 def sample_oracle() -> dict[str, Any]:
     """Prompts, verdicts, metrics and scores of every answer set on the sample edition, replayed
     as admission replays a stored file: each task of the package suite ``yoxla-sample`` prepared
-    over the edition's rows with its declarations (:func:`yoxla.leaderboard.legacy_v2.prepared_for`),
+    over the edition's rows (:func:`yoxla.leaderboard.legacy_v2.prepared_for`),
     the answers re-scored by :func:`yoxla.record_derive.derive_suite_task` and laid out as a
     task's record (:func:`yoxla.leaderboard.legacy_v2.legacy_task`)."""
-    from yoxla.declarations import edition_declarations
     from yoxla.editions import load_edition, load_rows
     from yoxla.leaderboard.data import DataSource
     from yoxla.leaderboard.legacy_v2 import legacy_task, prepared_for
@@ -226,7 +225,6 @@ def sample_oracle() -> dict[str, Any]:
     manifest = load_manifest(manifest_path(EDITION))
     blocks = {tid: g.id for g in manifest.groups for tid in g.tasks}
     edition = load_edition(EDITION)
-    declarations = edition_declarations(edition)
     data = DataSource()
     prompts: dict[str, Any] = {}
     sets: dict[str, dict[str, Any]] = {}
@@ -234,8 +232,7 @@ def sample_oracle() -> dict[str, Any]:
         for tid in edition.tasks:
             task = manifest.tasks[tid]
             rows = load_rows(edition, tid)
-            decl = declarations.task(tid, "id")
-            prepared = prepared_for(data, edition, task, rows, decl)
+            prepared = prepared_for(data, edition, task, rows)
             prompts[tid] = {
                 "contract_hash": task.spec.metadata["contract_hash"],
                 "prompt_hash": task.spec.metadata["prompt_hash"],
@@ -245,7 +242,7 @@ def sample_oracle() -> dict[str, Any]:
             for name, answers in answer_sets(prepared).items():
                 stored = [_stored(prepared.items, answers, i) for i in range(len(prepared.items))]
                 derived = derive_suite_task(prepared, stored, pool=data.suites.pool)
-                doc = legacy_task(prepared, derived, edition.tasks[tid], blocks[tid], decl)
+                doc = legacy_task(prepared, derived, edition.tasks[tid], blocks[tid])
                 entry = {
                     "score": doc["score"],
                     "metrics": doc["metrics"],
