@@ -129,11 +129,9 @@ def build_app(
             ed = ctx.prepared.edition(board_id)
             when = last_updated(ctx.prepared, board_id)
             updated = f" Last updated {texts.code(when)}." if when else ""
-            if ed.suite_id is not None:
-                line = board.admission_line(suite=ed.suite_id)
-                return f"**Suite {texts.code(ed.suite_id)}:** {line}.{updated} Reasons under *Methodology*."
             line = board.admission_line(ed.name)
-            return f"**Edition `{ed.name}`:** {line}.{updated} Reasons under *Methodology*."
+            label = ed.label_md[:1].upper() + ed.label_md[1:]
+            return f"**{label}:** {line}.{updated} Reasons under *Methodology*."
 
         def on_load(request):  # type: ignore[no-untyped-def]
             route = resolve(ctx.prepared, dict(request.query_params), tuple(ctx.triggers))

@@ -394,7 +394,7 @@ def test_a_v1_suite_file_is_admitted_not_rechecked_on_the_v1_board(suite_docs, t
     assert board.suite_boards() == [] or "yoxla-v1" not in board.suite_boards()
     bad = by_key["v1/short.json"]
     assert bad.status == "excluded" and "predictions but the frozen suite has" in bad.reasons[0], bad.reasons
-    assert bad in board.listed(edition="v1") and bad not in board.listed(edition="sample")
+    assert bad in board.listed("v1") and bad not in board.listed("sample")
     ready = prepare(board, floors=False)
     assert [u.key for u in ready.edition("v1").unchecked] == ["v1/first.json"]
     assert unchecked_table(ready.edition("v1"))["Model"].tolist() == ["first"]

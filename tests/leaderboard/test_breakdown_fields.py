@@ -231,7 +231,7 @@ def test_a_benchmark_board_shows_its_package_suite(board: Prepared) -> None:
     for edition in ("sample", "v1"):
         ed = board.edition(edition)
         manifest = load_manifest(registry.manifest_path(edition))
-        assert not ed.is_suite and ed.suite.edition == edition and ed.suite_id is None
+        assert ed.suite.edition == edition and ed.label_md == f"edition `{edition}`"
         assert ed.suite.path == f"yoxla/editions/yoxla-{edition}.yaml"
         assert ed.suite.group_names == {g.id: g.name for g in manifest.groups}
         assert {g: set(ts) for g, ts in ed.suite.groups.items()} == {
@@ -256,4 +256,4 @@ def test_a_broken_package_suite_leaves_the_edition_tasks_alone(
     ed = _prepare(tmp_path).edition("sample")
     assert ed.suite.path == "" and ed.suite.groups == {} and ed.groups_of_tasks() == {}
     assert list(ed.suite.tasks) == ed.standard.task_ids and ed.breakdowns == {}
-    assert not ed.is_suite and ed.label == "sample"
+    assert ed.suite.edition == "sample" and ed.label == "sample"

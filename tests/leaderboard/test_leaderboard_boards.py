@@ -306,6 +306,31 @@ def test_each_committed_suite_has_a_board_in_the_picker(committed_prepared) -> N
     assert np.isfinite(oxu.standard.yoxla_lo).all() and "has no interval" not in rule_text(oxu)
 
 
+def test_one_bootstrap_rule_serves_the_benchmark_and_the_suites(committed_prepared) -> None:
+    """Each ranked file is on one board (the one Board.board_of names), and every board goes
+    through one bootstrap: the benchmark's
+    STS (a rank correlation) is recomputed on each resample against the rows' gold values, its
+    mean-based tasks resample their per-item scores, and muraciet's macro-F1 (no mean) keeps
+    its score."""
+    board = committed_prepared.board
+    on_boards = [v.key for bid in board.boards() for g in board.groups(bid) for v in board.shown(bid, g)]
+    assert sorted(on_boards) == sorted(v.key for v in board.verdicts if v.shown and v.rechecked)
+    assert {board.board_of(v) for v in board.verdicts if v.shown} == {"sample", *board.boards()[2:]}
+    assert board.interval_tasks("sample") == set(board.task_ids("sample"))
+    assert board.interval_tasks("suite:oxu") == {"oxu_v1"} and board.interval_tasks("suite:muraciet") == set()
+    models = board.shown("sample")
+    boot = board.boot("sample")
+    sts = boot.task_reps[:, boot.task_ids.index("sts_v1"), :]
+    i = next(i for i, v in enumerate(models) if v.name == "overlap")  # the one cue that correlates
+    rec = models[i].tasks["sts_v1"]
+    mean = float(rec.scored_scores.mean()) * 100
+    assert rec.prediction is not None and abs(rec.score - mean) > 5  # a correlation is not a mean
+    # resampled around the correlation (a resample of the per-item scores would centre on their mean)
+    assert np.ptp(sts[i]) > 0 and abs(float(np.median(sts[i])) - rec.score) < 2
+    mur = board.boot("suite:muraciet")
+    assert np.all(mur.task_reps == mur.task_reps[..., :1])  # no interval: the replicates are the score
+
+
 def test_suite_board_leaderboard_spreads_breakdowns_and_explorer(committed_prepared) -> None:
     prepared = committed_prepared
     board, bid = prepared.board, suite_board_id("oxu")
@@ -329,7 +354,7 @@ def test_suite_board_leaderboard_spreads_breakdowns_and_explorer(committed_prepa
     out = bd.render(ctx, bid)
     assert out[bd.picker]["value"] == "oxu_v1" and out[bd.by]["value"] == "topic"
     table = value(out[bd.table.df])
-    items = board.suite_items("oxu", "oxu_v1")
+    items = board.items("suite:oxu", "oxu_v1")
     topics = {str(i.row["topic"]) for i in items.values()}
     assert len(topics) > 1 and set(table.columns) - {"Model"} == topics
     v = models[0]

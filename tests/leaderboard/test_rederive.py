@@ -285,21 +285,21 @@ def test_the_board_lists_suites_as_boards(docs, tmp_path) -> None:
         write_result(doc, results / "suites" / f"{name}.json")
     board = load_board(results, allow_hub=False, B=50)
     assert board.suites() == ["hesab", "muraciet", "oxu"]
-    shown = board.suite_shown("oxu")
+    shown = board.shown("suite:oxu")
     assert {v.name for v in shown} == {"first", "random"}
     assert shown[0].scores["suite"] >= shown[1].scores["suite"]
-    meta = board.suite_meta("oxu")
+    meta = board.meta("suite:oxu")
     assert meta.tasks == {"oxu_v1": "Mətni oxuyub anlama"} and meta.breakdowns == {"oxu_v1": ["topic"]}
     rec = shown[0].tasks["oxu_v1"]
     assert rec.ids[0] == "oxu-01" and "per_topic_accuracy" in rec.metrics and rec.block == ""
-    boot = board.suite_boot("oxu")
+    boot = board.boot("suite:oxu")
     assert boot.task_ids == ["oxu_v1"] and boot.yoxla_reps.shape == (2, 50)
-    assert board.suite_groups("oxu") == ["standard"]
-    assert board.suite_model("oxu", shown[0].key) is shown[0]
+    assert board.groups("suite:oxu") == ["standard"]
+    assert board.model("suite:oxu", shown[0].key) is shown[0]
     assert board.shown("sample") == []  # suite files never reach an edition's board
-    item = board.suite_items("oxu", "oxu_v1")["oxu-01"]
+    item = board.items("suite:oxu", "oxu_v1")["oxu-01"]
     assert item.messages[0]["role"] == "system" and item.messages[-1]["content"].endswith("Cavab:")
-    assert board.suite_items("yoxdur", "oxu_v1") == {}
+    assert board.items("suite:yoxdur", "oxu_v1") == {}
 
 
 @pytest.mark.parametrize(
@@ -421,8 +421,8 @@ def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_
         "muraciet",
         "oxu",
     ]  # not the package's benchmark suites: they have no file here, and the editions show them
-    assert {v.name for v in board.suite_shown("oxu")} == {"first", "random"}
-    assert board.suite_items("blowup", "oxu_v1") == {}
+    assert {v.name for v in board.shown("suite:oxu")} == {"first", "random"}
+    assert board.items("suite:blowup", "oxu_v1") == {}
     from yoxla.leaderboard.prepared import prepare, suite_board_id
 
     ready = prepare(board, floors=False)  # what `python app.py` prepares before it serves

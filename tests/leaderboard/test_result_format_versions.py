@@ -84,7 +84,7 @@ def test_a_suite_v1_file_is_admitted_on_the_board_of_its_v3_regeneration(rel: st
     if a.suite is None:  # a file of the package's benchmark suite: on its edition's board
         assert a.edition == "sample" and [v.key for v in boards[0].shown("sample")] == [a.key]
     else:
-        assert [v.key for v in boards[0].suite_shown(a.suite)] == [a.key]
+        assert [v.key for v in boards[0].shown(boards[0].board_of(a))] == [a.key]
     # Side by side they compete for one place on one board: the newer (version 3) keeps it.
     write(both / Path(rel).with_name("old.json"), _doc(SUITE_V1 / rel))
     write(both / Path(rel).with_name("new.json"), _doc(REPO / "results" / rel))

@@ -102,14 +102,14 @@ def test_the_suite_board_lists_the_file_apart_with_its_reason(made, tmp_path, mo
     _offline(tmp_path, remote, monkeypatch)
     data = _data(tmp_path)
     board = Board([check_document(doc, path="results/suites/sinaq/x.json", data=data)], data)
-    assert board.suite_shown("sinaq") == [] and len(board.suite_unchecked("sinaq")) == 1
+    assert board.shown("suite:sinaq") == [] and len(board.unchecked("suite:sinaq")) == 1
     ed = prepare(board, floors=False).editions[suite_board_id("sinaq")]
     table = unchecked_table(ed)
     (score,) = table["Suite score (as stored)"]
     assert float(score) == pytest.approx(doc["scores"]["suite"], abs=0.01)
     (why,) = table["Why not re-checked"]
     assert "sinaq.yaml: task 'toplama_v1', dataset: could not load Hub dataset acme/toplama" in why
-    assert "admitted (0 re-checked, 1 not re-checked)" in board.admission_line(suite="sinaq")
+    assert "admitted (0 re-checked, 1 not re-checked)" in board.admission_line("suite:sinaq")
 
 
 def _forged_partial(doc: dict[str, Any], keep: int) -> dict[str, Any]:

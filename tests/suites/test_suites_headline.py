@@ -185,11 +185,11 @@ def test_the_board_reads_groups_and_the_headline_from_the_suite(grouped, tmp_pat
     (results / "first.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     data = DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites"))
     board = load_board(tmp_path / "results", data=data, B=50)
-    meta = board.suite_meta(SUITE)
+    meta = board.meta("suite:" + SUITE)
     assert meta.groups == {g["id"]: g["tasks"] for g in GROUPS}
     assert meta.group_names == {"bir": "Birinci blok", "iki": "İkinci blok"}
     assert (meta.headline_name, meta.headline_rule) == ("YOXLA", "mean_of_groups")
-    boot = board.suite_boot(SUITE)
+    boot = board.boot("suite:" + SUITE)
     assert boot.blocks == ["bir", "iki"]
     # hamisi_a stays 100 and hamisi_b 0 under any resampling, biri_a moves: the headline's
     # replicates are the mean of the group means, (100 + 0) / 2 / 2 + biri_a / 2 (the mean of

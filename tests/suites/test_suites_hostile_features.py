@@ -540,7 +540,7 @@ def test_a_result_files_run_dataset_is_never_read(local_doc, tmp_path: Path, mon
     data = _data(tmp_path)
     v = check_document(_sealed(doc), path="results/suites/sinaq/x.json", data=data)
     board = Board([v], data)
-    board.suite_shown("sinaq")
+    board.shown("suite:sinaq")
     prepare(board, floors=False)  # every table and view model of the app
     assert reads.touched == []
     Path(dataset["source"]).exists()  # the spy sees a look at the path, had anything looked
@@ -569,7 +569,7 @@ def test_a_file_claiming_to_be_not_re_checked_is_excluded_not_listed(
     v = check_document(_sealed(doc), path="results/suites/sinaq/x.json", data=data)
     assert v.status == "excluded" and not v.rechecked
     board = Board([v], data)
-    assert board.suite_shown("sinaq") == [] and board.suite_unchecked("sinaq") == []
+    assert board.shown("suite:sinaq") == [] and board.unchecked("suite:sinaq") == []
 
 
 def test_a_forged_score_with_the_data_at_hand_is_excluded_never_not_re_checked(local_doc, tmp_path) -> None:
@@ -594,4 +594,4 @@ def test_a_not_re_checked_file_is_never_ranked_whatever_it_claims(
     v = check_document(json.loads(json.dumps(doc)), path="results/suites/sinaq/x.json", data=data)
     assert v.status == "admitted" and not v.rechecked, v.reasons
     board = Board([v], data)
-    assert board.suite_shown("sinaq") == [] and len(board.suite_unchecked("sinaq")) == 1
+    assert board.shown("suite:sinaq") == [] and len(board.unchecked("suite:sinaq")) == 1

@@ -14,7 +14,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,63 +66,85 @@ def find_result_files(folder: str | os.PathLike[str]) -> list[Path]:
     )
 
 
+SUITE_PREFIX = "suite:"
+
+
+def suite_board_id(suite_id: str) -> str:
+    """The board id of a suite (the picker's value): ``suite:<id>``, never an edition's name."""
+    return SUITE_PREFIX + suite_id
+
+
+def suite_of(board_id: str | None) -> str | None:
+    """The suite id of a suite board's id, else None."""
+    return board_id[len(SUITE_PREFIX) :] if board_id and board_id.startswith(SUITE_PREFIX) else None
+
+
 @dataclass
 class Board:
+    """The admitted files and, per board, what is shown on it. A board is named by its id: a
+    benchmark edition's name (``v1``, ``sample``: its package suite's board) or ``suite:<id>``
+    (a committed suite's); every accessor takes that id (:meth:`board_of` names a file's)."""
+
     verdicts: list[Verdict]
     data: DataSource
     results_dir: str = ""
     B: int = B_DEFAULT
     editions: dict[str, Edition] = field(default_factory=dict)
-    _boot: dict[str, Boot] = field(default_factory=dict, repr=False)
+    _boot: dict[str, tuple[Boot, set[str]]] = field(default_factory=dict, repr=False)
     _docs: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict, repr=False)
-    _resampled: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _metas: dict[str, SuiteMeta] = field(default_factory=dict, repr=False)
 
     # Views ----------------------------------------------------------------------------
-    def shown(self, edition: str, group: str = "standard") -> list[Verdict]:
+    @staticmethod
+    def board_of(v: Verdict) -> str | None:
+        """The board a file is on: its suite's (``suite:<id>``), else its edition's (None: neither)."""
+        return suite_board_id(v.suite) if v.suite is not None else v.edition
+
+    def boards(self) -> list[str]:
+        """Every board of the app: the editions, then :meth:`suite_boards` as ``suite:<id>``."""
+        return [*EDITIONS, *(suite_board_id(sid) for sid in self.suite_boards())]
+
+    def _on(self, board: str) -> list[Verdict]:
+        return [v for v in self.verdicts if v.shown and self.board_of(v) == board]
+
+    def shown(self, board: str, group: str = "standard") -> list[Verdict]:
         """Ranked models of one board: admitted, re-checked, not superseded, under the same
         run conditions (``standard``: reasoning off, the contract's prompts and temperature);
-        best YOXLA score first (ties by name)."""
-        rows = [
-            v for v in self.verdicts if v.shown and v.rechecked and v.edition == edition and v.group == group
-        ]
-        return sorted(rows, key=lambda v: (-float(v.scores.get("yoxla", 0.0)), v.name, v.key))
+        best headline score (YOXLA, a suite's suite score) first (ties by name)."""
 
-    def unchecked(self, edition: str) -> list[Verdict]:
-        """Admitted files whose scores could not be re-checked here (the edition's rows are not
-        available): listed apart, never ranked with re-checked ones."""
-        rows = [v for v in self.verdicts if v.shown and not v.rechecked and v.edition == edition]
-        return sorted(rows, key=lambda v: (v.name, v.key))
+        def key(v: Verdict) -> tuple[float, str, str]:
+            score = v.scores.get("yoxla") if "yoxla" in v.scores else v.scores.get("suite")
+            return (-float(score) if isinstance(score, int | float) else float("inf"), v.name, v.key)
 
-    def groups(self, edition: str) -> list[str]:
-        """The boards of an edition that have ranked models (standard first)."""
-        found = {v.group for v in self.verdicts if v.shown and v.rechecked and v.edition == edition}
+        return sorted((v for v in self._on(board) if v.rechecked and v.group == group), key=key)
+
+    def unchecked(self, board: str) -> list[Verdict]:
+        """Admitted files whose scores could not be re-checked here (the rows or Hub data are
+        not available): listed apart, never ranked with re-checked ones."""
+        return sorted((v for v in self._on(board) if not v.rechecked), key=lambda v: (v.name, v.key))
+
+    def groups(self, board: str) -> list[str]:
+        """The run conditions of a board that have ranked models (standard first)."""
+        found = {v.group for v in self._on(board) if v.rechecked}
         return [g for g in ("standard", "thinking", "non-standard") if g in found]
 
     def excluded(self) -> list[Verdict]:
         return [v for v in self.verdicts if not v.shown]
 
-    def listed(self, edition: str | None = None, suite: str | None = None) -> list[Verdict]:
-        """The files listed with the board of ``edition`` (or of ``suite``): a benchmark file with
-        its edition's, a suite file with its suite's, and a file that names no board here
-        (unreadable, an unknown edition or suite) with every board. Neither given: every file."""
-        if edition is None and suite is None:
+    def listed(self, board: str | None = None) -> list[Verdict]:
+        """The files listed with a board: its own, and a file that names no board here
+        (unreadable, an unknown edition or suite) with every board. None: every file."""
+        if board is None:
             return list(self.verdicts)
-        boards = set(self.suite_boards())
+        known = set(self.boards())
+        return [
+            v for v in self.verdicts if self.board_of(v) in (board, None) or self.board_of(v) not in known
+        ]
 
-        def belongs(v: Verdict) -> bool:
-            if v.suite is not None:
-                return v.suite == suite or v.suite not in boards
-            if v.edition is not None and v.edition in EDITIONS:
-                return v.edition == edition
-            return True
-
-        return [v for v in self.verdicts if belongs(v)]
-
-    def admission_line(self, edition: str | None = None, suite: str | None = None) -> str:
+    def admission_line(self, board: str | None = None) -> str:
         """One line: how many files of a board (of all, by default) are admitted (re-checked or
         not), excluded and superseded."""
-        vs = self.listed(edition, suite)
+        vs = self.listed(board)
         shown = [v for v in vs if v.shown]
         rechecked = sum(v.rechecked for v in shown)
         excluded = sum(v.status == "excluded" for v in vs)
@@ -140,113 +162,60 @@ class Board:
     def edition(self, name: str) -> Edition:
         return self.editions.get(name) or load_edition(name)
 
-    def model(self, edition: str, key: str) -> Verdict | None:
-        return next((v for v in self.verdicts if v.shown and v.edition == edition and v.key == key), None)
+    def model(self, board: str, key: str) -> Verdict | None:
+        return next((v for v in self._on(board) if v.key == key), None)
 
-    def rows(self, edition: str) -> dict[str, list[dict[str, Any]]] | None:
-        return self.data.rows(self.edition(edition)).rows
+    def rows(self, board: str) -> dict[str, list[dict[str, Any]]] | None:
+        """A benchmark board's rows (None: not here, or a committed suite's board)."""
+        edition = self.meta(board).edition
+        return self.data.rows(self.edition(edition)).rows if edition is not None else None
 
-    def task_ids(self, edition: str) -> list[str]:
-        return list(self.edition(edition).tasks)
+    def task_ids(self, board: str) -> list[str]:
+        return list(self.meta(board).tasks)
 
-    # Ranking order ----------------------------------------------------------------------
-    def ranking(self, edition: str) -> tuple[str, ...]:
-        """The ranking order the edition declares (declarations ``ranking``)."""
-        from yoxla.leaderboard.legacy_v2 import edition_ranking
+    def meta(self, board: str) -> SuiteMeta:
+        """The suite a board shows (:class:`SuiteMeta`): a committed suite, or a benchmark
+        edition's package suite (``yoxla/editions/yoxla-<edition>.yaml``,
+        :func:`~yoxla.suites.registry.manifest_path`) with its tasks and groups in the edition's
+        task order. A suite that does not load leaves its files' task ids (an edition: its own),
+        no groups and the generic headline (the app still starts)."""
+        if board not in self._metas:
+            self._metas[board] = self._load_meta(board)
+        return self._metas[board]
 
-        return edition_ranking(self.edition(edition))
+    def _load_meta(self, board: str) -> SuiteMeta:
+        from yoxla.suites.errors import ManifestError
+        from yoxla.suites.loader import load_manifest
+        from yoxla.suites.registry import manifest_path, repo_path
 
-    def explain_order(self, edition: str) -> str:
-        """The board's ranking rule in one sentence, for its caption."""
-        from yoxla.calibration.ranking import explain_order
+        shown = self._on(board)
+        sid = suite_of(board)
+        if sid is not None:
+            suite, _ = self.data.suites.get(sid)
+            if suite is None:
+                tids = list(dict.fromkeys(t for v in shown for t in v.tasks))
+                return _meta(sid, None, "", shown, None, tids)
+            return _meta(sid, suite.manifest, suite.repo_path, shown, None, None)
+        tids = list(self.edition(board).tasks)
+        try:
+            path = manifest_path(board)
+            manifest = load_manifest(path)
+        except ManifestError:
+            return _meta(board, None, "", shown, board, tids)
+        return _meta(board, manifest, repo_path(path), shown, board, tids)
 
-        return explain_order(self.ranking(edition))
+    def items(self, board: str, task_id: str) -> dict[str, Any]:
+        """A committed suite's task items by id (``row``, ``target``, the exact ``messages`` a
+        model was sent, few-shot included) for the error explorer; {} when the suite is not
+        usable, and on a benchmark board (its explorer shows the edition's rows, :meth:`rows`)."""
+        source, sid = self.data.suites, suite_of(board)
+        suite = source.get(sid)[0] if sid is not None else None
+        if suite is None or source.prepare(suite) is not None or suite.prepared is None:
+            return {}
+        prepared = suite.prepared.get(task_id)
+        return {} if prepared is None else {item.id: item for item in prepared.items}
 
-    def ranked(self, edition: str, group: str = "standard", task_id: str | None = None) -> list[Verdict]:
-        """The models of one board sorted by the declared order, best first (ties: :meth:`shown`'s order).
-
-        For the whole edition the entries are the YOXLA score and the calibration pooled over
-        its tasks; with ``task_id``, that task's score and calibration.
-        """
-        from yoxla.calibration.ranking import rank
-
-        models = self.shown(edition, group)
-        entries = [{**m.ranking_entry(task_id), "_i": i} for i, m in enumerate(models)]
-        return [models[e["_i"]] for e in rank(entries, self.ranking(edition))]
-
-    # Bootstrap ------------------------------------------------------------------------
-    def boot(self, edition: str, group: str = "standard") -> Boot:
-        """Bootstrap replicates of one board (edition and run conditions), computed once."""
-        key = f"{edition}/{group}"
-        if key not in self._boot:
-            self._boot[key] = self._run_boot(edition, group)
-        return self._boot[key]
-
-    def _run_boot(self, edition: str, group: str = "standard") -> Boot:
-        from yoxla.suites.benchmark import gold_field
-
-        meta = self.benchmark_meta(edition)
-        by_groups = meta.headline_rule == "mean_of_groups"
-        group_of = {tid: gid for gid, tids in meta.groups.items() for tid in tids}
-        models = self.shown(edition, group)
-        rows = self.rows(edition)
-        inputs: list[TaskInput] = []
-        for tid in self.task_ids(edition):
-            block = group_of.get(tid, "") if by_groups else "suite"
-            point = np.array([m.tasks[tid].score if tid in m.tasks else 0.0 for m in models], dtype=float)
-            found = [m.tasks.get(tid) for m in models]
-            recs = [r for r in found if r is not None]
-            aligned = bool(recs) and len(recs) == len(found) and all(r.ids == recs[0].ids for r in recs)
-            # Controls (declared, run but not scored) are left out, as from the task score.
-            keep = recs[0].control if recs else None
-            same_controls = all(
-                (r.control is None and keep is None)
-                or (r.control is not None and keep is not None and np.array_equal(r.control, keep))
-                for r in recs
-            )
-            if not aligned or not same_controls:
-                inputs.append(TaskInput(tid, block, point, None))
-                continue
-            scores = np.vstack([r.scored_scores for r in recs])
-            if meta.primary.get(tid) in CORRELATIONS:  # a rank correlation over the task: resampled as one
-                preds = [r.prediction for r in recs]
-                if rows is None or any(p is None for p in preds):
-                    inputs.append(TaskInput(tid, block, point, None))
-                    continue
-                gold = np.array([float(r[gold_field(tid)]) for r in rows[tid]], dtype=float)
-                stacked = np.vstack(preds)  # type: ignore[arg-type]
-                if keep is not None:
-                    gold, stacked = gold[~keep], stacked[:, ~keep]
-                inputs.append(TaskInput(tid, block, point, scores, stacked, gold))
-            else:
-                inputs.append(TaskInput(tid, block, point, scores))
-        blocks = list(meta.groups) if by_groups else ["suite"]
-        return run_bootstrap(inputs, blocks, len(models), B=self.B)
-
-    def benchmark_meta(self, edition: str) -> SuiteMeta:
-        """What an edition's board shows about its package suite (``yoxla/editions/yoxla-<edition>.yaml``,
-        :func:`~yoxla.suites.registry.manifest_path`), as :meth:`suite_meta` for a committed suite:
-        its tasks and groups in the edition's task order. A package suite that does not load
-        leaves the edition's task ids, no groups and the generic headline (the app still starts)."""
-        if edition not in self._metas:
-            from yoxla.suites.errors import ManifestError
-            from yoxla.suites.loader import load_manifest
-            from yoxla.suites.registry import manifest_path, repo_path
-
-            shown = [v for v in self.verdicts if v.shown and v.edition == edition]
-            tids = self.task_ids(edition)
-            try:
-                path = manifest_path(edition)
-                manifest = load_manifest(path)
-            except ManifestError:
-                self._metas[edition] = _meta(edition, None, "", shown, edition, tids)
-            else:
-                self._metas[edition] = _meta(edition, manifest, repo_path(path), shown, edition, tids)
-        return self._metas[edition]
-
-    # Suites: one board per committed suite -------------------------------------------------
-    # The same accessors as the editions', keyed by suite id; a suite file's verdict has
-    # ``edition`` None and ``suite`` set, its tasks are TaskRecord.from_suite records.
+    # Suites: one board per committed suite ---------------------------------------------------
     def suites(self) -> list[str]:
         """Suite ids that have ranked (admitted, re-checked, shown) files, sorted."""
         return sorted({v.suite for v in self.verdicts if v.shown and v.rechecked and v.suite is not None})
@@ -266,114 +235,101 @@ class Board:
             committed = []
         return sorted(set(self.suites()) | set(committed))
 
-    def suite_shown(self, suite_id: str, group: str = "standard") -> list[Verdict]:
-        """Ranked models of one suite board: best suite score first (ties by name)."""
-        rows = [
-            v for v in self.verdicts if v.shown and v.rechecked and v.suite == suite_id and v.group == group
-        ]
+    # Ranking order ----------------------------------------------------------------------
+    def ranking(self, board: str) -> tuple[str, ...]:
+        """The ranking order the board's suite declares (a benchmark: its package suite's
+        ``analysis.ranking``; a committed suite: ``metadata.ranking``), else the suite score.
+        An edition made in code with its own analysis section ranks by its order (the default
+        order where it declares none)."""
+        from yoxla.calibration.ranking import DEFAULT_ORDER, SUITE_ORDER
 
-        def key(v: Verdict) -> tuple[float, str, str]:
-            score = v.scores.get("suite")
-            return (-float(score) if score is not None else float("inf"), v.name, v.key)
+        own = getattr(self.editions.get(board), "analysis", None)
+        if own is not None:
+            return tuple(own.ranking) if own.ranking is not None else DEFAULT_ORDER
+        return self.meta(board).ranking or SUITE_ORDER
 
-        return sorted(rows, key=key)
-
-    def suite_ranking(self, suite_id: str) -> tuple[str, ...]:
-        """The order a suite declares (its manifest's ``metadata.ranking``), else the suite score."""
-        from yoxla.calibration.ranking import SUITE_ORDER
-
-        suite, _ = self.data.suites.get(suite_id)
-        declared = suite.manifest.ranking if suite is not None else None
-        return declared or SUITE_ORDER
-
-    def suite_explain_order(self, suite_id: str) -> str:
-        """A suite board's ranking rule in one sentence, for its caption."""
+    def explain_order(self, board: str) -> str:
+        """The board's ranking rule in one sentence, for its caption (a committed suite names
+        its score the suite score)."""
         from yoxla.calibration.ranking import SUITE_WORDS, explain_order
 
-        return explain_order(self.suite_ranking(suite_id), SUITE_WORDS)
+        return explain_order(self.ranking(board), None if self.meta(board).edition else SUITE_WORDS)
 
-    def suite_ranked(self, suite_id: str, group: str = "standard") -> list[Verdict]:
-        """The models of a suite board in the suite's declared order, best first (ties:
-        :meth:`suite_shown`'s order)."""
+    def ranked(self, board: str, group: str = "standard", task_id: str | None = None) -> list[Verdict]:
+        """The models of one board sorted by the declared order, best first (ties: :meth:`shown`'s order).
+
+        For the whole board the entries are the headline score and the calibration pooled
+        over its tasks (a suite file's: group consistency); with ``task_id``, that task's."""
         from yoxla.calibration.ranking import rank
 
-        models = self.suite_shown(suite_id, group)
-        entries = [{**m.ranking_entry(), "_i": i} for i, m in enumerate(models)]
-        return [models[e["_i"]] for e in rank(entries, self.suite_ranking(suite_id))]
+        models = self.shown(board, group)
+        entries = [{**m.ranking_entry(task_id), "_i": i} for i, m in enumerate(models)]
+        return [models[e["_i"]] for e in rank(entries, self.ranking(board))]
 
-    def suite_unchecked(self, suite_id: str) -> list[Verdict]:
-        """Admitted files of a suite whose Hub data could not be read here: listed apart, never ranked."""
-        rows = [v for v in self.verdicts if v.shown and not v.rechecked and v.suite == suite_id]
-        return sorted(rows, key=lambda v: (v.name, v.key))
+    # Bootstrap ------------------------------------------------------------------------
+    def boot(self, board: str, group: str = "standard") -> Boot:
+        """Bootstrap replicates of one board (``group``: its run conditions), computed once:
+        per task, and the headline as their mean, or under the headline rule ``mean_of_groups``
+        as the mean of the group means (the suite's ``groups`` as blocks).
 
-    def suite_groups(self, suite_id: str) -> list[str]:
-        """The boards of a suite that have ranked models (standard first)."""
-        found = {v.group for v in self.verdicts if v.shown and v.rechecked and v.suite == suite_id}
-        return [g for g in ("standard", "thinking", "non-standard") if g in found]
-
-    def suite_model(self, suite_id: str, key: str) -> Verdict | None:
-        return next((v for v in self.verdicts if v.shown and v.suite == suite_id and v.key == key), None)
-
-    def suite_meta(self, suite_id: str) -> SuiteMeta:
-        """What a suite board shows about the suite: name, description, tasks, breakdowns, judge."""
-        suite, _ = self.data.suites.get(suite_id)
-        shown = [v for v in self.verdicts if v.shown and v.suite == suite_id]
-        if suite is None:
-            tids = list(dict.fromkeys(t for v in shown for t in v.tasks))
-            return _meta(suite_id, None, "", shown, None, tids)
-        return _meta(suite_id, suite.manifest, suite.repo_path, shown, None, None)
-
-    def suite_task_ids(self, suite_id: str) -> list[str]:
-        return list(self.suite_meta(suite_id).tasks)
-
-    def suite_items(self, suite_id: str, task_id: str) -> dict[str, Any]:
-        """The committed task's items by id (``row``, ``target``, the exact ``messages`` a model
-        was sent, few-shot included) for the error explorer; {} when the suite is not usable."""
-        source = self.data.suites
-        suite, _ = source.get(suite_id)
-        if suite is None or source.prepare(suite) is not None or suite.prepared is None:
-            return {}
-        prepared = suite.prepared.get(task_id)
-        return {} if prepared is None else {item.id: item for item in prepared.items}
-
-    def suite_boot(self, suite_id: str, group: str = "standard") -> Boot:
-        """Bootstrap replicates of a suite board (``group``: its run conditions): per task, and
-        the suite score as their mean, or, under the headline rule ``mean_of_groups``, as the
-        mean of the group means (the manifest's ``groups`` as blocks). A task without per-sample
-        scores of its mean primary metric (batch graders, grader errors) gets no interval (its
-        replicates are its score); a lower-is-better task is left out, as in the score."""
-        key = f"suite:{suite_id}/{group}"
+        One rule for every task of every board, where each model has a finite score on the same
+        examples with the same controls (left out, as from the score): a correlation primary
+        metric (the benchmark's STS) is recomputed on each resample from the predictions and
+        the gold values of the board's rows; a score that is the mean of its per-sample scores
+        resamples them; any other (batch graders, grader errors, a correlation without rows)
+        keeps its score (no interval). A task some model lacks, or lower-is-better (NaN score),
+        is left out, as from the headline. :meth:`interval_tasks` names the resampled tasks."""
+        key = f"{board}/{group}"
         if key not in self._boot:
-            meta = self.suite_meta(suite_id)
-            by_groups = meta.headline_rule == "mean_of_groups"
-            group_of = {tid: gid for gid, tids in meta.groups.items() for tid in tids}
-            models = self.suite_shown(suite_id, group)
-            inputs: list[TaskInput] = []
-            resampled: set[str] = set()
-            for tid in self.suite_task_ids(suite_id):
-                found = [m.tasks.get(tid) for m in models]
-                recs = [r for r in found if r is not None and np.isfinite(r.score)]
-                if not recs or len(recs) != len(models):
-                    continue
-                point = np.array([r.score for r in recs], dtype=float)
-                aligned = all(r.ids == recs[0].ids and _mean_based(r) for r in recs)
-                # controls (the task's metadata.control_field) are left out, as from the task score
-                scores = np.vstack([r.scored_scores for r in recs]) if aligned else None
-                if aligned:
-                    resampled.add(tid)
-                block = (
-                    group_of.get(tid, "") if by_groups else "suite"
-                )  # "": in no group, not in the headline
-                inputs.append(TaskInput(tid, block, point, scores))
-            blocks = list(meta.groups) if by_groups else ["suite"]
-            self._boot[key] = run_bootstrap(inputs, blocks, len(models), B=self.B)
-            self._resampled[key] = resampled
-        return self._boot[key]
+            self._boot[key] = self._run_boot(board, group)
+        return self._boot[key][0]
 
-    def suite_interval_tasks(self, suite_id: str, group: str = "standard") -> set[str]:
-        """The tasks of a suite board whose replicates resample examples (the others have no interval)."""
-        self.suite_boot(suite_id, group)
-        return set(self._resampled[f"suite:{suite_id}/{group}"])
+    def interval_tasks(self, board: str, group: str = "standard") -> set[str]:
+        """The tasks of a board whose replicates resample examples (the others have no interval)."""
+        self.boot(board, group)
+        return set(self._boot[f"{board}/{group}"][1])
+
+    def _run_boot(self, board: str, group: str) -> tuple[Boot, set[str]]:
+        meta = self.meta(board)
+        by_groups = meta.headline_rule == "mean_of_groups"
+        group_of = {tid: gid for gid, tids in meta.groups.items() for tid in tids}
+        models = self.shown(board, group)
+        inputs: list[TaskInput] = []
+        resampled: set[str] = set()
+        for tid in self.task_ids(board):
+            found = [m.tasks.get(tid) for m in models]
+            recs = [r for r in found if r is not None and np.isfinite(r.score)]
+            if not recs or len(recs) != len(models):
+                continue
+            block = group_of.get(tid, "") if by_groups else "suite"  # "": in no group, not in the headline
+            task = TaskInput(tid, block, np.array([r.score for r in recs], dtype=float), None)
+            if all(r.ids == recs[0].ids and _same(r.control, recs[0].control) for r in recs):
+                if meta.primary.get(tid) in CORRELATIONS:
+                    task = self._correlation(board, task, recs)
+                elif all(_mean_based(r) for r in recs):
+                    task.scores = np.vstack([r.scored_scores for r in recs])
+            if task.scores is not None:
+                resampled.add(tid)
+            inputs.append(task)
+        blocks = list(meta.groups) if by_groups else ["suite"]
+        return run_bootstrap(inputs, blocks, len(models), B=self.B), resampled
+
+    def _correlation(self, board: str, task: TaskInput, recs: list[TaskRecord]) -> TaskInput:
+        """A correlation task resampled as one: every model's predictions and the rows' gold
+        values (controls left out); ``task`` as it is when either is missing."""
+        from yoxla.suites.benchmark import gold_field
+
+        rows = self.rows(board)
+        preds = [r.prediction for r in recs]
+        if rows is None or any(p is None for p in preds):
+            return task
+        keep = recs[0].control
+        gold = np.array([float(r[gold_field(task.task_id)]) for r in rows[task.task_id]], dtype=float)
+        stacked = np.vstack(preds)  # type: ignore[arg-type]
+        if keep is not None:
+            gold, stacked = gold[~keep], stacked[:, ~keep]
+        scores = np.vstack([r.scored_scores for r in recs])
+        return replace(task, scores=scores, prediction=stacked, gold=gold)
 
     # Documents for the explorer ---------------------------------------------------------
     def document(self, v: Verdict, keep: int = 4) -> dict[str, Any]:
@@ -388,6 +344,11 @@ class Board:
         while len(self._docs) > keep:
             self._docs.popitem(last=False)
         return doc
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two files' control masks are the same (both none, or equal)."""
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 
 def _mean_based(r: TaskRecord) -> bool:
@@ -420,6 +381,7 @@ class SuiteMeta:
     headline_name: str | None = None
     headline_rule: str = "mean_of_tasks"
     edition: str | None = None  # the benchmark edition whose package suite this is (None: a committed suite)
+    ranking: tuple[str, ...] | None = None  # the order the suite declares (None: none)
 
 
 CORRELATIONS = ("spearman", "pearson")  # primary metrics that are a correlation over the task, not a mean
@@ -467,6 +429,7 @@ def _meta(
         headline_name=m.headline_name,
         headline_rule=m.headline_rule,
         edition=edition,
+        ranking=m.ranking,
     )
 
 

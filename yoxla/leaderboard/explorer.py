@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from yoxla.leaderboard.board import Board, SuiteMeta
+from yoxla.leaderboard.board import Board, suite_of
 from yoxla.leaderboard.format import task_kind
-from yoxla.leaderboard.prepared import suite_of
 from yoxla.leaderboard.verdict import TaskRecord, Verdict
 from yoxla.parsing import answer_text
 from yoxla.spans import locate_gold, occurrences, trim_quote
@@ -45,31 +44,12 @@ def verdict_of(outcome: str, score: float) -> str:
 
 def model_of(board: Board, edition: str, key: str | None) -> Verdict | None:
     """A shown file of the board (an edition's, or a suite board's)."""
-    if not key:
-        return None
-    suite = suite_of(edition)
-    return board.suite_model(suite, key) if suite is not None else board.model(edition, key)
-
-
-def task_ids(board: Board, edition: str) -> list[str]:
-    suite = suite_of(edition)
-    return board.suite_task_ids(suite) if suite is not None else board.task_ids(edition)
-
-
-def _suite_items(board: Board, edition: str, task_id: str) -> dict[str, Any]:
-    suite = suite_of(edition)
-    return board.suite_items(suite, task_id) if suite is not None else {}
-
-
-def _meta(board: Board, edition: str) -> SuiteMeta:
-    """The suite the board shows: a committed suite's, or the edition's package suite."""
-    suite = suite_of(edition)
-    return board.suite_meta(suite) if suite is not None else board.benchmark_meta(edition)
+    return board.model(edition, key) if key else None
 
 
 def _field(board: Board, edition: str, task_id: str) -> str | None:
     """The field the explorer breaks a task down by: the first its suite declares (None: none)."""
-    fields = _meta(board, edition).breakdowns.get(task_id) or []
+    fields = board.meta(edition).breakdowns.get(task_id) or []
     return fields[0] if fields else None
 
 
@@ -154,7 +134,7 @@ def breakdown_values(board: Board, edition: str, task_id: str) -> list[str]:
     if field is None:
         return []
     if suite_of(edition) is not None:  # a committed suite's items, else the edition's rows
-        items = _suite_items(board, edition, task_id)
+        items = board.items(edition, task_id)
         return sorted({str(i.row.get(field)) for i in items.values()})
     rows = board.rows(edition)
     return [] if rows is None else sorted({str(r.get(field)) for r in rows[task_id]})
@@ -209,7 +189,7 @@ def filter_examples(
                 df[field] = [str(rows[i].get(field)) for i in df["id"]]
             inputs = {i: " ".join(str(rows[i].get(f, "")) for f in task.inputs) for i in df["id"]}
     else:
-        items = _suite_items(board, edition, task_id)
+        items = board.items(edition, task_id)
         if items and all(i in items for i in df["id"]):
             df["gold"] = [_snip(str(items[i].target or "")) for i in df["id"]]
             if field:
@@ -330,7 +310,7 @@ def suite_example_view(
     i = rec.ids.index(example_id)
     raw = _raw_by_id(board, edition, key, task_id).get(example_id, "")
     answer, reasoning = split_reasoning(raw)
-    item = _suite_items(board, edition, task_id).get(example_id)
+    item = board.items(edition, task_id).get(example_id)
     if item is None:
         inputs, gold = "(the committed suite could not be prepared here, so the prompt is not shown)", ""
     else:

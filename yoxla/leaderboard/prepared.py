@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from yoxla.editions import EDITIONS
 from yoxla.leaderboard.board import Board, SuiteMeta
+from yoxla.leaderboard.board import suite_board_id as suite_board_id
+from yoxla.leaderboard.board import suite_of as suite_of
 from yoxla.leaderboard.bootstrap import Boot
 from yoxla.leaderboard.breakdown import Field, RowValues, fields, row_values
 from yoxla.leaderboard.floors import Reference, reference
@@ -58,17 +59,6 @@ RANK_RULE = (
 )
 SUITE_SCORE = "Suite score"  # the headline's name where the suite gives none
 ANNOTATIONS_ENV = "YOXLA_ANNOTATIONS_DIR"
-SUITE_PREFIX = "suite:"
-
-
-def suite_board_id(suite_id: str) -> str:
-    """The board id of a suite (the picker's value): ``suite:<id>``, never an edition's name."""
-    return SUITE_PREFIX + suite_id
-
-
-def suite_of(board_id: str | None) -> str | None:
-    """The suite id of a suite board's id, else None."""
-    return board_id[len(SUITE_PREFIX) :] if board_id and board_id.startswith(SUITE_PREFIX) else None
 
 
 def default_annotations_root(root: str | os.PathLike[str] | None = None) -> Path:
@@ -211,75 +201,33 @@ class Ranked:
         return float(self.task_lo[i, ti]), float(self.task_hi[i, ti])
 
 
-def rank_board(board: Board, edition: str, group: str) -> Ranked:
-    """One board of an edition; its models in the edition's declared ranking order (Board.ranked)."""
-    meta = board.benchmark_meta(edition)
-    tids = board.task_ids(edition)
-    group_tasks = {g: tasks for g, tasks in meta.groups.items() if tasks}
-    blocks = list(group_tasks)
-    models = board.ranked(edition, group)
-    name, rule = meta.headline_name or SUITE_SCORE, meta.headline_rule
-    titles = {b: block_title(b) for b in blocks}
-    r = Ranked(edition, group, models, tids, blocks, name, rule, group_titles=titles, group_tasks=group_tasks)
-    r.by_key = {v.key: i for i, v in enumerate(models)}
-    r.by_name = {v.name: i for i, v in enumerate(models)}
-    if not models:
-        return r
-    # one row per model in Board.shown's order
-    boot = _follow(board.boot(edition, group), board.shown(edition, group), models)
-    r.boot = boot
-    r.yoxla_lo, r.yoxla_hi = Boot.interval(boot.yoxla_reps)
-    r.block_lo, r.block_hi = Boot.interval(boot.block_reps)
-    r.task_lo, r.task_hi = Boot.interval(boot.task_reps)
-    r.rank_best, r.rank_worst = rank_ranges(r.yoxla_lo, r.yoxla_hi)
-    tb = np.zeros((len(models), len(tids)), dtype=int)
-    tw = np.zeros_like(tb)
-    for ti in range(len(tids)):
-        tb[:, ti], tw[:, ti] = rank_ranges(r.task_lo[:, ti], r.task_hi[:, ti])
-    r.task_rank_best, r.task_rank_worst = tb, tw
-    return r
-
-
-def _follow(boot: Boot, shown: list[Verdict], models: list[Verdict]) -> Boot:
-    """``boot`` (one row per model of ``shown``) with its rows in the order of ``models``."""
-    position = {v.key: i for i, v in enumerate(shown)}
-    perm = np.array([position[v.key] for v in models], dtype=int)
-    if np.array_equal(perm, np.arange(len(models))):
-        return boot
-    return replace(
-        boot,
-        task_reps=boot.task_reps[perm],
-        block_reps=boot.block_reps[perm],
-        yoxla_reps=boot.yoxla_reps[perm],
-    )
-
-
-def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
-    """One board of a suite: its models in the suite's declared order (``metadata.ranking``; by
-    default the suite score), intervals where the tasks resample.
+def rank_board(board: Board, board_id: str, group: str) -> Ranked:
+    """One board under one run condition: its models in the order its suite declares
+    (:meth:`Board.ranked`), intervals where the tasks resample (:meth:`Board.boot`).
 
     A task without an interval (lower is better, batch-graded, grader errors) has NaN bounds;
-    the suite score has an interval only when every task it averages has one (a task's fixed
+    the headline has an interval only when every task it averages has one (a task's fixed
     score would make it look narrower than it is). Without intervals, ranks come from the
     scores themselves (equal scores share a range): a lower-is-better task ranks by its raw
     value, lowest first.
     """
-    meta = board.suite_meta(suite_id)
+    meta = board.meta(board_id)
     tids = list(meta.tasks)
     found = {g: [t for t in tasks if t in tids] for g, tasks in meta.groups.items()}
     group_tasks = {g: tasks for g, tasks in found.items() if tasks}
     groups = list(group_tasks)
-    models = board.suite_ranked(suite_id, group)
+    models = board.ranked(board_id, group)
     headline_name = meta.headline_name or SUITE_SCORE
-    titles = {g: meta.group_names.get(g, g) for g in groups}
-    r = Ranked(suite_board_id(suite_id), group, models, tids, groups, headline_name, meta.headline_rule)
+    # the benchmark's blocks keep their English titles; a committed suite's groups, their names
+    titles = {g: block_title(g) if meta.edition else meta.group_names.get(g, g) for g in groups}
+    r = Ranked(board_id, group, models, tids, groups, headline_name, meta.headline_rule)
     r.group_titles, r.group_tasks = titles, group_tasks
     r.by_key = {v.key: i for i, v in enumerate(models)}
     r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
         return r
-    boot = _follow(board.suite_boot(suite_id, group), board.suite_shown(suite_id, group), models)
-    resampled = board.suite_interval_tasks(suite_id, group)
+    boot = _follow(board.boot(board_id, group), board.shown(board_id, group), models)
+    resampled = board.interval_tasks(board_id, group)
     r.boot = boot
     m, t = len(models), len(tids)
     every = bool(boot.task_ids) and all(tid in resampled for tid in boot.task_ids)
@@ -317,6 +265,20 @@ def rank_suite(board: Board, suite_id: str, group: str) -> Ranked:
     return r
 
 
+def _follow(boot: Boot, shown: list[Verdict], models: list[Verdict]) -> Boot:
+    """``boot`` (one row per model of ``shown``) with its rows in the order of ``models``."""
+    position = {v.key: i for i, v in enumerate(shown)}
+    perm = np.array([position[v.key] for v in models], dtype=int)
+    if np.array_equal(perm, np.arange(len(models))):
+        return boot
+    return replace(
+        boot,
+        task_reps=boot.task_reps[perm],
+        block_reps=boot.block_reps[perm],
+        yoxla_reps=boot.yoxla_reps[perm],
+    )
+
+
 def _rankable(points: np.ndarray) -> np.ndarray:
     """Scores to rank by (higher first): a missing one ranks below every other."""
     return np.where(np.isfinite(points), points, -np.inf)
@@ -345,16 +307,6 @@ class EditionData:
     row_values: dict[str, RowValues] = field(default_factory=dict)
 
     @property
-    def is_suite(self) -> bool:
-        """Whether this is a committed suite's board (else a benchmark edition's)."""
-        return self.suite.edition is None
-
-    @property
-    def suite_id(self) -> str | None:
-        """The committed suite's id (None: an edition's board)."""
-        return self.suite.id if self.is_suite else None
-
-    @property
     def breakdowns(self) -> dict[str, list[str]]:
         """Per task, the row fields the board's suite declares to break it down by."""
         return self.suite.breakdowns
@@ -381,17 +333,12 @@ class EditionData:
     @property
     def label(self) -> str:
         """How the board is named in text: ``v1``, or ``suite oxu``."""
-        return f"suite {self.suite.id}" if self.is_suite else self.name
+        return self.name if self.suite.edition else f"suite {self.suite.id}"
 
     @property
     def label_md(self) -> str:
         """The board's name in Markdown: ``edition `v1```, or ``suite `oxu```."""
-        return f"suite {code(self.suite.id)}" if self.is_suite else f"edition {code(self.name)}"
-
-    @property
-    def listed_as(self) -> tuple[str | None, str | None]:
-        """(edition, suite): how :meth:`Board.listed` and :meth:`Board.admission_line` name this board."""
-        return (None, self.suite.id) if self.is_suite else (self.name, None)
+        return f"edition {code(self.name)}" if self.suite.edition else f"suite {code(self.suite.id)}"
 
     @property
     def standard(self) -> Ranked:
@@ -447,11 +394,11 @@ class Prepared:
 
     def board_choices(self) -> list[tuple[str, str]]:
         """(label, board id) for the board picker: the editions, then every suite board."""
-        out = [(name, name) for name in EDITIONS]
+        out = []
         for bid, ed in self.editions.items():
-            if ed.is_suite:
-                name = " ".join(str(ed.suite.name).split())
-                out.append((f"suite · {name if len(name) <= 60 else name[:59] + '…'}", bid))
+            name = " ".join(str(ed.suite.name).split())
+            short = name if len(name) <= 60 else name[:59] + "…"
+            out.append((bid if ed.suite.edition else f"suite · {short}", bid))
         return out
 
     def locate(self, key: str) -> tuple[str, Ranked | None, Verdict] | None:
@@ -478,55 +425,48 @@ def prepare(board: Board, log: Callable[[str], None] | None = None, *, floors: b
     t0 = time.perf_counter()
 
     editions: dict[str, EditionData] = {}
-    for name in EDITIONS:
-        boards = {g: rank_board(board, name, g) for g in GROUPS}
-        got, token, problem = None, "", None
-        try:
-            edition = board.edition(name)
-            got = board.data.rows(edition)
-            token = board.data.token(edition)
-            problem = got.problem
-        except Exception as exc:  # a broken data source leaves the floors out, never the app
-            problem = f"{type(exc).__name__}: {exc}"
-        rows = got.rows if got is not None and floors else None
-        ref = reference(name, rows, token=token, problem=problem if floors else "floors left out")
-        meta = board.benchmark_meta(name)
-        if not meta.path:
-            say(f"edition {name}: its package suite does not load (no groups, no breakdowns)")
-        tids = board.task_ids(name)
-        values = row_values(
-            {t: fields(meta.breakdowns, t) for t in tids}, got.rows if got is not None else None
-        )
-        editions[name] = EditionData(
-            name=name,
-            boards=boards,
-            unchecked=board.unchecked(name),
-            reference=ref,
-            publications=for_edition(name),
-            rows_problem=problem,
-            suite=meta,
-            order=board.ranking(name),
-            order_text=board.explain_order(name),
-            row_values=values,
-        )
-        n = sum(len(b.models) for b in boards.values())
-        say(f"edition {name}: {n} ranked model(s), {len(editions[name].unchecked)} not re-checked")
-    for sid in board.suite_boards():
-        bid = suite_board_id(sid)
-        boards = {g: rank_suite(board, sid, g) for g in GROUPS}
-        editions[bid] = EditionData(
+    for bid in board.boards():
+        boards = {g: rank_board(board, bid, g) for g in GROUPS}
+        meta = board.meta(bid)
+        rows, ref, problem = _edition_rows(board, bid, meta, floors)
+        if meta.edition is not None and not meta.path:
+            say(f"edition {bid}: its package suite does not load (no groups, no breakdowns)")
+        editions[bid] = ed = EditionData(
             name=bid,
             boards=boards,
-            unchecked=board.suite_unchecked(sid),
-            reference=Reference(
-                bid, problem="suites have no cue-only floors here: see the suite-baseline files"
-            ),
-            publications=[],
-            rows_problem=None,
-            suite=board.suite_meta(sid),
-            order=board.suite_ranking(sid),
-            order_text=board.suite_explain_order(sid),
+            unchecked=board.unchecked(bid),
+            reference=ref,
+            publications=for_edition(bid),
+            rows_problem=problem,
+            suite=meta,
+            order=board.ranking(bid),
+            order_text=board.explain_order(bid),
+            row_values=row_values({t: fields(meta.breakdowns, t) for t in meta.tasks}, rows),
         )
         n = sum(len(b.models) for b in boards.values())
-        say(f"suite {sid}: {n} ranked model(s)")
+        say(f"{ed.label_md.replace('`', '')}: {n} ranked model(s), {len(ed.unchecked)} not re-checked")
     return Prepared(board=board, editions=editions, seconds=time.perf_counter() - t0)
+
+
+def _edition_rows(
+    board: Board, bid: str, meta: SuiteMeta, floors: bool
+) -> tuple[dict[str, list[dict[str, Any]]] | None, Reference, str | None]:
+    """(rows, floors and chance levels, why the rows are not here) of a benchmark board; a
+    committed suite's board has none of them here (its baselines are result files)."""
+    if meta.edition is None:
+        return (
+            None,
+            Reference(bid, problem="suites have no cue-only floors here: see the suite-baseline files"),
+            None,
+        )
+    got, token, problem = None, "", None
+    try:
+        edition = board.edition(meta.edition)
+        got = board.data.rows(edition)
+        token = board.data.token(edition)
+        problem = got.problem
+    except Exception as exc:  # a broken data source leaves the floors out, never the app
+        problem = f"{type(exc).__name__}: {exc}"
+    rows = got.rows if got is not None else None
+    why = problem if floors else "floors left out"
+    return rows, reference(meta.edition, rows if floors else None, token=token, problem=why), problem

@@ -122,7 +122,7 @@ class ExplorerView(View):
         for box in (self.b_answer, self.b_verdict):
             blank[box] = gr.update(value="", visible=bool(key_b))
         board = ctx.prepared.board
-        if not (task_id and key_a and example_id) or task_id not in explorer.task_ids(board, edition):
+        if not (task_id and key_a and example_id) or task_id not in board.task_ids(edition):
             return blank
         va = explorer.example_view(board, edition, task_id, key_a, example_id)
         if va is None:
@@ -149,10 +149,7 @@ class ExplorerView(View):
         """Filter and page, then open the first example of the page."""
         board = ctx.prepared.board
         task_id, key_a = q.task, q.a
-        valid = (
-            task_id in explorer.task_ids(board, edition)
-            and explorer.model_of(board, edition, key_a) is not None
-        )
+        valid = task_id in board.task_ids(edition) and explorer.model_of(board, edition, key_a) is not None
         if not valid:
             ed = ctx.prepared.edition(edition)
             why = PICK if model_choices(ed) else f"No re-checked result file on {ed.label} yet."
@@ -199,7 +196,7 @@ class ExplorerView(View):
 
     def pickers(self, ctx: Context, edition: str, task_id: str | None, key_a: str | None) -> Update:
         board = ctx.prepared.board
-        ok = task_id in explorer.task_ids(board, edition)
+        ok = task_id in board.task_ids(edition)
         bvals = explorer.breakdown_values(board, edition, str(task_id)) if ok else []
         nms = explorer.near_miss_values(board, edition, str(task_id), key_a) if ok and key_a else []
         return {
@@ -218,7 +215,7 @@ class ExplorerView(View):
     ) -> Update:
         """Every filter set at once (edition change, a deep link, a link from a model page)."""
         ed = ctx.prepared.edition(edition)
-        tids = explorer.task_ids(ctx.prepared.board, ed.name)
+        tids = ctx.prepared.board.task_ids(ed.name)
         models = model_choices(ed)
         task_id = keep_or_first(task_id, tids)
         key_a = keep_or_first(key_a, models)
@@ -244,9 +241,9 @@ class ExplorerView(View):
         # Reads one file on demand (cached), checked against its admitted digest; a suite's
         # committed items (its rendered prompts) are prepared once, here.
         ed = ctx.prepared.edition(edition)
-        if ed.is_suite and not ed.standard.empty:
+        if not ed.standard.empty:
             for tid in ed.suite.tasks:
-                ctx.prepared.board.suite_items(ed.suite.id, tid)
+                ctx.prepared.board.items(ed.name, tid)
 
     # Events ------------------------------------------------------------------------------------
     def wire(self, ctx: Context) -> None:

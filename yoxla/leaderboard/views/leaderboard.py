@@ -58,7 +58,7 @@ def how_to_read(ed: EditionData) -> str:
 
 def board_note(ed: EditionData) -> str:
     """The board's first line: what this board is (and, for ``sample``, what it is not)."""
-    if ed.is_suite:  # a committed suite: its own name
+    if ed.suite.edition is None:  # a committed suite: its own name
         return f"**{md(ed.label)}**: an eval suite committed under `suites/`, re-scored with its own graders."
     if ed.name == "sample":
         models = [v for g in ed.groups() for v in ed.boards[g].models]

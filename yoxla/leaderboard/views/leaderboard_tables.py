@@ -451,7 +451,7 @@ def leaderboard_table(board: Board, edition: str, search: str = "") -> pd.DataFr
     r = rank_board(board, edition, "standard")
     empty = Ranked(edition, "x", [], r.task_ids, r.blocks)
     boards = {"standard": r, "thinking": empty, "non-standard": empty}
-    ed = EditionData(edition, boards, [], Reference(edition), [], None, board.benchmark_meta(edition))
+    ed = EditionData(edition, boards, [], Reference(edition), [], None, board.meta(edition))
     frame = leaderboard_frame(ed)
     if search.strip():
         frame = frame[Filters(search=search).mask(frame)]

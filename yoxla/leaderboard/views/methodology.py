@@ -19,8 +19,8 @@ from yoxla.leaderboard.views.common import components
 from yoxla.suites.benchmark import benchmark_task, task_ids
 
 
-def excluded_table(board: Board, edition: str | None = None, suite: str | None = None) -> pd.DataFrame:
-    """Excluded and superseded files of one board (of every board when neither is given), and
+def excluded_table(board: Board, board_id: str | None = None) -> pd.DataFrame:
+    """Excluded and superseded files of one board (of every board when none is given), and
     the files that name no board here (unreadable, an unknown edition or suite)."""
     return pd.DataFrame(
         [
@@ -30,7 +30,7 @@ def excluded_table(board: Board, edition: str | None = None, suite: str | None =
                 "Status": v.status,
                 "Reasons": " | ".join(v.reasons),
             }
-            for v in board.listed(edition, suite)
+            for v in board.listed(board_id)
             if not v.shown
         ],
         columns=["File", "Board", "Status", "Reasons"],
@@ -129,11 +129,10 @@ class MethodologyView(View):
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)
         board = ctx.prepared.board
-        where = ed.listed_as
         stem = ed.name.replace(":", "-")
         out: Update = {
-            self.suite_note: gr.update(value=texts.SUITE_METHOD, visible=ed.is_suite),
-            self.line: f"**{ed.label_md[:1].upper()}{ed.label_md[1:]}:** {board.admission_line(*where)}.",
+            self.suite_note: gr.update(value=texts.SUITE_METHOD, visible=ed.suite.edition is None),
+            self.line: f"**{ed.label_md[:1].upper()}{ed.label_md[1:]}:** {board.admission_line(ed.name)}.",
             **self.admitted.update(
                 ctx.downloads,
                 admitted_table(ed),
@@ -142,12 +141,12 @@ class MethodologyView(View):
             ),
             **self.excluded.update(
                 ctx.downloads,
-                ctx.memo("excluded", ed.name, make=lambda: excluded_table(board, *where)),
+                ctx.memo("excluded", ed.name, make=lambda: excluded_table(board, ed.name)),
                 empty="Every file of this board was admitted.",
                 stem=f"excluded-{stem}",
             ),
         }
-        if ed.is_suite:  # a committed suite's data is reviewed with its pull request
+        if ed.suite.edition is None:  # a committed suite's data is reviewed with its pull request
             out[self.review_line] = (
                 "Review status is kept for the benchmark's editions (`annotations/<edition>/`); a suite's data "
                 "is reviewed with its pull request."

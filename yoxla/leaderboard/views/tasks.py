@@ -124,9 +124,7 @@ def prompt_items(ctx: Context, ed: EditionData, task_id: str) -> dict[str, Any]:
     if ed.suite.edition is None:
         meta = ed.suite
         return dict(
-            ctx.memo(
-                "suite-items", meta.id, task_id, make=lambda: ctx.prepared.board.suite_items(meta.id, task_id)
-            )
+            ctx.memo("suite-items", meta.id, task_id, make=lambda: ctx.prepared.board.items(ed.name, task_id))
         )
 
     def sample_items() -> dict[str, Any]:
