@@ -34,7 +34,7 @@ from yoxla.run.artifacts import PredictionWriter  # noqa: E402
 from yoxla.run.executor import execute  # noqa: E402
 from yoxla.run.job import RunJob  # noqa: E402
 from yoxla.run.judge import RecordingJudge  # noqa: E402
-from yoxla.run.plan import make_suite_plan  # noqa: E402
+from yoxla.run.plan import make_plan  # noqa: E402
 from yoxla.run.settings import RunSettings, provider_options  # noqa: E402
 from yoxla.suites.registry import resolve_suite  # noqa: E402
 
@@ -43,9 +43,7 @@ FULL_SIZE = 1443
 
 def items(n: int) -> list:
     """The items of yoxla-sample, (task, item) in run order, cycled to ``n``."""
-    plan = make_suite_plan(
-        RunSettings(provider="vllm", model="bench", suite=str(resolve_suite("yoxla-sample")))
-    )
+    plan = make_plan(RunSettings(provider="vllm", model="bench", suite=str(resolve_suite("yoxla-sample"))))
     pool = [(task, item) for task in plan.tasks.values() for item in task.prepared.items]
     return list(itertools.islice(itertools.cycle(pool), n))
 

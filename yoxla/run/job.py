@@ -24,7 +24,7 @@ from yoxla.providers.base import Completion, Provider, Request
 from yoxla.providers.registry import redact
 from yoxla.run.executor import sent_fields
 from yoxla.run.judge import RecordingJudge
-from yoxla.run.plan import PlannedTask, suite_request
+from yoxla.run.plan import PlannedTask, request_for
 from yoxla.run.settings import RunSettings
 from yoxla.suites.prepare import Item
 from yoxla.suites.samples import SampleOutput, SampleResult
@@ -87,7 +87,7 @@ class RunJob:
         self._shared: dict[str, TaskScorer] = {}
 
     def request(self, task: PlannedTask, item: Item) -> Request:
-        return suite_request(task, item, self.settings, self.backend, self.base_url)
+        return request_for(task, item, self.settings, self.backend, self.base_url)
 
     def record(
         self, provider: Provider, request: Request, task: PlannedTask, item: Item, comp: Completion
