@@ -4,12 +4,12 @@
 - ``settings``: what a run is asked to do, the provider it asks (checked first, opened), the
   secrets it scrubs, and its record in run.json (settings, conditions).
 - ``plan``: the suite's tasks prepared, the items a run selects, each request.
-- ``executor``: the ordered pool that sends items and hands records back in item order;
-  ``job``: each item sent and scored as it arrives; ``judge``: judge models, every call kept.
-- ``finalize``: the stored answers scored, the run's files and its result file; ``finish``: what
-  the files share (the stored lines, the summary, the model block, the order that never lies).
+- ``executor``: the ordered pool that sends items and hands records back in item order, and the
+  job that sends and scores each item as it arrives; ``judge``: judge models, every call kept.
+- ``finalize``: the stored answers scored, the summary and the result file, written in the order
+  that never lies; ``model_facts``: what the result file says of the model.
 - ``seed``: a run folder made from a result file (``--retry-errors FILE.json``, a v2 file included).
-- ``artifacts``: the run folder's files; ``lock``: one process per run folder; ``errors``: one-line errors.
+- ``artifacts``: the run folder's files and its lock (one process per folder); ``errors``: one-line errors.
 - ``commands``: the command line (``python runner.py …`` = ``yoxla run …``), ``run-all``, ``rescore``;
   ``options``: the options of ``yoxla run`` and what the commands share; ``printing``: the summary;
   ``yoxla providers``, ``test`` and ``keygen`` are in ``commands`` too; ``library``: ``yoxla.run(…)``.

@@ -8,7 +8,7 @@ repeated example (two runners on one folder, before the run lock existed) is not
 :func:`drop_duplicates` keeps the first line of each and says which ids repeated.
 
 One process at a time holds a run folder (:class:`RunLock`): ``fcntl.flock`` on
-``runs/<run_id>/run.lock`` on that file, not the file's existence: the kernel releases a
+``runs/<run_id>/run.lock``, not the file's existence: the kernel releases a
 flock when its process dies, however it dies (``kill -9`` included), so a dead holder can
 never block a run. The holder writes its pid, host and start time into the file for the
 "in use by" message, and empties it when it lets go; a file that still names a holder

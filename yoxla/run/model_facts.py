@@ -49,38 +49,24 @@ def parse_params(text: object) -> int:
     return int(value)
 
 
-def check_card(url: object) -> str:
-    text = str(url).strip()
-    if not plain_https(text):
-        raise RunError(
-            "--model-card must be a plain https address (no spaces, quotes, query or fragment), "
-            f"got {text[:80]!r}"
-        )
-    return text
-
-
-def check_license(text: object) -> str:
-    one = " ".join(str(text).split())
-    if not one or len(one) > 100 or not one.isprintable():
-        raise RunError("--license must be one short line of text (at most 100 characters), e.g. apache-2.0")
-    return one
-
-
-def check_weights(text: object) -> str:
-    if text not in ("open", "closed"):
-        raise RunError(f"--weights must be open or closed, got {str(text)[:40]!r}")
-    return str(text)
-
-
 def check_facts(facts: dict[str, Any]) -> dict[str, Any]:
     """The given facts, each checked (``display_name`` is checked by the result record)."""
     out = dict(facts)
     if out.get("model_card") is not None:
-        out["model_card"] = check_card(out["model_card"])
+        out["model_card"] = str(out["model_card"]).strip()
+        if not plain_https(out["model_card"]):
+            raise RunError(
+                "--model-card must be a plain https address (no spaces, quotes, query or fragment), "
+                f"got {out['model_card'][:80]!r}"
+            )
     if out.get("license") is not None:
-        out["license"] = check_license(out["license"])
-    if out.get("weights") is not None:
-        out["weights"] = check_weights(out["weights"])
+        out["license"] = " ".join(str(out["license"]).split())
+        if not out["license"] or len(out["license"]) > 100 or not out["license"].isprintable():
+            raise RunError(
+                "--license must be one short line of text (at most 100 characters), e.g. apache-2.0"
+            )
+    if out.get("weights") is not None and out["weights"] not in ("open", "closed"):
+        raise RunError(f"--weights must be open or closed, got {str(out['weights'])[:40]!r}")
     if out.get("params") is not None:
         out["params"] = parse_params(out["params"])
     if out.get("display_name") is not None:

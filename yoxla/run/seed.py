@@ -27,7 +27,7 @@ from yoxla.run.finalize import RunReport
 from yoxla.run.judge import JUDGEMENTS
 from yoxla.run.plan import RunPlan, make_plan, run_conditions
 from yoxla.run.session import new_run_record, refuse_existing, retry_errors
-from yoxla.run.settings import RunSettings, check_run_id, now_iso
+from yoxla.run.settings import RunSettings, check_run_id, now_iso, provider_facts
 
 
 def retry_result_file(
@@ -277,19 +277,12 @@ def write_seeded(
     provider facts the file keeps), predictions.jsonl and judgements.jsonl."""
     from yoxla.providers.registry import get_spec
 
-    spec = get_spec(s.provider, s.config)
-    provider_facts = {
-        "backend": spec.backend,
-        "base_url": rec.model.base_url,
-        "api_key_env": spec.api_key_env,
-        "reasoning_control": spec.reasoning,
-        "provider_info": provider_info,
-    }
+    facts = provider_facts(get_spec(s.provider, s.config), rec.model.base_url, provider_info)
     if records:  # the file keeps only the run's total usage: carried over on the first answer
         records[0]["usage"] = rec.usage.model_dump(mode="json", exclude_unset=True)
     with RunLock(run_dir, log):
         refuse_existing(run_dir)
-        info = new_run_record(s, plan, provider_facts, workers=rec.run.workers, batch_size=rec.run.batch_size)
+        info = new_run_record(s, plan, facts, workers=rec.run.workers, batch_size=rec.run.batch_size)
         info.update(
             status="incomplete",
             started_at=rec.run.started_at,

@@ -1,12 +1,13 @@
 """A run from start to finish: ``python runner.py --suite FILE|--edition E --provider P --model M``.
 
-A run is a folder ``runs/<run_id>/``, held by one process at a time (:mod:`yoxla.run.lock`).
-Starting, resuming (``--resume``) and re-asking failed items (``--retry-errors``) are the same
-three steps: settle the settings and the plan (:mod:`~yoxla.run.settings`,
-:mod:`~yoxla.run.plan`), send the pending items through the executor (:mod:`~yoxla.run.executor`)
-with the job that sends and scores each item (:mod:`~yoxla.run.job`), and finish with the scores
-and the result file (:mod:`~yoxla.run.finalize`). Whatever stops a session (a refusing server, a
-full disk, Ctrl-C) leaves every answer received on disk and says in one line how to continue.
+A run is a folder ``runs/<run_id>/``, held by one process at a time
+(:class:`~yoxla.run.artifacts.RunLock`). Starting, resuming (``--resume``) and re-asking failed
+items (``--retry-errors``) are the same three steps: settle the settings and the plan
+(:mod:`~yoxla.run.settings`, :mod:`~yoxla.run.plan`), send the pending items through the
+executor with the job that sends and scores each one (:mod:`~yoxla.run.executor`), and finish
+with the scores and the result file (:mod:`~yoxla.run.finalize`). Whatever stops a session (a
+refusing server, a full disk, Ctrl-C) leaves every answer received on disk and says in one line
+how to continue.
 
 run.json says ``"kind": "suite"``; a run folder without it was made by the built-in engine of an
 older version, and is refused with one line that says what to do. A run folder holds
@@ -44,9 +45,8 @@ from yoxla.run.artifacts import (
     write_json,
 )
 from yoxla.run.errors import Log, RunError, log_stderr, os_reason, resume_command, writing
-from yoxla.run.executor import execute
+from yoxla.run.executor import RunJob, execute
 from yoxla.run.finalize import RunReport, check_plan, finalize_run
-from yoxla.run.job import RunJob
 from yoxla.run.judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
 from yoxla.run.model_facts import public_model
 from yoxla.run.plan import RunPlan, dataset_info, make_plan, run_conditions

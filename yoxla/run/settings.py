@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from yoxla.providers.base import Provider, ProviderOptions
+from yoxla.providers.base import Provider, ProviderOptions, ProviderSpec
 from yoxla.providers.registry import (
     MASK,
     api_key,
@@ -170,16 +170,20 @@ def open_provider(s: RunSettings) -> tuple[Provider, dict[str, Any]]:
         except BaseException:
             provider.close()
             raise
-    facts = {
+    described = {k: v for k, v in provider.describe().items() if k not in ("base_url", "api_key_env")}
+    return provider, provider_facts(spec, public_url(spec.base_url), described)
+
+
+def provider_facts(spec: ProviderSpec, base_url: str | None, provider_info: dict[str, Any]) -> dict[str, Any]:
+    """run.json's facts of the provider: its backend, public base URL, key variable, reasoning
+    control and what it describes of itself (a result file's, for a run folder seeded from one)."""
+    return {
         "backend": spec.backend,
-        "base_url": public_url(spec.base_url),
+        "base_url": base_url,
         "api_key_env": spec.api_key_env,
         "reasoning_control": spec.reasoning,
-        "provider_info": {
-            k: v for k, v in provider.describe().items() if k not in ("base_url", "api_key_env")
-        },
+        "provider_info": provider_info,
     }
-    return provider, facts
 
 
 def run_secrets(s: RunSettings) -> list[str]:
