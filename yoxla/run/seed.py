@@ -38,7 +38,7 @@ def retry_result_file(
 
     When the suite run folder that wrote the file is in ``runs_dir`` (its ``run.run_id``, the
     same suite, provider and model), the retry happens there, like ``--retry-errors RUN``.
-    Otherwise a run folder is made from the file (:func:`seed_suite_run`, :func:`seed_legacy_run`)
+    Otherwise a run folder is made from the file (:func:`seed_run`, :func:`seed_legacy_run`)
     and the retry happens in it. The new result file goes where the run writes it
     (``results/<edition>/…`` or ``results/suites/<suite>/…``): the old file is replaced when it
     is that file; otherwise it stays, and the board shows the newer one (same provider and
@@ -51,7 +51,7 @@ def retry_result_file(
         log(f"{path}: no generation errors to retry")
         return None
     suite = rec.suite.id if isinstance(rec, ResultFile) else f"yoxla-{rec.edition}"
-    seed = seed_suite_run if isinstance(rec, ResultFile) else seed_legacy_run
+    seed = seed_run if isinstance(rec, ResultFile) else seed_legacy_run
     root = Path(overrides.get("runs_dir") or runs_dir)
     run_dir = root / check_run_id(rec.run.run_id)
     if (run_dir / RUN_JSON).is_file():
@@ -133,7 +133,7 @@ def seeded_line(tid: str, p: Any, rec: Any, verdict: dict[str, Any]) -> dict[str
     return line
 
 
-def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
+def seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
     from yoxla.leaderboard.committed import CommittedSuites
