@@ -49,7 +49,7 @@ from yoxla.leaderboard.admission import MAX_BYTES, check_file
 from yoxla.leaderboard.data import DataSource
 from yoxla.record import parse_record
 from yoxla.record_base import first_difference
-from yoxla.record_derive import derive_suite_task, suite_scores_of
+from yoxla.record_derive import derive_suite_task, scores_of
 from yoxla.results import content_digest
 from yoxla.strictjson import gc_paused, loads_strict, read_regular_file
 from yoxla.testing.synthetic_v3 import build_v3, committed_source, prepare_v1, random_raws, write_v1_rows
@@ -145,7 +145,7 @@ def main() -> None:
             for d, x, rec in zip(docs, derived, records, strict=True):
                 assert rec is not None
                 out.extend(first_difference(d["tasks"][tid], x[tid], f"tasks.{tid}") for tid in x)
-                scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
+                scores = scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
                 out.append(first_difference(d["scores"], scores, "scores"))
             return out
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 CHILD = """
 import io, sys, time, contextlib
 t0 = time.perf_counter()
-import yoxla.cli, yoxla.run.commands, yoxla.run.finalize, yoxla.run.finish, yoxla.record
+import yoxla.cli, yoxla.run.commands, yoxla.run.finalize, yoxla.record
 import yoxla.suites.loader, yoxla.suites.prepare, yoxla.suites.datasets, yoxla.suites.builtins
 import yoxla.providers.registry, yoxla.annotation.cli, yoxla.suites.cli, yoxla.suites.scoring, pydantic
 t1, c1 = time.perf_counter(), time.process_time()

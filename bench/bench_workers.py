@@ -5,7 +5,7 @@ every request after a fixed latency, so the only thing measured is the runner: i
 pool, the adaptive limiter, the openai client, in-order consumption, scoring and the
 append+flush of predictions.jsonl. The requests are the items of the package suite
 ``yoxla-sample`` (the bundled sample edition), cycled to the size of the published benchmark
-(1443), sent and scored by the suite engine's job (:class:`yoxla.run.job.RunJob`).
+(1443), sent and scored by the suite engine's job (:class:`yoxla.run.executor.RunJob`).
 
     python bench/bench_workers.py                    # latency 0.2 s, workers 1 4 16 64
     python bench/bench_workers.py --latency 0.1 --workers 1 16 --requests 500
@@ -31,10 +31,9 @@ sys.path.insert(0, str(ROOT))
 from yoxla.providers.registry import create_provider, get_spec, with_overrides  # noqa: E402
 from yoxla.providers.transport import TransportSettings  # noqa: E402
 from yoxla.run.artifacts import PredictionWriter  # noqa: E402
-from yoxla.run.executor import execute  # noqa: E402
-from yoxla.run.job import RunJob  # noqa: E402
+from yoxla.run.executor import RunJob, execute  # noqa: E402
 from yoxla.run.judge import RecordingJudge  # noqa: E402
-from yoxla.run.plan import make_suite_plan  # noqa: E402
+from yoxla.run.plan import make_plan  # noqa: E402
 from yoxla.run.settings import RunSettings, provider_options  # noqa: E402
 from yoxla.suites.registry import resolve_suite  # noqa: E402
 
@@ -43,9 +42,7 @@ FULL_SIZE = 1443
 
 def items(n: int) -> list:
     """The items of yoxla-sample, (task, item) in run order, cycled to ``n``."""
-    plan = make_suite_plan(
-        RunSettings(provider="vllm", model="bench", suite=str(resolve_suite("yoxla-sample")))
-    )
+    plan = make_plan(RunSettings(provider="vllm", model="bench", suite=str(resolve_suite("yoxla-sample"))))
     pool = [(task, item) for task in plan.tasks.values() for item in task.prepared.items]
     return list(itertools.islice(itertools.cycle(pool), n))
 

@@ -1,7 +1,7 @@
 """Deriving and writing a ``yoxla-result`` version 3 file (the suite body of :mod:`yoxla.record`):
 a task's stored answers re-scored through :func:`yoxla.suites.scoring.score_suite_task` and laid
 out as the file stores them (:func:`derive_suite_task`, stored judge calls replayed, never sent
-again), the summary scores (:func:`suite_scores`), and the sealed document
+again), the summary scores (:func:`derive_scores`), and the sealed document
 (:func:`build_suite_document`). A run, its resumption, ``yoxla rescore`` and admission all derive
 through here. Version 2 files (the old format, read) are laid out from the same derivation by
 :mod:`yoxla.leaderboard.legacy_v2`; nothing writes them but the test boards of
@@ -197,7 +197,7 @@ def _mean_or_none(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def suite_scores(
+def derive_scores(
     tasks: Mapping[str, TaskResult],
     groups: Sequence[SuiteGroup] | None = None,
     headline: SuiteHeadline | None = None,
@@ -221,9 +221,9 @@ def suite_scores(
     return Scores.model_construct(suite=suite, tasks=scores, groups=by_group)
 
 
-def suite_scores_of(info: SuiteInfo, tasks: Mapping[str, TaskResult]) -> Scores:
-    """:func:`suite_scores` with the groups and headline the file's suite block declares."""
-    return suite_scores(tasks, info.groups, info.headline)
+def scores_of(info: SuiteInfo, tasks: Mapping[str, TaskResult]) -> Scores:
+    """:func:`derive_scores` with the groups and headline the file's suite block declares."""
+    return derive_scores(tasks, info.groups, info.headline)
 
 
 def _suite_task_dump(t: TaskResult) -> dict[str, Any]:
@@ -259,7 +259,7 @@ def build_suite_document(
         "model": model.model_dump(mode="json", exclude_unset=True),
         "run": run.model_dump(mode="json", exclude_unset=True),
         "tasks": {tid: _suite_task_dump(t) for tid, t in tasks.items()},
-        "scores": suite_scores_of(suite, tasks).model_dump(mode="json", exclude_unset=True),
+        "scores": scores_of(suite, tasks).model_dump(mode="json", exclude_unset=True),
         "usage": usage.model_dump(mode="json", exclude_unset=True),
         "generation_errors": sum(p.error is not None for t in tasks.values() for p in t.predictions),
         "created_at": created_at,

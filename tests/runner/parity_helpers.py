@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from yoxla.run.finish import calibration_summary
+from yoxla.run.finalize import calibration_summary
 from yoxla.suites.benchmark import benchmark_groups, task_ids
 
 TOL = 1e-9

@@ -15,8 +15,8 @@ from yoxla.leaderboard.data import DataSource
 from yoxla.leaderboard.prepared import prepare
 from yoxla.leaderboard.views.leaderboard_tables import Filters, leaderboard_frame, leaderboard_view
 from yoxla.leaderboard.views.model_tables import model_facts
-from yoxla.run.finish import model_info, result_path_for
-from yoxla.run.model_facts import parse_params, public_model
+from yoxla.run.finalize import result_path
+from yoxla.run.model_facts import model_info, parse_params, public_model
 from yoxla.run.settings import RunSettings, run_record
 
 FACTS = [
@@ -162,7 +162,10 @@ def test_a_local_folder_is_published_by_its_own_config_never_by_its_path(tmp_pat
     )
     published = model_info(info, [])
     assert published.model == published.display_name == "local-llama"
-    assert "private-dir" not in str(result_path_for(info, True).name) and "private-dir" not in info["command"]
+    assert (
+        "private-dir" not in str(result_path({**info, "suite": {"id": "yoxla-v1"}}, True).name)
+        and "private-dir" not in info["command"]
+    )
     assert published.metadata is not None and published.metadata.parameters == 1000
     (folder / "config.json").write_text(json.dumps({"_name_or_path": "org/tiny-az", "model_type": "llama"}))
     assert public_model(str(folder)) == "org/tiny-az"  # the Hub id it was saved from

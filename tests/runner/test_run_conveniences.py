@@ -212,7 +212,6 @@ def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     runner, server, env_key, monkeypatch
 ) -> None:
     import yoxla.run.finalize as finalize
-    import yoxla.run.finish as finish
 
     rc, _, err = runner.api(server, "r1")
     assert rc == 0, err
@@ -220,8 +219,7 @@ def test_rescore_keeps_the_runs_finished_at_and_records_its_own_time(
     finished = _doc(path)["run"]["finished_at"]
     assert finished and runner.json("r1", "run.json")["finished_at"] == finished
     later = "2099-01-02T03:04:05Z"
-    monkeypatch.setattr(finish, "now_iso", lambda: later)
-    monkeypatch.setattr(finalize, "now_iso", lambda: later)  # the result file's created_at
+    monkeypatch.setattr(finalize, "now_iso", lambda: later)  # rescored_at and the result file's created_at
     rc, _, err = runner("rescore", str(runner.runs / "r1"), "--result", base=False)
     assert rc == 0, err
     doc = _doc(path)

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from runner_helpers import one_error_line
 
-from yoxla.run.artifacts import read_predictions
-from yoxla.run.lock import RunBusy, RunLock
+from yoxla.run.artifacts import RunBusy, RunLock, read_predictions
 from yoxla.testing.fakeserver import FakeServer
 
 ROOT = Path(__file__).resolve().parents[2]

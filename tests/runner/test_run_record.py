@@ -36,6 +36,7 @@ def test_thinking_run_records_flag_budget_and_effective_generation(runner, env_k
         "generation": generation,
     }
     assert info["tasks"]["sentiment_v1"]["selected"] == 2
+    assert info["tasks"]["sentiment_v1"]["max_tokens"] == 16 + 512  # what each request was sent with
     doc = json.loads((runner.results / "partial" / "sample" / "openrouter__fake--model-1.json").read_text())
     assert doc["run"]["conditions"] == info["conditions"]
 

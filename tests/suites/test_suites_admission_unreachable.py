@@ -116,7 +116,7 @@ def _forged_partial(doc: dict[str, Any], keep: int) -> dict[str, Any]:
     """The file cut to its first ``keep`` predictions, every count and score made to agree with
     them (a task score of 100), and resealed: consistent by itself, but not the whole task."""
     from yoxla.record import parse_record
-    from yoxla.record_derive import suite_scores_of
+    from yoxla.record_derive import scores_of
 
     bad = copy.deepcopy(doc)
     t = bad["tasks"]["toplama_v1"]
@@ -126,7 +126,7 @@ def _forged_partial(doc: dict[str, Any], keep: int) -> dict[str, Any]:
     bad["generation_errors"] = 0
     rec, problems = parse_record(json.loads(json.dumps(bad)))
     assert rec is not None and not problems, problems
-    bad["scores"] = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
+    bad["scores"] = scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
     return _resealed(bad)
 
 

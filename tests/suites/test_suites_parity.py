@@ -25,7 +25,7 @@ import pytest
 from yoxla.canonical import sha256_text
 from yoxla.editions import load_edition, load_rows
 from yoxla.record import SuiteInfo
-from yoxla.record_derive import build_suite_task_result, suite_scores_of
+from yoxla.record_derive import build_suite_task_result, scores_of
 from yoxla.suites.benchmark import strict_rule
 from yoxla.suites.hashing import declared_aggregation
 from yoxla.suites.loader import load_manifest
@@ -187,7 +187,7 @@ def test_block_scores_and_the_yoxla_score_are_identical(scored, prepared, manife
             **declared_aggregation(manifest),
         }
     )
-    scores = suite_scores_of(info, results)
+    scores = scores_of(info, results)
     assert _same(dict(scores.tasks), want_tasks), name
     assert scores.groups is not None and _same(dict(scores.groups), want_blocks), name
     assert scores.suite is not None and abs(scores.suite - want_yoxla) <= TOL, name

@@ -96,16 +96,16 @@ def test_passthrough_goes_only_to_upstreams_that_are_not_openai(
     from yoxla.providers.base import ProviderOptions
     from yoxla.providers.openai_compat import OpenAICompatProvider
     from yoxla.providers.registry import get_spec, with_overrides
-    from yoxla.run.plan import make_suite_plan, suite_request
+    from yoxla.run.plan import make_plan, request_for
     from yoxla.run.settings import RunSettings
 
     monkeypatch.setenv("VLLM_API_KEY", SECRET)
     s = RunSettings(provider="vllm", model="m", suite=str(suite))
-    plan = make_suite_plan(s)
+    plan = make_plan(s)
     task = plan.tasks["toplama_v1"]
     spec = with_overrides(get_spec("vllm"), base_url)
     body = OpenAICompatProvider(spec, "m", ProviderOptions()).request_body(
-        suite_request(task, task.prepared.items[0], s, spec.backend, spec.base_url)
+        request_for(task, task.prepared.items[0], s, spec.backend, spec.base_url)
     )
     assert ("extra_body" in body) is passthrough
     if passthrough:

@@ -430,13 +430,13 @@ def test_start_up_announces_reduced_isolation_only_for_tasks_with_code(mode, tmp
 
 def test_a_suite_run_announces_before_its_code_runs(mode, tmp_path, capsys, no_worker):
     from yoxla.run.errors import ValidationFailed
-    from yoxla.run.plan import make_suite_plan
+    from yoxla.run.plan import make_plan
     from yoxla.run.settings import RunSettings
 
     mode.setenv(sandbox.FORCE_ENV, "reduced")
     path = _two_tasks(tmp_path)
     settings = RunSettings(provider="suite-baseline", model="first", suite=str(path), tasks=["coded"])
     with WorkerPool(FAST) as pool, pytest.raises(ValidationFailed):
-        make_suite_plan(settings, pool)  # no worker can start here: the notice came first
+        make_plan(settings, pool)  # no worker can start here: the notice came first
     assert no_worker == ["start"]
     assert capsys.readouterr().err.count("code isolation is reduced") == 1

@@ -41,7 +41,7 @@ from yoxla.leaderboard.rederive import check_totals, correlated_values
 from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import SuiteGroup, SuiteHeadline
 from yoxla.record_base import TOLERANCE, first_difference
-from yoxla.record_derive import derive_suite_task, suite_scores
+from yoxla.record_derive import derive_scores, derive_suite_task
 from yoxla.record_v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFileV2, TaskResultV2
 
 if TYPE_CHECKING:
@@ -401,7 +401,7 @@ def _check_totals(doc: dict[str, Any], rec: ResultFileV2, manifest: Any, v: Verd
     how = declared_aggregation(manifest)
     groups = [SuiteGroup.model_validate(g) for g in how.get("groups", [])]
     headline = SuiteHeadline.model_validate(how["headline"]) if "headline" in how else None
-    s = suite_scores(rec.tasks, groups, headline)  # type: ignore[arg-type]  # a score per task is all it reads
+    s = derive_scores(rec.tasks, groups, headline)  # type: ignore[arg-type]  # a score per task is all it reads
     scores = {"yoxla": s.suite, "blocks": dict(s.groups or {}), "tasks": dict(s.tasks)}
     check_totals(doc, rec, scores, v)
     v.scores = scores

@@ -42,7 +42,7 @@ from yoxla.calibration.stored import pooled_calibration, suite_cases
 from yoxla.leaderboard.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record import ResultFile, TaskHashes, TaskResult
 from yoxla.record_base import first_difference
-from yoxla.record_derive import derive_suite_task, suite_scores_of
+from yoxla.record_derive import derive_suite_task, scores_of
 from yoxla.safetext import one_line
 from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
@@ -319,7 +319,7 @@ def check_suite_record(doc: dict[str, Any], rec: ResultFile, v: Verdict, data: D
 def _check_totals(doc: dict[str, Any], rec: ResultFile, v: Verdict) -> dict[str, Any]:
     """The summary scores and the generation-error count follow from the stored tasks."""
     # The groups and headline are the committed suite's (checked above): scores follow them.
-    scores = suite_scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
+    scores = scores_of(rec.suite, rec.tasks).model_dump(mode="json", exclude_unset=True)
     check_totals(doc, rec, scores, v)
     return scores
 

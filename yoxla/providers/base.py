@@ -58,7 +58,7 @@ class TaskRef(Protocol):
 class Request:
     """One call's messages and generation settings.
 
-    A run makes one per suite item (:func:`yoxla.run.plan.suite_request`: every field, the
+    A run makes one per suite item (:func:`yoxla.run.plan.request_for`: every field, the
     benchmark's tasks included, since they are package suites); a judge call
     (:mod:`yoxla.run.judge`) and ``yoxla providers test`` set only the fields up to
     ``thinking``, the others keeping their defaults. ``task`` is the run's task

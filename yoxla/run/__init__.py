@@ -1,19 +1,21 @@
 """The runner: send every item of a suite to a provider and keep everything.
 
-- ``session``: a run folder from start to finish (start, resume, retry failed items), small steps.
-- ``settings``: what a run is asked to do, and its record in run.json (settings, conditions).
-- ``provider``: the provider a run asks (checked first, opened) and the secrets it scrubs.
-- ``executor``: the ordered pool that sends items and hands records back in item order.
-- ``finish``: what every finish shares (the stored lines, the summary, the files in an order that never lies).
+- ``session``: a run from start to finish (start, resume, retry failed items), the run folder held.
+- ``settings``: what a run is asked to do, the provider it asks (checked first, opened), the
+  secrets it scrubs, and its record in run.json (settings, conditions).
+- ``plan``: the suite's tasks prepared, the items a run selects, each request.
+- ``executor``: the ordered pool that sends items and hands records back in item order, and the
+  job that sends and scores each item as it arrives; ``judge``: judge models, every call kept.
+- ``finalize``: the stored answers scored, the summary and the result file, written in the order
+  that never lies; ``model_facts``: what the result file says of the model.
 - ``seed``: a run folder made from a result file (``--retry-errors FILE.json``, a v2 file included).
-- ``artifacts``: the run folder's files; ``lock``: one process per run folder; ``errors``: one-line errors.
+- ``artifacts``: the run folder's files and its lock (one process per folder); ``errors``: one-line errors.
 - ``commands``: the command line (``python runner.py …`` = ``yoxla run …``), ``run-all``, ``rescore``;
-  ``options``: the options of ``yoxla run`` and what the commands share; ``tool_commands``:
-  ``yoxla providers``, ``test`` and ``keygen``.
-- ``plan``, ``job``, ``judge``, ``engine``, ``finalize``, ``cli``:
-  the suite engine (every run: ``--suite FILE`` or ``--edition E``, the package suite ``yoxla-E``).
+  ``options``: the options of ``yoxla run`` and what the commands share; ``printing``: the summary;
+  ``yoxla providers``, ``test`` and ``keygen`` are in ``commands`` too; ``library``: ``yoxla.run(…)``.
 
-A run folder made by the built-in engine of older versions is refused in one line
+Every run is a suite run: ``--suite FILE`` or ``--edition E``, the package suite ``yoxla-E``. A
+run folder made by the built-in engine of older versions is refused in one line
 (:func:`yoxla.run.artifacts.refuse_builtin`). Nothing here is imported by ``import yoxla``.
 """
 

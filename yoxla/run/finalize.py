@@ -1,4 +1,4 @@
-"""Finishing a suite run: re-score the stored answers, write the run folder's scores and the result file.
+"""Finishing a run: re-score the stored answers, write the run folder's scores and the result file.
 
 Scores always come from the stored raw outputs through the record's one suite writer
 (:func:`yoxla.record.build_suite_task_result`, which calls
@@ -13,50 +13,48 @@ and admission agree. Judge calls come in two steps, per task with Python graders
    admission will score it; nothing here can ask a model.
 
 ``rescore`` does the same with a judge that never asks (memo only), so it reproduces the
-run folder's files byte for byte. The result file goes to
-``results/suites/<suite id>/<provider>__<model>.json`` (a package benchmark suite's to
-``results/<edition>/…``) when the run is complete (every task, every item, no ``--limit``),
-else to ``results/partial/suites/<suite id>/…`` (``results/partial/<edition>/…``).
+run folder's files byte for byte. The result file goes to ``results/<edition>/…`` or
+``results/suites/<suite id>/…`` when the run is complete (every task, every item, no
+``--limit``), else under ``results/partial/`` (:func:`result_path`). Files are written in an
+order that never lies: ``run.json`` says ``finalizing`` first, the result file is written, and
+only then does ``run.json`` say ``complete`` (or ``incomplete``); a run whose finalisation
+failed (disk full, read-only results folder) is finished by ``--resume`` without asking the
+model again.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.stored import probability_counts
+from yoxla.calibration.stored import LOGPROBS_KEY, probability_counts
+from yoxla.providers.base import oversized
 from yoxla.record import JudgeInfo, RunConditions, RunInfo, SuiteInfo, TaskResult
-from yoxla.record_base import DatasetInfo, Usage
-from yoxla.record_derive import build_suite_document, build_suite_task_result, suite_scores_of
-from yoxla.results import SIGN_KEY_ENV
+from yoxla.record_base import MAX_RAW, DatasetInfo, Usage
+from yoxla.record_derive import build_suite_document, build_suite_task_result, scores_of
+from yoxla.results import SIGN_KEY_ENV, result_filename, write_result
 from yoxla.run.artifacts import (
     PREDICTIONS,
     RUN_JSON,
+    SUMMARY,
+    TASK_SCORES,
     CorruptRun,
+    RunLock,
+    drop_duplicates,
+    duplicates_note,
     read_json,
+    read_predictions,
+    refuse_builtin,
+    write_json,
 )
-from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.finish import (
-    Info,
-    Lines,
-    RunReport,
-    bounded,
-    calibration_summary,
-    model_info,
-    records_by_task,
-    rescore_with,
-    result_path_for,
-    run_facts,
-    stored_records,
-    summary_document,
-    usage_total,
-    write_finished,
-)
+from yoxla.run.errors import Log, RunError, log_stderr, resume_command, writing
 from yoxla.run.judge import JUDGEMENTS, RecordingJudge, open_judge
-from yoxla.run.plan import PlannedTask, RunPlan, make_suite_plan
+from yoxla.run.model_facts import model_info, published_model
+from yoxla.run.plan import PlannedTask, RunPlan, make_plan
 from yoxla.run.settings import RunSettings, now_iso, settings_from
 from yoxla.suites.judge import unanswered_calls
 from yoxla.suites.registry import edition_of
@@ -65,6 +63,69 @@ from yoxla.suites.scoring import score_suite_task
 from yoxla.suites.worker import WorkerPool
 
 STORED = ("id", "raw", "finish_reason", "error")
+Info = dict[str, Any]  # run.json, a document
+Lines = list[dict[str, Any]]  # the lines of predictions.jsonl
+
+
+@dataclass
+class RunReport:
+    run_dir: Path
+    summary: dict[str, Any]
+    result_path: Path | None
+    complete: bool
+    sent: int = 0
+
+
+def bounded(record: dict[str, Any]) -> dict[str, Any]:
+    """A line whose answer is longer than a result file stores (written before such answers were
+    refused on arrival) reads as the generation error a run gives it now."""
+    raw = record.get("raw")
+    if not isinstance(raw, str) or len(raw) <= MAX_RAW:
+        return record
+    out = {k: v for k, v in record.items() if k not in (LOGPROBS_KEY, "raw", "text", "extracted")}
+    return {**out, "raw": None, "text": "", "error": oversized(len(raw)), "outcome": "generation_error"}
+
+
+def stored_records(run_dir: Path, log: Log | None) -> list[dict[str, Any]]:
+    """The run's stored lines; a repeated example kept once (its first line) and reported through ``log``."""
+    records, _ = read_predictions(run_dir / PREDICTIONS)
+    records, dropped = drop_duplicates(records)
+    if dropped and log:
+        log(duplicates_note(run_dir / PREDICTIONS, dropped))
+    return records
+
+
+def records_by_task(
+    run_dir: Path, records: list[dict[str, Any]], task_ids: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The stored lines of each task of the run; a line of another task is a corrupt run."""
+    by_task: dict[str, list[dict[str, Any]]] = {tid: [] for tid in task_ids}
+    for r in records:
+        if r.get("task") not in by_task:
+            raise CorruptRun(
+                f"{run_dir / PREDICTIONS}: a line names task {r.get('task')!r}, not part of this run"
+            )
+        by_task[r["task"]].append(r)
+    return by_task
+
+
+def usage_total(records: list[dict[str, Any]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for r in records:
+        for k, v in (r.get("usage") or {}).items():
+            if isinstance(v, int):
+                total[k] += v
+    out = {k: int(total.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    if total.get("reasoning_tokens"):
+        out["reasoning_tokens"] = int(total["reasoning_tokens"])
+    return out
+
+
+def calibration_summary(cal: dict[str, Any]) -> dict[str, Any]:
+    """What summary.json keeps of a task's calibration block (the printed table's columns)."""
+    return {
+        k: cal[k] for k in ("n_with_probs", "n_partial", "mean_gold_p", "high_confidence_error_rate", "ece")
+    } | {"group_consistency": cal["groups"]["value"], "controls": cal["controls"]["n"]}
 
 
 def check_plan(info: dict[str, Any], plan: RunPlan) -> None:
@@ -123,18 +184,18 @@ def add_distributions(
             p["distribution"] = dist
 
 
-def score_suite_run(
+def score_run(
     run_dir: Path, plan: RunPlan | None, judge: RecordingJudge, log: Log | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], dict[str, TaskResult]]:
     """(run info, task_scores, records, task results) recomputed from the stored answers."""
     info = read_json(run_dir / RUN_JSON)
     records = [bounded(r) for r in stored_records(run_dir, log)]
     if plan is None:
-        plan = make_suite_plan(settings_from(info))
+        plan = make_plan(settings_from(info))
     check_plan(info, plan)
     # The tasks are those the run started with; what the suite makes of them (groups, headline,
     # analysis section) is today's committed manifest's, as admission will check.
-    now = plan.suite_record()
+    now = plan.record()
     info["suite"] = {
         **{
             k: v for k, v in info.get("suite", {}).items() if k not in ("groups", "headline", "analysis_hash")
@@ -164,7 +225,7 @@ def score_suite_run(
                 "metrics": dict(result.metrics),
                 "problems": list(result.problems),
             }
-    scores = suite_scores_of(suite_info(info, results), results)
+    scores = scores_of(recorded_suite(info, results), results)
     task_scores: dict[str, Any] = {"suite": plan.suite_id, "tasks": tasks_out, "suite_score": scores.suite}
     if scores.groups is not None:  # a suite that declares groups (the benchmark's blocks)
         task_scores["groups"] = dict(scores.groups)
@@ -197,7 +258,7 @@ def is_complete(info: dict[str, Any], results: Mapping[str, TaskResult]) -> bool
     )
 
 
-def build_suite_summary(
+def build_summary(
     info: dict[str, Any],
     task_scores: dict[str, Any],
     records: list[dict[str, Any]],
@@ -235,8 +296,26 @@ def build_suite_summary(
     }
     scores = {"suite": info["suite"]["id"], "complete": complete, "suite_score": task_scores["suite_score"]}
     scores.update(headline_facts(info["suite"], task_scores))
-    probabilities = probability_counts(records, [dists.get((r["task"], str(r["id"]))) for r in records])
-    return summary_document(info, records, {**scores, "tasks": tasks}, probabilities, judge=info.get("judge"))
+    errors = [
+        {"task": r["task"], "id": r["id"], "error": r.get("error")}
+        for r in records
+        if r.get("outcome") == "generation_error"
+    ]
+    return {
+        "run_id": info["run_id"],
+        "provider": info["provider"],
+        "model": info["model"],
+        **scores,
+        "tasks": tasks,
+        "examples": len(records),
+        "generation_errors": len(errors),
+        "generation_error_examples": errors,
+        "judge": info.get("judge"),
+        "usage": usage_total(records),
+        "probabilities": probability_counts(records, [dists.get((r["task"], str(r["id"]))) for r in records]),
+        "wall_s": info.get("wall_s"),
+        "result_file": info.get("result_file"),
+    }
 
 
 def headline_facts(suite: Mapping[str, Any], task_scores: Mapping[str, Any]) -> dict[str, Any]:
@@ -254,7 +333,7 @@ def headline_facts(suite: Mapping[str, Any], task_scores: Mapping[str, Any]) -> 
     return out
 
 
-def suite_info(info: dict[str, Any], results: Mapping[str, TaskResult]) -> SuiteInfo:
+def recorded_suite(info: dict[str, Any], results: Mapping[str, TaskResult]) -> SuiteInfo:
     """The result file's ``suite`` block: run.json's suite (groups and headline where declared)."""
     suite = info["suite"]
     extra = {key: suite[key] for key in ("groups", "headline", "analysis_hash") if suite.get(key) is not None}
@@ -269,13 +348,13 @@ def suite_info(info: dict[str, Any], results: Mapping[str, TaskResult]) -> Suite
     )
 
 
-def build_suite_result(
+def build_result(
     info: Info, results: Mapping[str, TaskResult], records: Lines, sign_key: str | None = None
 ) -> Info:
     """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
     judge = info.get("judge")
     return build_suite_document(
-        suite=suite_info(info, results),
+        suite=recorded_suite(info, results),
         model=model_info(info, records),
         run=RunInfo(
             **run_facts(info),
@@ -300,15 +379,81 @@ def _dataset_override(info: dict[str, Any], judge: dict[str, Any] | None) -> dic
     return out
 
 
-def suite_result_path(info: dict[str, Any], complete: bool) -> Path:
-    """``results/<edition>/…`` for a package benchmark suite (``yoxla-v1``: ``results/v1/``, where
-    the edition's results always were), else ``results/suites/<suite id>/…``."""
+def run_facts(info: dict[str, Any]) -> dict[str, Any]:
+    """What the result file's ``run`` block takes from run.json as it is."""
+    return {
+        "run_id": info["run_id"],
+        "framework_version": info["framework_version"],
+        "started_at": info["started_at"],
+        "finished_at": info.get("finished_at"),
+        "workers": int(info.get("workers") or 1),
+        "batch_size": int(info.get("batch_size") or 1),
+        "command": info.get("command", ""),
+    }
+
+
+def result_path(info: dict[str, Any], complete: bool) -> Path:
+    """Where the result file of the run goes: ``results/<edition>/<provider>__<model>.json`` for a
+    package benchmark suite (``yoxla-v1``: ``results/v1/``, where the edition's results always
+    were), else ``results/suites/<suite id>/…``; under ``results/partial/`` when not complete."""
     sid = info["suite"]["id"]
     edition = edition_of(sid)
-    return result_path_for(info, complete, *((edition,) if edition else ("suites", sid)))
+    results_dir = Path(info["settings"].get("results_dir") or "results")
+    name = result_filename(info["provider"], published_model(info))  # never a local folder's path
+    where = (edition,) if edition else ("suites", sid)
+    return (results_dir if complete else results_dir / "partial").joinpath(*where, name)
 
 
-def finalize_suite_run(
+def write_finished(
+    run_dir: Path,
+    info: dict[str, Any],
+    task_scores: dict[str, Any],
+    complete: bool,
+    result_path: Path | None,
+    document: Callable[[], dict[str, Any]],
+    summary: Callable[[], dict[str, Any]],
+    *,
+    rescore: bool = False,
+) -> RunReport:
+    """Write the result file (when ``result_path`` is given), task_scores.json and summary.json
+    in the order that never lies: run.json says ``finalizing`` first and ``complete`` (or
+    ``incomplete``) only once the result file exists. ``document`` and ``summary`` are built
+    after run.json records the finish time and the result file's path.
+
+    A rescore (``rescore``) keeps the run's ``finished_at`` (when it has one) and records its own
+    time apart, as ``rescored_at`` in run.json (the result file's ``created_at`` is the rescore's).
+    """
+    if result_path is not None:
+        if rescore and info.get("finished_at"):
+            info.update(rescored_at=now_iso())
+        else:
+            info.update(finished_at=now_iso())
+        info.update(status="finalizing", result_file=str(result_path))
+        _write(run_dir / RUN_JSON, info, run_dir)
+        doc = document()
+        with _writing(result_path, run_dir):
+            write_result(doc, result_path)
+    _write(run_dir / TASK_SCORES, task_scores, run_dir)
+    written = summary()
+    _write(run_dir / SUMMARY, written, run_dir)
+    if result_path is not None:
+        info["status"] = "complete" if complete else "incomplete"  # only once the result file exists
+        _write(run_dir / RUN_JSON, info, run_dir)
+    return RunReport(run_dir, written, result_path, complete)
+
+
+def _writing(path: Path, run_dir: Path) -> Any:
+    return writing(
+        path, f"fix that, then `{resume_command(run_dir)}` finishes the run without asking the model"
+    )
+
+
+def _write(path: Path, data: Any, run_dir: Path) -> None:
+    with _writing(path, run_dir):
+        write_json(path, data)
+
+
+def finalize_run(
     run_dir: Path,
     plan: RunPlan | None = None,
     *,
@@ -326,14 +471,13 @@ def finalize_suite_run(
     A task with a judge call left without an answer makes the run incomplete.
     """
     info = read_json(run_dir / RUN_JSON)
-    client = open_judge(settings or settings_from(info)) if ask_judge else None
-    judge = RecordingJudge(run_dir / JUDGEMENTS, client[0] if client else None)
+    judge = RecordingJudge(
+        run_dir / JUDGEMENTS, open_judge(settings or settings_from(info)) if ask_judge else None
+    )
     try:
-        info, task_scores, records, results = score_suite_run(run_dir, plan, judge, log)
+        info, task_scores, records, results = score_run(run_dir, plan, judge, log)
     finally:
         judge.close()
-        if client is not None:
-            client[0].close()
     if judge.failures and log:
         log(f"{judge.failures} judge call(s) failed; their samples have grader errors (resume to try again)")
     complete = is_complete(info, results)
@@ -342,9 +486,9 @@ def finalize_suite_run(
         info,
         task_scores,
         complete,
-        suite_result_path(info, complete) if write_result_file and results else None,
-        lambda: build_suite_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
-        lambda: build_suite_summary(info, task_scores, records, results, complete),
+        result_path(info, complete) if write_result_file and results else None,
+        lambda: build_result(info, results, records, sign_key or os.environ.get(SIGN_KEY_ENV)),
+        lambda: build_summary(info, task_scores, records, results, complete),
         rescore=rescore,
     )
     _warn_unanswered_judge(info, results, log)
@@ -368,9 +512,19 @@ def _warn_unanswered_judge(info: dict[str, Any], results: Mapping[str, TaskResul
         )
 
 
-def rescore_suite_run(
+def rescore_run(
     run_dir: Path, write_result_file: bool = False, sign_key: str | None = None, log: Log = log_stderr
 ) -> RunReport:
     """Replay the stored answers and judge calls through today's graders; never asks a model."""
-    options = {"write_result_file": write_result_file, "sign_key": sign_key, "ask_judge": False}
-    return rescore_with(finalize_suite_run, run_dir, log, **options)
+    if not (run_dir / RUN_JSON).is_file():
+        raise RunError(f"{run_dir} is not a run folder (no run.json)")
+    refuse_builtin(run_dir)  # an older built-in engine's folder: refused before anything is touched
+    with RunLock(run_dir, log):
+        return finalize_run(
+            run_dir,
+            write_result_file=write_result_file,
+            sign_key=sign_key,
+            ask_judge=False,
+            log=log,
+            rescore=True,
+        )

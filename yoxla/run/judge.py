@@ -32,7 +32,7 @@ from yoxla.providers.base import Provider, ProviderOptions, Request
 from yoxla.providers.registry import MASK, create_provider, get_spec, public_url, with_overrides
 from yoxla.run.artifacts import PredictionWriter, read_predictions, repair_predictions
 from yoxla.run.errors import RunError
-from yoxla.run.settings import RunSettings
+from yoxla.run.settings import RunSettings, precheck_provider
 from yoxla.suites.judge import JudgeResponse, request_hash
 
 JUDGEMENTS = "judgements.jsonl"
@@ -147,28 +147,26 @@ def _refuse_masked(judge: RunSettings) -> None:
 
 def precheck_judge(s: RunSettings) -> None:
     """The judge's provider known, its key present, its base URL whole; nothing without a judge."""
-    from yoxla.run.provider import precheck_provider
-
     judge = judge_settings(s)
     if judge is not None:
         _refuse_masked(judge)
         precheck_provider(judge)
 
 
-def open_judge(s: RunSettings) -> tuple[JudgeClient, dict[str, Any]] | None:
-    """The run's judge client and its facts (provider, model, base URL), or None without one."""
+def open_judge(s: RunSettings) -> JudgeClient | None:
+    """The run's judge client, or None without a judge model."""
     judge = judge_settings(s)
-    facts = judge_facts(s)
-    if judge is None or facts is None:
+    if judge is None:
         return None
     _refuse_masked(judge)
     spec = with_overrides(get_spec(judge.provider, judge.config), judge.base_url)
     provider = create_provider(spec, judge.model, ProviderOptions(seed=s.seed, transport=s.transport))
-    return JudgeClient(provider, judge.model), facts
+    return JudgeClient(provider, judge.model)
 
 
 class RecordingJudge:
-    """The scoring machinery's judge callback: memo first, then the judge model, every call kept."""
+    """The scoring machinery's judge callback: memo first, then the judge model, every call kept
+    (:meth:`close` closes the judge model's client too)."""
 
     def __init__(self, path: Path | None, live: Callable[[dict[str, Any]], JudgeResponse] | None) -> None:
         self.path = path
@@ -222,3 +220,6 @@ class RecordingJudge:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        close = getattr(self.live, "close", None)
+        if callable(close):
+            close()

@@ -98,6 +98,6 @@ def rescore_folder(run_dir: str | os.PathLike[str]) -> Any:
     """Replay a run folder's stored raw outputs through today's extraction and graders (no model
     is asked), rewrite ``task_scores.json`` and ``summary.json``; the ``RunReport`` (as ``yoxla
     rescore RUN_DIR``)."""
-    from yoxla.run.finalize import rescore_suite_run
+    from yoxla.run.finalize import rescore_run
 
-    return rescore_suite_run(Path(run_dir))
+    return rescore_run(Path(run_dir))

@@ -2,8 +2,8 @@
 
 ``--display-name``, ``--model-card``, ``--license``, ``--weights open|closed`` and ``--params``
 (or the same keys in a small YAML file, ``--model-info FILE.yaml``; a flag wins over the file)
-are checked here, stored in the run's settings and written by :mod:`yoxla.run.finish` into the
-result file's ``model.metadata``. A model given as a local folder is never published by its path:
+are checked here, stored in the run's settings and written into the result file's ``model``
+block (:func:`model_info`). A model given as a local folder is never published by its path:
 its public id comes from the folder's own ``config.json`` (the Hub id it was saved from), else
 its architecture (``local-<model_type>``).
 """
@@ -13,11 +13,15 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yoxla.run.errors import RunError
 from yoxla.safetext import plain_https
+
+if TYPE_CHECKING:
+    from yoxla.record_base import ModelInfo, ModelMetadata
 
 FACT_KEYS = ("display_name", "model_card", "license", "weights", "params")
 MAX_INFO_BYTES = 64 * 1024
@@ -45,38 +49,24 @@ def parse_params(text: object) -> int:
     return int(value)
 
 
-def check_card(url: object) -> str:
-    text = str(url).strip()
-    if not plain_https(text):
-        raise RunError(
-            "--model-card must be a plain https address (no spaces, quotes, query or fragment), "
-            f"got {text[:80]!r}"
-        )
-    return text
-
-
-def check_license(text: object) -> str:
-    one = " ".join(str(text).split())
-    if not one or len(one) > 100 or not one.isprintable():
-        raise RunError("--license must be one short line of text (at most 100 characters), e.g. apache-2.0")
-    return one
-
-
-def check_weights(text: object) -> str:
-    if text not in ("open", "closed"):
-        raise RunError(f"--weights must be open or closed, got {str(text)[:40]!r}")
-    return str(text)
-
-
 def check_facts(facts: dict[str, Any]) -> dict[str, Any]:
     """The given facts, each checked (``display_name`` is checked by the result record)."""
     out = dict(facts)
     if out.get("model_card") is not None:
-        out["model_card"] = check_card(out["model_card"])
+        out["model_card"] = str(out["model_card"]).strip()
+        if not plain_https(out["model_card"]):
+            raise RunError(
+                "--model-card must be a plain https address (no spaces, quotes, query or fragment), "
+                f"got {out['model_card'][:80]!r}"
+            )
     if out.get("license") is not None:
-        out["license"] = check_license(out["license"])
-    if out.get("weights") is not None:
-        out["weights"] = check_weights(out["weights"])
+        out["license"] = " ".join(str(out["license"]).split())
+        if not out["license"] or len(out["license"]) > 100 or not out["license"].isprintable():
+            raise RunError(
+                "--license must be one short line of text (at most 100 characters), e.g. apache-2.0"
+            )
+    if out.get("weights") is not None and out["weights"] not in ("open", "closed"):
+        raise RunError(f"--weights must be open or closed, got {str(out['weights'])[:40]!r}")
     if out.get("params") is not None:
         out["params"] = parse_params(out["params"])
     if out.get("display_name") is not None:
@@ -150,3 +140,58 @@ def without_path(text: str, model: str, public: str) -> str:
     )[::-1]:
         text = text.replace(form, public)
     return text
+
+
+def reported_model(records: list[dict[str, Any]]) -> str | None:
+    models = Counter(r.get("model") for r in records if r.get("model"))
+    return models.most_common(1)[0][0] if models else None
+
+
+def model_info(info: dict[str, Any], records: list[dict[str, Any]]) -> ModelInfo:
+    """The result file's ``model`` block."""
+    from yoxla.providers.registry import public_url
+    from yoxla.record_base import ModelInfo
+
+    return ModelInfo(
+        provider=info["provider"],
+        model=published_model(info),
+        reported_model=public_model(reported) if (reported := reported_model(records)) else None,
+        base_url=public_url(info.get("base_url")),
+        display_name=info.get("display_name") or published_model(info),
+        **({"metadata": meta} if (meta := model_metadata(info)) is not None else {}),
+    )
+
+
+def published_model(info: dict[str, Any]) -> str:
+    """The model id a result file publishes: never a local folder's path (:func:`public_model`)."""
+    stored = info.get("public_model")
+    return stored if isinstance(stored, str) and stored else public_model(str(info["model"]))
+
+
+def model_metadata(info: dict[str, Any]) -> ModelMetadata | None:
+    """What the provider could tell about the model (a local model's parameter count, a Hub
+    model's repository and commit) and what the contributor stated (``--model-card``,
+    ``--license``, ``--weights``, ``--params``: these win); None when nothing is known."""
+    from yoxla.record_base import ModelMetadata
+
+    facts = info.get("provider_info") or {}
+    found: dict[str, Any] = {}
+    if isinstance(facts.get("parameters"), int) and facts["parameters"] > 0:
+        found["parameters"] = facts["parameters"]
+    if isinstance(facts.get("hub_repo"), str):
+        found["hub_repo"] = facts["hub_repo"]
+        found["card_url"] = f"https://huggingface.co/{facts['hub_repo']}"
+    if isinstance(facts.get("hub_revision"), str) and re.fullmatch(r"[0-9a-f]{40}", facts["hub_revision"]):
+        found["hub_revision"] = facts["hub_revision"]
+    stated = check_facts(
+        {k: v for k, v in (info.get("settings") or {}).items() if k in FACT_KEYS and v is not None}
+    )
+    if "params" in stated:
+        found["parameters"] = stated["params"]
+    if "weights" in stated:
+        found["open_weights"] = stated["weights"] == "open"
+    if "license" in stated:
+        found["licence"] = stated["license"]
+    if "model_card" in stated:
+        found["card_url"] = stated["model_card"]
+    return ModelMetadata(**found) if found else None

@@ -3,7 +3,14 @@
 Every runner command ends a failure the user can fix with one line (:func:`guard`) and reads
 keys from ./.env (:func:`load_env_file`). The ``yoxla run`` options are declared here
 (:func:`add_run_args`; ``yoxla run-all`` parses the same ones) and read back into checked
-values: the options given (:func:`given_options`), the task selection and the row filters.
+values: the options given (:func:`given_options`), the suite asked, the task selection and the
+row filters.
+
+Every new run is a suite run: ``--suite FILE|ID`` runs an eval suite, and ``--edition sample|v1``
+(default ``v1``) names the package suite ``yoxla-sample``/``yoxla-v1``; ``--task ID`` picks tasks
+of the suite, ``--block G`` the tasks of its group G. A resumed or retried run, and ``yoxla
+rescore``, find out from run.json which suite it ran, so they need no ``--suite``; a folder the
+built-in engine of older versions made is refused.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ from typing import Any
 from yoxla.cli_common import UsageError, one_line_errors
 from yoxla.providers.base import ProviderError
 from yoxla.providers.transport import TransportSettings
-from yoxla.run.artifacts import CorruptRun
+from yoxla.run.artifacts import RUN_JSON, CorruptRun
 from yoxla.run.errors import RunError, ValidationFailed
 from yoxla.run.model_facts import FACT_KEYS, check_facts, read_model_info
 
+DEFAULT_EDITION = "v1"
+NOT_WITH_SUITE = ("edition",)  # --edition names a suite itself; --data-dir/--revision override Hub datasets
 BLOCKS = ("understanding", "language", "knowledge", "rag", "all")
 # Options of `yoxla run` that are RunSettings fields of the same name (default None: "given" is visible).
 RUN_OPTIONS = (
@@ -156,9 +165,13 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--trust-remote-code", action="store_true", default=None, help="allow the model's own code"
     )
-    from yoxla.run.cli import add_suite_args
-
-    add_suite_args(p)
+    g = p.add_argument_group("eval suites (docs/suites.md)")
+    g.add_argument("--suite", metavar="FILE", help="run an eval suite manifest instead of the benchmark")
+    g.add_argument(
+        "--judge-provider", help="provider of the judge model graders may ask (default: --provider)"
+    )
+    g.add_argument("--judge-model", help="the judge model (ctx.responses_create in graders)")
+    g.add_argument("--judge-base-url", help="override the judge provider's base URL")
 
 
 def add_transport_args(
@@ -227,3 +240,94 @@ def given_options(args: argparse.Namespace) -> dict[str, Any]:
         if name in given and given[name] < lowest:
             raise UsageError(f"--{name.replace('_', '-')} must be ≥ {lowest:g}")
     return given
+
+
+def check_suite_args(args: argparse.Namespace) -> None:
+    """Options that name another suite than --suite are refused, not ignored."""
+    for name in NOT_WITH_SUITE:
+        if args.suite and getattr(args, name, None) is not None:
+            raise UsageError(f"--{name.replace('_', '-')} is for the benchmark; a suite names its own tasks")
+    if args.judge_provider and not args.judge_model:
+        raise UsageError("--judge-provider needs --judge-model")
+
+
+def task_selection(args: argparse.Namespace, path: str | None) -> list[str] | None:
+    """The tasks a suite run asks: ``--task ID`` (repeatable), or ``--block G``, the tasks of
+    the suite's group G (the benchmark's blocks are the groups of ``yoxla-sample``/``yoxla-v1``);
+    None: every task (``--block all`` too)."""
+    if args.block and args.task:
+        raise UsageError("give --block or --task, not both")
+    if args.task:
+        return list(dict.fromkeys(args.task))
+    if not args.block:
+        return None
+    if path is None:
+        raise UsageError("--block picks a group of the suite given with --suite")
+    from yoxla.run.plan import read_manifest
+    from yoxla.suites.registry import shown_ref
+
+    try:
+        manifest = read_manifest(path)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    groups = {g.id: list(g.tasks) for g in manifest.groups}
+    name = shown_ref(args.suite or manifest.name)
+    if args.block == "all":
+        return None
+    if not groups:
+        raise UsageError(
+            f"--block {shown_ref(args.block)}: suite {name} declares no groups; pick tasks with --task"
+        )
+    if args.block not in groups:
+        raise UsageError(
+            f"--block {shown_ref(args.block)}: not a group of suite {name} "
+            f"(groups: {', '.join([*groups, 'all'])})"
+        )
+    return [tid for tid in manifest.tasks if tid in groups[args.block]]
+
+
+def run_suite(args: argparse.Namespace) -> str | None:
+    """The suite a ``run`` command asks (a manifest path or a committed suite's id): ``--suite``,
+    else the package suite of ``--edition`` (default ``v1``); None when the command continues a
+    run folder (``--retry-errors``, ``--resume --run-id``), whose run.json names its suite."""
+    if args.suite:
+        return str(args.suite)
+    if args.retry_errors or (args.resume and args.run_id):
+        return None
+    return f"yoxla-{args.edition or DEFAULT_EDITION}"
+
+
+def continued_folder(args: argparse.Namespace, runs_dir: str) -> Path | None:
+    """The run folder this ``run`` command continues (``--resume --run-id ID``, ``--retry-errors
+    RUN``), if there is one with a run.json; None for anything else (a new run, a result file)."""
+    from yoxla.suites.registry import is_dir, is_file, shown_ref
+
+    try:
+        if args.retry_errors:
+            path = Path(args.retry_errors)
+            if is_file(path):  # a result file: --retry-errors FILE.json
+                return None
+            folder = path if is_dir(path) else Path(runs_dir) / args.retry_errors
+        elif args.resume and args.run_id:
+            folder = Path(runs_dir) / args.run_id
+        else:
+            return None
+        # unguarded: a name that cannot be a path here raises, and is said so below
+        return folder if (folder / RUN_JSON).is_file() else None
+    except (OSError, ValueError) as exc:  # a name that cannot be a path here (too long, …)
+        option, name = (
+            ("--retry-errors", args.retry_errors) if args.retry_errors else ("--run-id", args.run_id)
+        )
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        raise UsageError(f"{option} {shown_ref(name)}: no such run folder or result file ({why})") from None
+
+
+def manifest_path(value: str) -> str:
+    """The manifest as run.json keeps it: an absolute path, so the run resumes from anywhere
+    (``value`` is a file, or the id of a committed suite, e.g. ``yoxla-sample``)."""
+    from yoxla.suites.registry import resolve_suite, resolved, unknown_ref
+
+    path = resolve_suite(value)
+    if path is None:
+        raise UsageError(f"--suite {unknown_ref(value)}")
+    return str(resolved(path))

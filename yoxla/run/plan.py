@@ -1,4 +1,4 @@
-"""What a suite run sends: the manifest's tasks prepared, what is still to ask, and each request.
+"""What a run sends: the manifest's tasks prepared, what is still to ask, and each request.
 
 ``python runner.py --suite FILE`` loads the manifest (:func:`yoxla.suites.loader.load_manifest`)
 and prepares every selected task (:func:`yoxla.suites.prepare.prepare_task`): datasets read by
@@ -19,14 +19,16 @@ passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from yoxla.providers.base import Request
+from yoxla.providers.registry import redact
 from yoxla.run.errors import Log, RunError, ValidationFailed, quoting, shown_path
-from yoxla.run.revision import check_revision
 from yoxla.run.settings import RunSettings, stored_path
 from yoxla.suites import registry
 from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
@@ -38,12 +40,12 @@ from yoxla.suites.prepare import Item, PreparedTask, prepare_task
 from yoxla.suites.registry import is_dir, repo_path, shown_ref, suite_id
 from yoxla.suites.sandbox import announce_for
 from yoxla.suites.space import probability_space
+from yoxla.suites.spec import HubDataset
 from yoxla.suites.worker import WorkerPool
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_TOP_P = 1.0
-R = TypeVar("R")  # a row of a task, as the row filter reads it
 REQUEST_OPTIONS = ("stop", "presence_penalty", "frequency_penalty")
 RUN_OFFLINE_HINT = (  # what the runner adds to a Hub dataset it cannot read (as the benchmark says)
     " A run can read it from a local copy in the Hub layout instead: --data-dir DIR "
@@ -118,37 +120,38 @@ class RunPlan:
                 out[tid]["commits"] = dict(sorted(t.prepared.commits.items()))
         return out
 
-    def suite_record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:
         """run.json's ``suite``: id, path, suite hash, task hashes, and the groups, headline and
         analysis hash where the manifest declares them."""
         from yoxla.suites.hashing import analysis_hash, declared_aggregation
 
-        out = {"id": self.suite_id, "path": self.path, "suite_hash": self.suite_hash, "tasks": self.hashes()}
+        out = {"id": self.suite_id, "path": self.path, "suite_hash": self.hash, "tasks": self.hashes()}
         out.update(declared_aggregation(self.manifest))
         if (found := analysis_hash(self.manifest)) is not None:
             out["analysis_hash"] = found
         return out
 
     @property
-    def suite_hash(self) -> str:
+    def hash(self) -> str:
         return suite_hash(
             {tid: t.prepared.task_hash for tid, t in self.tasks.items()}, aggregation(self.manifest)
         )
 
-    def facts(self, limit: int | None) -> dict[str, dict[str, Any]]:
-        """run.json's ``tasks``: per task its hashes, items and how many the run selected."""
+    def facts(self, s: RunSettings) -> dict[str, dict[str, Any]]:
+        """run.json's ``tasks``: per task its hashes, items, how many the run selected, and the
+        ``max_tokens`` its requests are sent with (the thinking budget included under --thinking)."""
         return {
             tid: {
                 **h,
                 "items": len(self.tasks[tid].prepared.items),
-                "selected": len(self.selected(tid, limit)),
-                "max_tokens": request_settings(self.tasks[tid], False, 0)["max_tokens"],
+                "selected": len(self.selected(tid, s.limit)),
+                "max_tokens": request_settings(self.tasks[tid], s.thinking, s.thinking_budget)["max_tokens"],
             }
             for tid, h in self.hashes().items()
         }
 
 
-def load_suite_manifest(path: str) -> SuiteManifest:
+def read_manifest(path: str) -> SuiteManifest:
     try:
         return registry.load_suite_manifest(path)
     except ManifestError as exc:
@@ -170,90 +173,61 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def pick_rows(
-    task_ids: list[str],
-    columns: Mapping[str, Sequence[str]],
-    rows: Mapping[str, Sequence[R]],
-    value: Callable[[R, str], Any],
-    filters: Mapping[str, Sequence[str]],
-    controls: Mapping[str, Callable[[R], bool]],
-    log: Log | None = None,
-) -> tuple[list[str], dict[str, list[R]]]:
-    """(the tasks that keep rows, the rows each keeps): the one row filter of every run.
-
-    ``columns`` names what each task may be filtered by, ``value(row, column)`` reads one,
-    ``controls`` (``--scored-only``) says per task which rows are controls to skip. A row
-    passes when, for every filtered column, its value is one of the given values (a column's
-    values are alternatives; columns must all match). A task without a filtered column is left
-    out of the run, and so is a task with no row left; a column that no selected task has is
-    an error (a typo must not run nothing), and so is a filter that leaves no row at all.
-    """
-    for name in filters:
-        if not any(name in columns[tid] for tid in task_ids):
-            known = sorted({c for tid in task_ids for c in columns[tid]})
-            raise RunError(
-                f"no selected task has a column {name!r} to filter by; filterable columns: "
-                + (", ".join(known) or "none (declare some in the task's metadata)")
-            )
-    kept: list[str] = []
-    chosen: dict[str, list[R]] = {}
-    for tid in task_ids:
-        lacking = [name for name in filters if name not in columns[tid]]
-        if lacking:
-            if log:
-                log(f"filter: {tid} has no column {lacking[0]!r}; left out of this run")
-            continue
-        is_control = controls.get(tid)
-        picked = [
-            row
-            for row in rows[tid]
-            if all(_as_text(value(row, name)) in values for name, values in filters.items())
-            and not (is_control is not None and is_control(row))
-        ]
-        if not picked:
-            if log:
-                log(f"filter: no row of {tid} passes; left out of this run")
-            continue
-        kept.append(tid)
-        chosen[tid] = picked
-    if not kept:
-        raise RunError("no row of any selected task passes the filters; nothing to run")
-    return kept, chosen
-
-
 def choose_items(
     tasks: dict[str, PlannedTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
 ) -> tuple[dict[str, PlannedTask], dict[str, tuple[Item, ...]]]:
     """(the tasks that keep items, the items each keeps) under ``--filter``/``--category``/
-    ``--difficulty`` and ``--scored-only``, by the one row filter (:func:`pick_rows`)."""
+    ``--difficulty`` and ``--scored-only``.
+
+    A task may be filtered by the fields :func:`filter_fields` names. An item passes when, for
+    every filtered field, its value is one of the given values (a field's values are
+    alternatives; fields must all match), and, under ``--scored-only``, it is not a control. A
+    task without a filtered field is left out of the run, and so is a task with no item left; a
+    field that no selected task has is an error (a typo must not run nothing), and so is a
+    filter that leaves no item at all.
+    """
     if not filters and not scored_only:
         return tasks, {}
     from yoxla.suites.tally import is_control
     from yoxla.suites.templates import lookup
 
-    controls = (
-        {tid: (lambda item, spec=t.task.spec: is_control(spec, item.row)) for tid, t in tasks.items()}
-        if scored_only
-        else {}
-    )
-    kept, chosen = pick_rows(
-        list(tasks),
-        {tid: filter_fields(t.task) for tid, t in tasks.items()},
-        {tid: t.prepared.items for tid, t in tasks.items()},
-        lambda item, name: lookup(item.row, name.split(".")),
-        filters,
-        controls,
-        log,
-    )
-    return {tid: tasks[tid] for tid in kept}, {tid: tuple(items) for tid, items in chosen.items()}
+    columns = {tid: filter_fields(t.task) for tid, t in tasks.items()}
+    for name in filters:
+        if not any(name in columns[tid] for tid in tasks):
+            known = sorted({c for tid in tasks for c in columns[tid]})
+            raise RunError(
+                f"no selected task has a column {name!r} to filter by; filterable columns: "
+                + (", ".join(known) or "none (declare some in the task's metadata)")
+            )
+    chosen: dict[str, tuple[Item, ...]] = {}
+    for tid, t in tasks.items():
+        lacking = [name for name in filters if name not in columns[tid]]
+        if lacking:
+            if log:
+                log(f"filter: {tid} has no column {lacking[0]!r}; left out of this run")
+            continue
+        picked = tuple(
+            item
+            for item in t.prepared.items
+            if all(_as_text(lookup(item.row, name.split("."))) in values for name, values in filters.items())
+            and not (scored_only and is_control(t.task.spec, item.row))
+        )
+        if not picked:
+            if log:
+                log(f"filter: no row of {tid} passes; left out of this run")
+            continue
+        chosen[tid] = picked
+    if not chosen:
+        raise RunError("no row of any selected task passes the filters; nothing to run")
+    return {tid: tasks[tid] for tid in chosen}, chosen
 
 
-def make_suite_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | None = None) -> RunPlan:
+def make_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | None = None) -> RunPlan:
     """Load the manifest named by ``s.suite`` and prepare its selected tasks (no model is asked);
     the row filters and ``--scored-only`` choose the items (a filter nothing passes is an error)."""
     if not s.suite:
         raise RunError("a suite run needs --suite FILE")
-    manifest = load_suite_manifest(s.suite)
+    manifest = read_manifest(s.suite)
     try:
         sid = suite_id(manifest)
     except ManifestError as exc:
@@ -377,8 +351,6 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
             f"{' and '.join(given)}: suite {shown_path(s.suite or '')} reads no Hugging Face dataset "
             "(these options override its Hub datasets' revision or read them from a local folder)"
         )
-    from pydantic import ValidationError
-
     from yoxla.record_base import MAX_URL, DatasetInfo
 
     found = dataset_info(s, path)
@@ -390,6 +362,25 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
             f"{what}: its path has {len(found['source'] or ''):,} characters, more than the "
             f"{MAX_URL} a result file records (give a shorter path)"
         ) from None
+
+
+def check_revision(revision: str) -> None:
+    """``--revision`` is a revision as a manifest may write one (:class:`~yoxla.suites.spec.
+    HubDataset`: letters, digits, ``_ . - /``, at most 100 characters), and a Git ref's shape: no
+    ``..``, no empty part, no part that starts with ``.``. So a URL, a credential, a control
+    character or a path never reaches the Hub client, run.json or the result file."""
+    rule: TypeAdapter[str | None] = TypeAdapter(HubDataset.model_fields["revision"].annotation)
+    try:
+        rule.validate_python(revision)
+        ok = ".." not in revision and all(p and not p.startswith(".") for p in revision.split("/"))
+    except ValidationError:
+        ok = False
+    if not ok:  # quoted without the credentials a URL may carry; a long one by its length
+        shown = shown_ref(redact(revision)) if len(revision) <= 200 else f"of {len(revision):,} characters"
+        raise RunError(
+            f"--revision {shown}: not a revision (a branch, tag or commit: letters, "
+            "digits, _ . - and / between parts, at most 100 characters)"
+        )
 
 
 def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
@@ -429,9 +420,7 @@ def request_settings(task: PlannedTask, thinking: bool, thinking_budget: int) ->
     }
 
 
-def suite_request(
-    task: PlannedTask, item: Item, s: RunSettings, backend: str, base_url: str | None
-) -> Request:
+def request_for(task: PlannedTask, item: Item, s: RunSettings, backend: str, base_url: str | None) -> Request:
     """The request for one item: its messages, the task's sampling, passthrough and transport limits."""
     gen = task.generation
     settings = request_settings(task, s.thinking, s.thinking_budget)
@@ -452,23 +441,18 @@ def suite_request(
     )
 
 
-def row_filters(s: RunSettings) -> dict[str, list[str]]:
-    """The row filters of a suite run as its conditions state them (``controls: [skipped]`` for
-    ``--scored-only``, as in a benchmark result file); empty for a run of every item."""
-    out = {name: [str(v) for v in values] for name, values in sorted(s.filters.items())}
+def run_conditions(s: RunSettings, plan: RunPlan) -> dict[str, Any]:
+    """The conditions of a run, as run.json and the result file state them; ``filters``: the row
+    filters (``controls: [skipped]`` for ``--scored-only``), only for a run that has some."""
+    filters = {name: [str(v) for v in values] for name, values in sorted(s.filters.items())}
     if s.scored_only:
-        out["controls"] = ["skipped"]
-    return out
-
-
-def suite_conditions(s: RunSettings, plan: RunPlan) -> dict[str, Any]:
-    """The conditions of a suite run, as run.json and the result file state them."""
+        filters["controls"] = ["skipped"]
     return {
         "thinking": s.thinking,
         "thinking_budget": s.thinking_budget if s.thinking else None,
         "limit": s.limit,
         "tasks": list(s.tasks) or None,
-        **({"filters": row_filters(s)} if row_filters(s) else {}),
+        **({"filters": filters} if filters else {}),
         "generation": {
             tid: t.generation.model_dump(mode="json", exclude_none=True, exclude={"instructions"})
             for tid, t in plan.tasks.items()

@@ -1,8 +1,6 @@
-"""What a finished run prints, shared by benchmark and suite runs: the probabilities line and
-calibration table, the generation errors, and the footer (tokens, wall time, run folder, result file).
-
-``yoxla.run.commands`` (the benchmark summary) and ``yoxla.run.cli`` (the suite summary)
-both import this module and it imports neither, so the two summaries make no import circle.
+"""What a finished run prints (:func:`print_summary`): the tasks' table, the groups and the
+headline, the probabilities line and calibration table, the generation errors, and the footer
+(tokens, wall time, run folder, result file).
 """
 
 from __future__ import annotations
@@ -140,3 +138,64 @@ def _shown(path: Any) -> Any:
 
 def _num(value: Any) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def print_summary(report: Any) -> None:
+    """The finished run's tables (tasks, groups, calibration), scores, errors and footer."""
+    s = report.summary
+    grouped = any("group" in t for t in s["tasks"].values())  # a column only where groups are declared
+    rows = []
+    for tid, t in s["tasks"].items():
+        inv = t["invalid_output_rate"]
+        value = t["primary_value"]
+        rows.append(
+            [
+                tid,
+                *([t.get("group") or "-"] if grouped else []),
+                f"{t['score']:.2f}" if t["score"] is not None else "-",
+                f"{t['primary']}={value:.4g}" if isinstance(value, int | float) else (t["primary"] or "-"),
+                f"{100 * inv:.1f}%" if inv is not None else "-",
+                f"{t['rows']}/{t['expected']}",
+                t["generation_errors"],
+                t["grader_errors"],
+                "yes" if t["judge_scored"] else "-",
+            ]
+        )
+    print()
+    print(
+        table(
+            [
+                "task",
+                *(["group"] if grouped else []),
+                *("score", "primary", "invalid", "items", "gen. errors", "grader errors", "judged"),
+            ],
+            rows,
+        )
+    )
+    for tid, t in s["tasks"].items():
+        for problem in t["problems"]:
+            print(f"problem: {tid}: {problem}")
+        if t.get("judge_unanswered"):
+            print(
+                f"incomplete: {tid}: {t['judge_unanswered']} grader call(s) lack a judge's answer; "
+                "resume the run with its judge to ask again"
+            )
+    if s.get("groups"):  # the benchmark's blocks: the groups a suite declares
+        names = s.get("group_names") or {}
+        print()
+        print(table(["group", "score"], [[f"{g} ({names.get(g, g)})", v] for g, v in s["groups"].items()]))
+    counts = s.get("probabilities") or {}
+    if counts.get("asked") or any(t.get("calibration") for t in s["tasks"].values()):
+        print_probabilities(s)  # only a run that asked: an open suite's summary stays as it was
+    print()
+    score = s["suite_score"]
+    shown = f"{score:.2f}" if score is not None else "-"
+    if s.get("headline"):  # a named headline (YOXLA): printed as the benchmark prints it
+        print(f"suite: {s['suite']}")
+        print(f"{s['headline']}: {shown}")
+    else:
+        print(f"suite {s['suite']}: {shown}")
+    if s.get("judge"):
+        print(f"judge: {s['judge']['provider']}/{s['judge']['model']}")
+    print_generation_errors(s)
+    print_footer(report)

@@ -10,19 +10,24 @@ if that run had been made here; the finish re-scores all of them from the stored
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from yoxla.run.artifacts import PREDICTIONS, RUN_JSON, read_json, rewrite_predictions, write_json
-from yoxla.run.engine import KIND, retry_suite_errors, suite_run_record
+from yoxla.run.artifacts import (
+    PREDICTIONS,
+    RUN_JSON,
+    SUITE_KIND,
+    RunLock,
+    read_json,
+    rewrite_predictions,
+    write_json,
+)
 from yoxla.run.errors import Log, RunError, log_stderr
-from yoxla.run.finish import RunReport
+from yoxla.run.finalize import RunReport
 from yoxla.run.judge import JUDGEMENTS
-from yoxla.run.lock import RunLock
-from yoxla.run.plan import RunPlan, make_suite_plan, suite_conditions
-from yoxla.run.session import refuse_existing
-from yoxla.run.settings import RunSettings, check_run_id, now_iso
+from yoxla.run.plan import RunPlan, make_plan, run_conditions
+from yoxla.run.session import new_run_record, refuse_existing, retry_errors
+from yoxla.run.settings import RunSettings, check_run_id, now_iso, provider_facts
 
 
 def retry_result_file(
@@ -33,7 +38,7 @@ def retry_result_file(
 
     When the suite run folder that wrote the file is in ``runs_dir`` (its ``run.run_id``, the
     same suite, provider and model), the retry happens there, like ``--retry-errors RUN``.
-    Otherwise a run folder is made from the file (:func:`seed_suite_run`, :func:`seed_legacy_run`)
+    Otherwise a run folder is made from the file (:func:`seed_run`, :func:`seed_legacy_run`)
     and the retry happens in it. The new result file goes where the run writes it
     (``results/<edition>/…`` or ``results/suites/<suite>/…``): the old file is replaced when it
     is that file; otherwise it stays, and the board shows the newer one (same provider and
@@ -46,7 +51,7 @@ def retry_result_file(
         log(f"{path}: no generation errors to retry")
         return None
     suite = rec.suite.id if isinstance(rec, ResultFile) else f"yoxla-{rec.edition}"
-    seed = seed_suite_run if isinstance(rec, ResultFile) else seed_legacy_run
+    seed = seed_run if isinstance(rec, ResultFile) else seed_legacy_run
     root = Path(overrides.get("runs_dir") or runs_dir)
     run_dir = root / check_run_id(rec.run.run_id)
     if (run_dir / RUN_JSON).is_file():
@@ -57,13 +62,13 @@ def retry_result_file(
             info.get("model"),
             (info.get("suite") or {}).get("id"),
         )
-        if held == (KIND, rec.model.provider, rec.model.model, suite):
+        if held == (SUITE_KIND, rec.model.provider, rec.model.model, suite):
             log(f"{path}: retrying in its run folder {run_dir}")
-            return retry_suite_errors(run_dir, overrides, log)
+            return retry_errors(run_dir, overrides, log)
         run_dir = root / check_run_id(f"{rec.run.run_id}-retry-{now_iso().replace(':', '')}")
     seed(run_dir, path, rec, overrides, log)
     log(f"{path}: made the run folder {run_dir} from the file; retrying its {rec.generation_errors} errors")
-    return retry_suite_errors(run_dir, overrides, log)
+    return retry_errors(run_dir, overrides, log)
 
 
 def _read_result(path: Path) -> Any:
@@ -128,48 +133,7 @@ def seeded_line(tid: str, p: Any, rec: Any, verdict: dict[str, Any]) -> dict[str
     return line
 
 
-def seeded_provider_facts(s: RunSettings, rec: Any, provider_info: dict[str, Any]) -> dict[str, Any]:
-    """run.json's provider facts of a run folder made from result file ``rec``."""
-    from yoxla.providers.registry import get_spec
-
-    spec = get_spec(s.provider, s.config)
-    return {
-        "backend": spec.backend,
-        "base_url": rec.model.base_url,
-        "api_key_env": spec.api_key_env,
-        "reasoning_control": spec.reasoning,
-        "provider_info": provider_info,
-    }
-
-
-def write_seeded(
-    run_dir: Path,
-    path: Path,
-    rec: Any,
-    new_record: Callable[[], dict[str, Any]],
-    records: list[dict[str, Any]],
-    log: Log,
-    extra: dict[str, list[dict[str, Any]]] | None = None,
-) -> None:
-    """Write a run folder made from result file ``rec``, under its lock: run.json,
-    predictions.jsonl, and ``extra`` (more JSON-lines files by name)."""
-    if records:  # the file keeps only the run's total usage: carried over on the first answer
-        records[0]["usage"] = rec.usage.model_dump(mode="json", exclude_unset=True)
-    with RunLock(run_dir, log):
-        refuse_existing(run_dir)
-        info = new_record()
-        info.update(
-            status="incomplete",
-            started_at=rec.run.started_at,
-            seeded_from={"result_file": path.name, "content_sha256": rec.content_sha256},
-        )
-        for name, lines in (extra or {}).items():
-            rewrite_predictions(run_dir / name, lines)
-        write_json(run_dir / RUN_JSON, info)
-        rewrite_predictions(run_dir / PREDICTIONS, records)
-
-
-def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
+def seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
     from yoxla.leaderboard.committed import CommittedSuites
@@ -194,7 +158,7 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
         judge_model=judge.model if judge else None,
         judge_base_url=judge.base_url if judge else None,
     )
-    plan = make_suite_plan(s, log=log)
+    plan = make_plan(s, log=log)
     _same_tasks(path, rec, plan, committed.repo_path)
     for tid, h in plan.hashes().items():
         stored = rec.suite.tasks.get(tid)
@@ -203,7 +167,7 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
                 f"--retry-errors: task {tid} of {path} was run with another version of the suite "
                 f"(task hash differs from the committed {committed.repo_path}); start a new run"
             )
-    now = RunConditions.model_validate(suite_conditions(s, plan))
+    now = RunConditions.model_validate(run_conditions(s, plan))
     if now.generation != rec.run.conditions.generation:
         raise RunError(
             f"--retry-errors: {path} ran with other generation settings than the committed suite's"
@@ -234,7 +198,7 @@ def seed_suite_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any
                             "response": j.response.model_dump(mode="json"),
                         },
                     )
-    _write_suite_seed(run_dir, path, rec, s, plan, records, log, {}, list(judgements.values()))
+    write_seeded(run_dir, path, rec, s, plan, records, log, {}, list(judgements.values()))
 
 
 def seed_legacy_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
@@ -263,7 +227,7 @@ def seed_legacy_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, An
         filters={k: list(v) for k, v in cond.filters.items() if k not in ("task", "controls")},
         scored_only="controls" in cond.filters,
     )
-    plan = make_suite_plan(s, log=log)
+    plan = make_plan(s, log=log)
     _same_tasks(path, rec, plan, sid)
     for tid, task in plan.tasks.items():
         stored, meta = rec.tasks[tid], task.task.spec.metadata
@@ -287,7 +251,7 @@ def seed_legacy_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, An
         for p in rec.tasks[tid].predictions
     ]
     info = {"chat_template_hash": rec.run.chat_template_hash}
-    _write_suite_seed(run_dir, path, rec, s, plan, records, log, info, [])
+    write_seeded(run_dir, path, rec, s, plan, records, log, info, [])
 
 
 def _same_tasks(path: Path, rec: Any, plan: RunPlan, suite: str) -> None:
@@ -298,7 +262,7 @@ def _same_tasks(path: Path, rec: Any, plan: RunPlan, suite: str) -> None:
         )
 
 
-def _write_suite_seed(
+def write_seeded(
     run_dir: Path,
     path: Path,
     rec: Any,
@@ -309,15 +273,21 @@ def _write_suite_seed(
     provider_info: dict[str, Any],
     judgements: list[dict[str, Any]],
 ) -> None:
-    provider_facts = seeded_provider_facts(s, rec, provider_info)
-    write_seeded(
-        run_dir,
-        path,
-        rec,
-        lambda: suite_run_record(
-            s, plan, provider_facts, workers=rec.run.workers, batch_size=rec.run.batch_size
-        ),
-        records,
-        log,
-        {JUDGEMENTS: judgements},
-    )
+    """Write a run folder made from result file ``rec``, under its lock: run.json (with the
+    provider facts the file keeps), predictions.jsonl and judgements.jsonl."""
+    from yoxla.providers.registry import get_spec
+
+    facts = provider_facts(get_spec(s.provider, s.config), rec.model.base_url, provider_info)
+    if records:  # the file keeps only the run's total usage: carried over on the first answer
+        records[0]["usage"] = rec.usage.model_dump(mode="json", exclude_unset=True)
+    with RunLock(run_dir, log):
+        refuse_existing(run_dir)
+        info = new_run_record(s, plan, facts, workers=rec.run.workers, batch_size=rec.run.batch_size)
+        info.update(
+            status="incomplete",
+            started_at=rec.run.started_at,
+            seeded_from={"result_file": path.name, "content_sha256": rec.content_sha256},
+        )
+        rewrite_predictions(run_dir / JUDGEMENTS, judgements)
+        write_json(run_dir / RUN_JSON, info)
+        rewrite_predictions(run_dir / PREDICTIONS, records)

@@ -1,33 +1,41 @@
-"""A run folder from start to finish: claim it, send what is missing, finish it.
+"""A run from start to finish: ``python runner.py --suite FILE|--edition E --provider P --model M``.
 
-A run is a folder ``runs/<run_id>/``, held by one process at a time (:mod:`yoxla.run.lock`).
-Starting, resuming and retrying failed items are the same three steps: settle the settings and
-the plan (:mod:`~yoxla.run.settings`, :mod:`~yoxla.run.plan`), send the pending items
-through the executor (:mod:`~yoxla.run.executor`), and finish with the scores and the result
-file (:mod:`~yoxla.run.finalize`). Whatever stops a session (a refusing server, a full
-disk, Ctrl-C) leaves every answer received on disk and says in one line how to continue. What
-is particular to the suite engine (its plan, job and finish) is :mod:`yoxla.run.engine`'s.
+A run is a folder ``runs/<run_id>/``, held by one process at a time
+(:class:`~yoxla.run.artifacts.RunLock`). Starting, resuming (``--resume``) and re-asking failed
+items (``--retry-errors``) are the same three steps: settle the settings and the plan
+(:mod:`~yoxla.run.settings`, :mod:`~yoxla.run.plan`), send the pending items through the
+executor with the job that sends and scores each one (:mod:`~yoxla.run.executor`), and finish
+with the scores and the result file (:mod:`~yoxla.run.finalize`). Whatever stops a session (a
+refusing server, a full disk, Ctrl-C) leaves every answer received on disk and says in one line
+how to continue.
+
+run.json says ``"kind": "suite"``; a run folder without it was made by the built-in engine of an
+older version, and is refused with one line that says what to do. A run folder holds
+``judgements.jsonl`` too: every judge call (request and response), one flushed line each,
+replayed by later scoring.
 """
 
 from __future__ import annotations
 
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from yoxla.providers.base import Provider, ProviderError
-from yoxla.providers.registry import redact
+from yoxla.providers.registry import get_spec, redact, with_overrides
+from yoxla.results import model_slug
 from yoxla.run.artifacts import (
+    LOCK_FILE,
     PREDICTIONS,
     RUN_JSON,
     SUITE_KIND,
     CorruptRun,
     PredictionWriter,
+    RunLock,
     drop_duplicates,
     duplicates_note,
     read_json,
@@ -36,47 +44,60 @@ from yoxla.run.artifacts import (
     rewrite_predictions,
     write_json,
 )
-from yoxla.run.errors import Log, RunError, os_reason, resume_command, writing
-from yoxla.run.executor import Job, execute
-from yoxla.run.finish import RunReport
-from yoxla.run.lock import LOCK_FILE, RunLock
-from yoxla.run.provider import open_provider, run_secrets
-from yoxla.run.settings import RunSettings, check_run_id, now_iso, resumed_settings, stored_settings
+from yoxla.run.errors import Log, RunError, log_stderr, os_reason, resume_command, writing
+from yoxla.run.executor import RunJob, execute
+from yoxla.run.finalize import RunReport, check_plan, finalize_run
+from yoxla.run.judge import JUDGEMENTS, RecordingJudge, judge_facts, open_judge, precheck_judge
+from yoxla.run.model_facts import public_model
+from yoxla.run.plan import RunPlan, dataset_info, make_plan, run_conditions
+from yoxla.run.settings import (
+    RunSettings,
+    check_run_id,
+    now_iso,
+    open_provider,
+    precheck_provider,
+    resolve_sign_key,
+    resumed_settings,
+    run_record,
+    run_secrets,
+    settings_from,
+    stored_settings,
+)
+from yoxla.suites.registry import edition_of
 
 Items = Sequence[tuple[Any, Any]]  # (task, item) of a run
 OnRecord = Callable[[dict[str, Any]], None]
 
 
-def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
-    """Write run.json; a refused write ends in one line that says how to continue."""
-    with writing(run_dir / RUN_JSON, f"fix that, then continue with: {resume_command(run_dir)}"):
-        write_json(run_dir / RUN_JSON, info)
-
-
 @dataclass
-class HeldRun(ABC):
-    """A run folder this process holds (under its lock): its record, its settings and its plan.
-
-    Its one kind is :class:`yoxla.run.engine.PlannedRun` (a run of a plan): it says what a session sends
-    with (:meth:`job`), how the run finishes and which item a stored record answers.
-    """
+class HeldRun:
+    """A run folder this process holds (under its lock): its record, its settings and its plan."""
 
     dir: Path
     info: dict[str, Any]
     settings: RunSettings
-    plan: Any
+    plan: RunPlan
     log: Log
 
     def write_info(self) -> None:
-        write_run_info(self.dir, self.info)
+        """Write run.json; a refused write ends in one line that says how to continue."""
+        with writing(self.dir / RUN_JSON, f"fix that, then continue with: {resume_command(self.dir)}"):
+            write_json(self.dir / RUN_JSON, self.info)
 
     def finish(self, sent: int = 0) -> RunReport:
-        report = self.finalize()
+        """Score the stored answers and write the run's files."""
+        s = self.settings
+        report = finalize_run(self.dir, self.plan, sign_key=s.sign_key, log=self.log, settings=s)
         report.sent = sent
         return report
 
     def pending(self, done: set[tuple[str, str]]) -> tuple[list[tuple[Any, Any]], int]:
         return self.plan.pending(self.settings.limit, done)
+
+    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
+        """The (task, item) each stored record answers (to ask it again)."""
+        items = {(tid, i.id): (t, i) for tid, t in self.plan.tasks.items() for i in t.prepared.items}
+        return [items[(r["task"], str(r["id"]))] for r in records]
 
     def send(
         self,
@@ -87,39 +108,63 @@ class HeldRun(ABC):
         total: int | None,
         secrets: list[str],
     ) -> None:
+        """One session's sending, with the run's judge (grader workers per thread when there is one)."""
         s = self.settings
-        with self.job(provider, items, secrets) as job:
+        spec = with_overrides(get_spec(s.provider, s.config), s.base_url)
+        judge = RecordingJudge(self.dir / JUDGEMENTS, open_judge(s))
+        job = RunJob(s, spec.backend, spec.base_url, judge, secrets, parallel_graders=judge.live is not None)
+        try:
             execute(provider, items, s, on_record, initial=initial, total=total, secrets=secrets, job=job)
-
-    @abstractmethod
-    def job(self, provider: Provider, items: Items, secrets: list[str]) -> AbstractContextManager[Job]:
-        """What the executor sends ``items`` with in one session, closed when it ends."""
-
-    @abstractmethod
-    def finalize(self) -> RunReport:
-        """Score the stored answers and write the run's files."""
-
-    @abstractmethod
-    def items_for(self, records: Sequence[dict[str, Any]]) -> list[tuple[Any, Any]]:
-        """The example each stored record answers (to ask it again)."""
+        finally:
+            job.close()
+            judge.close()
 
 
-# Reads a run folder back under its lock: (the held run, its stored records); ``adjust`` sets
-# the settings of this session from the stored ones.
-Reopen = Callable[[Path, Callable[[RunSettings], RunSettings], Log], tuple[HeldRun, list[dict[str, Any]]]]
+def default_run_id(s: RunSettings, sid: str) -> str:
+    """``<time>_<provider>__<model>_<suite id>``; a package benchmark suite ends in its edition."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}_{model_slug(s.provider)}__{model_slug(public_model(s.model))}_{edition_of(sid) or sid}"
 
 
-def begin_run(
-    held: type[HeldRun],
-    new_record: Callable[..., dict[str, Any]],
-    s: RunSettings,
-    plan: Any,
-    run_dir: Path,
-    log: Log,
-) -> RunReport:
-    """A new run folder, under its lock: open the provider, write run.json (``new_record(s, plan,
-    provider facts, workers=, batch_size=)``), send every selected example, finish. A provider
-    that cannot be opened leaves no folder behind."""
+def new_run_record(
+    s: RunSettings, plan: RunPlan, provider_facts: dict[str, Any], *, workers: int, batch_size: int
+) -> dict[str, Any]:
+    """run.json of a new run: the common record, with the suite in place of the edition."""
+    info = run_record(
+        s,
+        task_ids=plan.task_ids,
+        facts=plan.facts(s),
+        provider_facts=provider_facts,
+        dataset=dataset_info(s, plan.path),
+        suite_hash=plan.hash,
+        conditions=run_conditions(s, plan),
+        workers=workers,
+        batch_size=batch_size,
+        secrets=run_secrets(s),
+    )
+    info.pop("edition", None)
+    info.update(kind=SUITE_KIND, suite=plan.record(), judge=judge_facts(s))
+    return info
+
+
+def start_run(settings: RunSettings, explicit: set[str] | None = None, log: Log = log_stderr) -> RunReport:
+    """Start a run, or resume one (``settings.resume``); returns the finished report.
+
+    A new run folder is made under its lock: the provider is opened, run.json written, every
+    selected item sent, and the run finished. A provider that cannot be opened leaves no folder.
+    """
+    if settings.resume:
+        return resume(settings, explicit or set(), log)
+    s = settings
+    if not s.provider or not s.model:
+        raise RunError("give --provider and --model (or --preset NAME)")
+    resolve_sign_key(s)
+    precheck_provider(s)
+    precheck_judge(s)
+    plan = make_plan(s, log=log)  # datasets read, preprocessors run: before any model call
+    s.run_id = check_run_id(s.run_id or default_run_id(s, plan.suite_id))
+    run_dir = Path(s.runs_dir) / s.run_id
+    refuse_existing(run_dir)
     with RunLock(run_dir, log):
         refuse_existing(run_dir)
         try:
@@ -129,8 +174,8 @@ def begin_run(
             raise
         workers = s.transport.workers if provider.parallel else 1
         batch_size = int(getattr(provider, "batch_size", 1) or 1)
-        info = new_record(s, plan, provider_facts, workers=workers, batch_size=batch_size)
-        run = held(run_dir, info, s, plan, log)
+        info = new_run_record(s, plan, provider_facts, workers=workers, batch_size=batch_size)
+        run = HeldRun(run_dir, info, s, plan, log)
         items, total = run.pending(set())
         return _send(run, provider, items, total, "run")
 
@@ -154,13 +199,13 @@ def remove_unborn(run_dir: Path) -> None:
         pass
 
 
-def resume(given: RunSettings, explicit: set[str], log: Log, reopen: Reopen) -> RunReport:
+def resume(given: RunSettings, explicit: set[str], log: Log) -> RunReport:
     """Continue the run folder ``given`` names (``--run-id``, else the latest unfinished one of its
     suite, provider and model): send what is not on disk yet, then finish it."""
     run_dir = locate(given)
     refuse_builtin(run_dir)  # before the lock: nothing in an older folder is touched
     with RunLock(run_dir, log):
-        run, records = reopen(run_dir, lambda saved: resumed_settings(saved, given, explicit), log)
+        run, records = _reopen(run_dir, lambda saved: resumed_settings(saved, given, explicit), log)
         s = run.settings
         items, total = run.pending({(r["task"], str(r["id"])) for r in records})
         log(f"resuming {run_dir.name}: {total - len(items)} of {total} examples already on disk")
@@ -211,7 +256,23 @@ def find_resumable(runs_dir: Path, provider: str | None, model: str | None, suit
     return best[1] if best else None
 
 
-def clean_predictions(run_dir: Path, log: Log) -> list[dict[str, Any]]:
+def _reopen(
+    run_dir: Path, adjust: Callable[[RunSettings], RunSettings], log: Log
+) -> tuple[HeldRun, list[dict[str, Any]]]:
+    """A run folder read back under its lock: (the held run, its stored records) of the same suite
+    (task hashes), or an error; ``adjust`` sets this session's settings from the stored ones."""
+    info = read_json(run_dir / RUN_JSON)
+    refuse_builtin(run_dir)  # checked before the lock too; here for a caller that did not
+    s = adjust(settings_from(info))
+    resolve_sign_key(s)
+    precheck_judge(s)  # a stored judge URL without its credentials: say so first
+    plan = make_plan(s, log=log)
+    check_plan(info, plan)
+    info["judge"] = judge_facts(s)  # the judge this session asks (--judge-base-url may have changed)
+    return HeldRun(run_dir, info, s, plan, log), _clean_predictions(run_dir, log)
+
+
+def _clean_predictions(run_dir: Path, log: Log) -> list[dict[str, Any]]:
     """The stored records, with a torn last line cut off and repeated examples dropped (first kept)."""
     path = run_dir / PREDICTIONS
     with writing(path):
@@ -325,11 +386,8 @@ def _end_session(
 # Retrying generation errors ---------------------------------------------------------------------
 
 
-def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log, reopen: Reopen) -> RunReport:
-    """Re-ask only the examples whose generation failed, merge them back in place, re-score.
-
-    ``reopen`` reads the run folder back (:func:`yoxla.run.engine.retry_suite_errors`).
-    """
+def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log = log_stderr) -> RunReport:
+    """Re-ask only the examples whose generation failed, merge them back in place, re-score."""
     if not (run_dir / RUN_JSON).is_file():
         raise RunError(f"--retry-errors: {run_dir} is not a run folder (no run.json)")
     refuse_builtin(run_dir)  # before the lock: nothing in an older folder is touched
@@ -340,7 +398,7 @@ def retry_errors(run_dir: Path, overrides: dict[str, Any], log: Log, reopen: Reo
         return s
 
     with RunLock(run_dir, log):
-        run, records = reopen(run_dir, adjust, log)
+        run, records = _reopen(run_dir, adjust, log)
         failed = [i for i, r in enumerate(records) if r.get("outcome") == "generation_error"]
         if not failed:
             log(f"{run_dir.name}: no generation errors to retry")

@@ -1,4 +1,4 @@
-"""What a run is asked to do (:class:`RunSettings`) and how that is recorded in ``run.json``.
+"""What a run is asked to do (:class:`RunSettings`), the provider it asks, and its ``run.json`` record.
 
 ``run.json`` keeps the settings a run was started with (``settings``), the conditions that
 decide whether its scores compare with another run's (``conditions``), and the facts of
@@ -15,8 +15,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from yoxla.providers.base import ProviderOptions
-from yoxla.providers.registry import redact, scrub_url
+from yoxla.providers.base import Provider, ProviderOptions, ProviderSpec
+from yoxla.providers.registry import (
+    MASK,
+    api_key,
+    create_provider,
+    get_spec,
+    known_secrets,
+    public_url,
+    redact,
+    scrub_url,
+    split_credentials,
+    with_overrides,
+)
 from yoxla.providers.transport import TransportSettings
 from yoxla.results import SIGN_KEY_ENV
 from yoxla.run.errors import RunError
@@ -130,6 +141,58 @@ def provider_options(s: RunSettings) -> ProviderOptions:
         transport=s.transport,
         probabilities=s.probabilities,
     )
+
+
+# The provider a run asks: checked before anything is loaded, opened with its facts, and the
+# secrets scrubbed from everything the run stores.
+
+
+def precheck_provider(s: RunSettings) -> None:
+    """Unknown provider, missing key, or a stored base URL without its credentials: say so first."""
+    if s.base_url and MASK in s.base_url:
+        raise RunError(
+            "this run's base URL carried credentials, which are never stored; give --base-url again"
+        )
+    spec = get_spec(s.provider, s.config)
+    if spec.backend == "openai":
+        api_key(with_overrides(spec, s.base_url, **s.provider_settings))
+
+
+def open_provider(s: RunSettings) -> tuple[Provider, dict[str, Any]]:
+    """Create the provider (one-line ProviderError on any problem) and facts about it."""
+    precheck_provider(s)
+    spec = with_overrides(get_spec(s.provider, s.config), s.base_url, **s.provider_settings)
+    provider = create_provider(spec, s.model, provider_options(s))
+    check = getattr(provider, "check_reachable", None)
+    if s.check_connection and callable(check):
+        try:
+            check()
+        except BaseException:
+            provider.close()
+            raise
+    described = {k: v for k, v in provider.describe().items() if k not in ("base_url", "api_key_env")}
+    return provider, provider_facts(spec, public_url(spec.base_url), described)
+
+
+def provider_facts(spec: ProviderSpec, base_url: str | None, provider_info: dict[str, Any]) -> dict[str, Any]:
+    """run.json's facts of the provider: its backend, public base URL, key variable, reasoning
+    control and what it describes of itself (a result file's, for a run folder seeded from one)."""
+    return {
+        "backend": spec.backend,
+        "base_url": base_url,
+        "api_key_env": spec.api_key_env,
+        "reasoning_control": spec.reasoning,
+        "provider_info": provider_info,
+    }
+
+
+def run_secrets(s: RunSettings) -> list[str]:
+    """Values to scrub from every stored text: the registry's keys and the base URLs' credentials."""
+    return [
+        *known_secrets(),
+        *split_credentials(s.base_url).secrets,
+        *split_credentials(s.judge_base_url).secrets,
+    ]
 
 
 def resumed_settings(saved: RunSettings, given: RunSettings, explicit: set[str]) -> RunSettings:
