@@ -189,10 +189,6 @@ def reliability(cases: Sequence[Case], bins: int = ECE_BINS) -> Reliability:
     return Reliability(math.fsum(ece_terms) if n else None, n, tuple(out))
 
 
-def expected_calibration_error(cases: Sequence[Case], bins: int = ECE_BINS) -> float | None:
-    return reliability(cases, bins).ece
-
-
 def answer_agreement(cases: Sequence[Case]) -> float | None:
     """Share of cases with probabilities whose generated answer is their most probable label."""
     checked = _checked(cases)

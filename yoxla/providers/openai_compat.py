@@ -151,9 +151,6 @@ def _refuses_logprobs(exc: Any) -> bool:
 
 
 class OpenAICompatProvider(Provider):
-    parallel = True
-    batch_size = 1
-
     def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None:
         if not spec.base_url:
             raise ProviderError(f"provider {spec.name!r} has no base_url")

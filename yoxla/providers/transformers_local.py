@@ -32,6 +32,7 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from yoxla.calibration.label_scoring import default_end_ids, score_labels
 from yoxla.canonical import sha256_text
 from yoxla.providers.base import (
     Completion,
@@ -294,14 +295,7 @@ class TransformersProvider(Provider):
         return True
 
     def _eos_ids(self) -> list[int]:
-        ids: list[int] = []
-        gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
-        for value in (gen_eos, self.tokenizer.eos_token_id):
-            if value is None:
-                continue
-            for i in value if isinstance(value, list | tuple) else [value]:
-                if int(i) not in ids:
-                    ids.append(int(i))
+        ids = default_end_ids(self.model, self.tokenizer)
         if not ids:
             raise ProviderError(
                 f"{self.model_id!r} defines no end-of-sequence token; cannot tell when to stop"
@@ -362,8 +356,6 @@ class TransformersProvider(Provider):
     def score(self, request: Request, prompt: str) -> dict[str, Any] | None:
         """The exact distribution over the request's answer space (stored form), or None when
         the task has no closed space, reasoning is on, or scoring fails (absent, never zeros)."""
-        from yoxla.calibration.label_scoring import score_labels
-
         if not wants_probabilities(request):
             return None
         space = request.space
