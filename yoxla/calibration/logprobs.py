@@ -1,55 +1,14 @@
 """A distribution over the answer space from OpenAI-style token logprobs.
 
-Input: the generated answer's tokens, each with its logprob and ``top_logprobs`` (the k most
-likely tokens at that position, one of which is usually the generated one), exactly as an
-OpenAI-compatible server returns them in ``choices[0].logprobs.content``. The provider's
-tokenizer is unknown here: everything is matched on the returned token *text* (on their
-``bytes`` when present, so a letter split across two tokens is put back together).
-
-What the response shows. Position 1's alternatives are all conditioned on the prompt, so
-every first token is visible. Position *i* > 1 is conditioned on the *generated* tokens
-1…i−1, so a later position is visible only along the generated continuation. That gives a
-tree of visible token paths: the generated path, and one step off it at every position.
-
-How labels are matched. A path spells a label when its text, read the way the strict parser
-reads an answer (surrounding white space and symmetric wrappers such as ``**`` or backticks
-removed, Azerbaijani case rules, ASCII case rules for ASCII labels, no letter folding),
-equals the label. A path is still *on the way* to a label when its text is a prefix of the
-label in that sense. A label's raw mass is the summed probability of the visible paths
-that spell it, with these rules:
-
-* a path that has spelled a label ends there: what follows (white space, a closing
-  wrapper, the end of the answer, or extra text the parser would reject) is not visible in
-  general and is not subtracted, except for
-* a label that another label extends (``1`` and ``10``–``19``): its mass is split only
-  where the next position is visible (the path went through it): the visible continuations
-  into the longer labels are taken off, and the rest, including the unlisted remainder
-  where the end of the answer normally hides, is the shorter label's. Where the next
-  position is not visible, the labels cannot be told apart: all of them are *missing*.
-* a path that stops on the way (its next position not visible) counts for a label only
-  when it is the *only* label that path can still become (``contr`` → ``contradiction``);
-  that label is listed in ``assumed``. When several labels share the prefix (``ne`` →
-  ``neutral`` / ``neytral``; ``card_`` → many intents), they are *missing*.
-* the mass below the top-k cut-off (the unlisted remainder at a visible position) is not
-  attributed; its total is reported as ``unlisted``. A label none of whose paths is visible
-  is recovered as 0 when that hidden mass is negligible (at most ``tolerance`` × the label
-  mass found), else it is missing.
-
-Server dialects (docs/calibration.md). An empty token is a token whose bytes the server did not
-show (vLLM's ``bytes: []`` for a token that is not whole UTF-8 on its own; llama-cpp-python's
-``bytes: null``, where byte and special tokens merge into one ``""`` entry): never the end of the
-answer, which is known only from a listed end token or, for the generated path, from the finish
-reason. Along the generated path such bytes are read from the answer text where the shown tokens
-fix them; elsewhere an unknown token counts for no label: its mass is doubt for the labels whose
-next letter it may begin (they become missing), or, before a label has begun, is counted like the
-unlisted remainder.
-
-Missing labels carry an upper bound on their raw mass. Ambiguous mass below the tolerance is
-treated like the unlisted remainder (it joins ``unlisted``) instead of making a label
-missing. When no label gets any mass, or there is no answer, nothing is derived: ``None``.
-
-The tokens are read by :mod:`yoxla.calibration.token_logprobs`; this module matches a path's
-text against the labels and walks the tree.
+The response shows a tree of token paths: every first token, and one step off the generated
+path at every later position. A path's text is read the way the strict parser reads an answer
+(wrappers and white space removed, Azerbaijani and ASCII case, no letter folding); a label's
+raw mass is the summed probability of the visible paths that spell it. What the tree cannot
+split (a label that another extends with no visible next position, a prefix several labels
+share, doubt from a token whose bytes the server did not show) makes those labels *missing*,
+with an upper bound on their mass; the unlisted remainder below the top-k cut-off is
+``unlisted``. The rules, the server dialects and what can be recovered: docs/calibration.md,
+"From token logprobs". The tokens are read by :mod:`yoxla.calibration.token_logprobs`.
 """
 
 from __future__ import annotations
