@@ -9,21 +9,9 @@ from typing import Any
 
 # The names below are imported on first use, so ``yoxla --help`` and the other commands do
 # not pay for this package's imports.
-_EXPORTS = {
-    "Comparison": "review",
-    "TaskReview": "review",
-    "cohen_kappa": "review",
-    "compare": "review",
-    "read_resolutions": "review",
-    "review_status": "review",
-    "Annotation": "sheets",
-    "annotatable": "sheets",
-    "annotations_dir": "sheets",
-    "export_sheet": "sheets",
-    "input_sha": "sheets",
-    "read_annotations": "sheets",
-    "sheet_path": "sheets",
-}
+_REVIEW = "Comparison TaskReview cohen_kappa compare read_resolutions review_status"
+_SHEETS = "Annotation annotatable annotations_dir export_sheet input_sha read_annotations sheet_path"
+_EXPORTS = {**dict.fromkeys(_REVIEW.split(), "review"), **dict.fromkeys(_SHEETS.split(), "sheets")}
 __all__ = sorted(_EXPORTS)
 
 

@@ -1,12 +1,8 @@
 """``yoxla annotate export | compare | status``: the blind-annotation workflow on the command line.
 
-Registered through ``yoxla.cli.EXTENSIONS``. Bad input (no sheet, an unknown annotator name, a
-task without a closed answer space, a sheet that cannot be read: not UTF-8, a byte-order mark
-past the start, a NUL, a cell over 100,000 characters, a column missing or twice) ends with one
-line and exit status 2 (``status`` lists an unreadable sheet as a problem instead and counts the
-others); a sheet or resolutions file with problems (unknown ids, a row twice, labels outside
-the answer space) exits 1 after listing them. With ``--task``, rows of the edition's other
-tasks are skipped.
+Registered through ``yoxla.cli.EXTENSIONS``. A sheet that cannot be read ends with one line and
+exit status 2; problems inside a sheet or resolutions file (unknown ids, a row twice, labels
+outside the answer space) are listed and exit 1 (docs/annotation.md).
 """
 
 from __future__ import annotations

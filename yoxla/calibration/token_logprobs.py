@@ -138,8 +138,6 @@ def parse_logprobs(logprobs: Any) -> list[TokenLogprob]:
 
 
 MAX_ANSWER_TOKENS = 64  # tokens kept after the reasoning block: far longer than any label
-
-
 MAX_TOKEN_CHARS = 1_000  # a token's text, or its list of bytes, longer than this is refused
 
 

@@ -58,13 +58,9 @@ def split_reasoning(content: str | None, reasoning: str | None) -> tuple[str, st
 def _usage(usage: Any) -> dict[str, int]:
     if usage is None:
         return {}
-    out: dict[str, int] = {}
-    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-        value = getattr(usage, key, None)
-        if isinstance(value, int):
-            out[key] = value
-    details = getattr(usage, "completion_tokens_details", None)
-    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+    out = {k: v for k in keys if isinstance(v := getattr(usage, k, None), int)}
+    reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
     if isinstance(reasoning, int) and reasoning:
         out["reasoning_tokens"] = reasoning
     return out

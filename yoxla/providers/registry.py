@@ -27,16 +27,7 @@ BACKENDS: dict[str, str] = {
     "baseline": "yoxla.providers.baseline:BaselineProvider",
     "suite-baseline": "yoxla.providers.baseline:SuiteBaselineProvider",
 }
-_SPEC_KEYS = {
-    "backend",
-    "base_url",
-    "api_key_env",
-    "reasoning",
-    "settings",
-    "description",
-    "logprobs",
-    "top_logprobs",
-}
+_SPEC_KEYS = set("backend base_url api_key_env reasoning settings description logprobs top_logprobs".split())
 MAX_TOP_LOGPROBS = 20  # what the OpenAI API accepts (and vLLM's default max_logprobs)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -44,34 +44,15 @@ from yoxla.providers.base import (
     wants_probabilities,
 )
 
-KNOWN_SETTINGS = (
-    "device_map",
-    "dtype",
-    "trust_remote_code",
-    "attn_implementation",
-    "revision",
-    "label_scoring",
+KNOWN_SETTINGS = tuple(
+    "device_map dtype trust_remote_code attn_implementation revision label_scoring".split()
 )
-DTYPES = {
-    "float32": torch.float32,
-    "fp32": torch.float32,
-    "float16": torch.float16,
-    "fp16": torch.float16,
-    "half": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "bf16": torch.bfloat16,
-}
-# Generation settings that would change greedy decoding; forced to their neutral values.
-GREEDY = {
-    "do_sample": False,
-    "num_beams": 1,
-    "temperature": 1.0,
-    "top_p": 1.0,
-    "top_k": 50,  # transformers' neutral default; unused when do_sample is False
-    "typical_p": 1.0,
-    "repetition_penalty": 1.0,
-    "no_repeat_ngram_size": 0,
-}
+DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+DTYPES.update(dict.fromkeys(("float16", "fp16", "half"), torch.float16))
+# Generation settings that would change greedy decoding, forced to their neutral values (top_k:
+# transformers' neutral default, unused when do_sample is False).
+GREEDY = {"do_sample": False, "num_beams": 1, "temperature": 1.0, "top_p": 1.0, "top_k": 50}
+GREEDY.update({"typical_p": 1.0, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0})
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 
 
@@ -270,8 +251,7 @@ class TransformersProvider(Provider):
         return f"cannot load the {what} of {self.model_id!r}: {_one_line(exc)}"
 
     def _template(self) -> str | None:
-        tok = self.tokenizer
-        template = getattr(tok, "chat_template", None)
+        template = getattr(self.tokenizer, "chat_template", None)
         if isinstance(template, dict):  # several named templates: the default one is used
             template = template.get("default")
         return template or None
@@ -418,10 +398,7 @@ class TransformersProvider(Provider):
         rows: list[tuple[list[int], str]] = []
         for tokens in new:
             stop = next((k for k, t in enumerate(tokens) if t in eos), None)
-            if stop is None:
-                rows.append((tokens, "length"))
-            else:
-                rows.append((tokens[: stop + 1], "stop"))
+            rows.append((tokens, "length") if stop is None else (tokens[: stop + 1], "stop"))
         texts = self.tokenizer.batch_decode(
             [t[:-1] if reason == "stop" else t for t, reason in rows], skip_special_tokens=True
         )
