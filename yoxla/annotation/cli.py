@@ -131,12 +131,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             share = "-" if a.agreement is None else f"{100 * a.agreement:.1f}%"
             return [a.task, a.labelled, a.agree, share, kappa, a.unsure, a.not_natural, a.stale]
 
-        print(
-            table(
-                ["task", "labelled", "agree", "agreement", "kappa", "unsure", "not natural", "stale"],
-                [line(a) for a in (*result.tasks, result.overall)],
-            )
-        )
+        headers = ["task", "labelled", "agree", "agreement", "kappa", "unsure", "not natural", "stale"]
+        print(table(headers, [line(a) for a in (*result.tasks, result.overall)]))
         for d in result.disagreements:
             print(
                 f"disagreement: {d.id} ({d.task}): {args.annotator} wrote {d.given}, gold is {d.gold}"
@@ -166,26 +162,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         status, problems = review_status(Path(folder), tasks, rows, _left_out(edition, tasks))
     except SheetError as exc:
         _usage(exc)
-    body = [
-        [
-            s.task,
-            s.rows,
-            s.reviewed if s.annotatable else "-",
-            s.by_agreement if s.annotatable else "-",
-            s.by_resolution if s.annotatable else "-",
-            s.open if s.annotatable else "-",
-            s.not_annotated if s.annotatable else "not annotatable",
-            ", ".join(s.people) or "-",
-        ]
-        for s in status.values()
-    ]
+
+    def cells(s: Any) -> list[Any]:
+        counts = [s.reviewed, s.by_agreement, s.by_resolution, s.open, s.not_annotated]
+        return [s.task, s.rows, *(counts if s.annotatable else ["-"] * 4 + ["not annotatable"])]
+
+    body = [[*cells(s), ", ".join(s.people) or "-"] for s in status.values()]
     print(f"review status, edition {edition.name}, annotations in {folder}")
-    print(
-        table(
-            ["task", "rows", "reviewed", "by agreement", "by resolution", "open", "not annotated", "people"],
-            body,
-        )
-    )
+    headers = ["task", "rows", "reviewed", "by agreement", "by resolution", "open", "not annotated", "people"]
+    print(table(headers, body))
     for p in problems:
         print(f"problem: {p}")
     return 1 if problems else 0

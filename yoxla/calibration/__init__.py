@@ -6,20 +6,6 @@ gives the formulas. ``label_scoring`` imports torch and is never imported from h
 
 from yoxla.calibration.distribution import LabelDistribution
 from yoxla.calibration.logprobs import distribution_from_logprobs
-from yoxla.calibration.metrics import CalibrationReport, Case, calibration_report
-from yoxla.calibration.ranking import DEFAULT_ORDER, explain_order, rank
-from yoxla.calibration.token_logprobs import LogprobsError, TokenLogprob, parse_logprobs
+from yoxla.calibration.token_logprobs import LogprobsError, parse_logprobs
 
-__all__ = [
-    "DEFAULT_ORDER",
-    "CalibrationReport",
-    "Case",
-    "LabelDistribution",
-    "LogprobsError",
-    "TokenLogprob",
-    "calibration_report",
-    "distribution_from_logprobs",
-    "explain_order",
-    "parse_logprobs",
-    "rank",
-]
+__all__ = ["LabelDistribution", "LogprobsError", "distribution_from_logprobs", "parse_logprobs"]

@@ -215,11 +215,8 @@ class OpenAICompatProvider(Provider):
             raw = self.client.chat.completions.with_raw_response.create(**body)
         except openai.APIStatusError as exc:
             status = exc.status_code
-            raise status_error(
-                status,
-                self._msg(f"HTTP {status}", exc),
-                self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc),
-                parse_retry_after(exc.response.headers),
+            raise self._status(
+                status, f"HTTP {status}", exc, parse_retry_after(exc.response.headers)
             ) from None
         except openai.APITimeoutError:
             raise TransientError(f"timeout after {body.get('timeout', self.timeout):g} s") from None
@@ -242,13 +239,12 @@ class OpenAICompatProvider(Provider):
             return TransientError(
                 self._msg("response without choices", message) if message else "response without choices"
             )
-        where = f"HTTP {status} in the reply body"
-        return status_error(
-            status,
-            self._msg(where, message),
-            self._msg(f"{where} from {public_url(self.spec.base_url)}", message),
-            retry_after,
-        )
+        return self._status(status, f"HTTP {status} in the reply body", message, retry_after)
+
+    def _status(self, status: int, where: str, detail: object, retry_after: float | None) -> Exception:
+        """:func:`status_error` with this provider's messages: the fatal one names the server."""
+        fatal = self._msg(f"{where} from {public_url(self.spec.base_url)}", detail)
+        return status_error(status, self._msg(where, detail), fatal, retry_after)
 
     def _msg(self, prefix: str, exc: object) -> str:
         text = str(exc).replace("\n", " ")

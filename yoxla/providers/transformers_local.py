@@ -93,14 +93,9 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def resolve_hub_model(repo: str, revision: str | None) -> tuple[str, str | None]:
-    """(local folder, commit) of a Hub model: from the local cache, else after one quick look.
-
-    ``from_pretrained`` on an unreachable Hub retries for about a minute before it fails; this
-    answers in seconds: a complete snapshot in the local Hugging Face cache is used as is (no
-    network); otherwise one request with a short timeout resolves the revision to a commit,
-    and only then is the model downloaded. Offline, or when the Hub does not answer, one line
-    says what to do.
-    """
+    """(local folder, commit) of a Hub model: a complete snapshot in the local cache as is, else
+    after one request with a short timeout resolves the revision (``from_pretrained`` on an
+    unreachable Hub retries for a minute); offline or unanswered, one line says what to do."""
     from huggingface_hub import HfApi, snapshot_download
 
     from yoxla.hub import HUB_TIMEOUT_S, hub_offline
