@@ -14,15 +14,13 @@ import math
 from bisect import bisect_left
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    pass
+from yoxla.calibration.distribution import SUM_TOLERANCE
 
 HIGH_CONFIDENCE = 0.90
 ECE_BINS = 15
 ROUNDING = 1e-12  # p = 0.9 computed as 0.8999999999999999 still counts as ≥ 0.90
-SUM_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import openai
+
 from yoxla.providers.base import (
     Completion,
     Provider,
@@ -163,16 +165,11 @@ class OpenAICompatProvider(Provider):
         self.limiter = AdaptiveLimiter.for_settings(transport)
         base = spec.settings.get("backoff_base")
         self.policy = RetryPolicy.for_settings(transport, None if base is None else float(base))
-        try:
-            import openai
-        except ImportError:  # pragma: no cover - openai is a core dependency
-            raise ProviderError("the openai package is not installed: pip install openai") from None
-        self._openai = openai
-        # Credentials in the URL are used for the requests, never stored: the client gets the
-        # bare URL, the query as default parameters and the user info as basic auth.
         # Whether to ask for token logprobs on closed answer spaces; switched off for the
         # rest of the run when the server refuses the parameter (some models do).
         self.logprobs = bool(spec.logprobs and options.probabilities)
+        # Credentials in the URL are used for the requests, never stored: the client gets the
+        # bare URL, the query as default parameters and the user info as basic auth.
         self.client = openai.OpenAI(
             base_url=endpoint.url,
             api_key=self._key or PLACEHOLDER_KEY,
@@ -208,7 +205,6 @@ class OpenAICompatProvider(Provider):
         return body
 
     def _once(self, body: dict[str, Any]) -> tuple[Any, float]:
-        openai = self._openai
         start = time.perf_counter()
         try:
             # The raw reply: read as JSON here (read_reply), not built into the client's models.
@@ -297,7 +293,6 @@ class OpenAICompatProvider(Provider):
     # Checks -------------------------------------------------------------------------
     def check_reachable(self) -> None:
         """Fail fast, in one line, when the base URL does not answer at all."""
-        openai = self._openai
         try:
             self.client.with_options(timeout=min(10.0, self.timeout)).models.list()
         except (openai.APITimeoutError, openai.APIConnectionError):

@@ -175,15 +175,9 @@ class TransformersProvider(Provider):
             self.hub_repo = model
         self.path = path
 
-        scoring = settings.get("label_scoring", True)
-        if not isinstance(scoring, bool):
-            raise ProviderError(f"label_scoring must be true or false, got {scoring!r}")
-        self.label_scoring = scoring and options.probabilities
+        self.label_scoring = _flag(settings, "label_scoring", True) and options.probabilities
         self.scoring_mode = "shared"  # one pass over the prompt, its cache shared by every label
-        trust = settings.get("trust_remote_code", False)
-        if not isinstance(trust, bool):
-            raise ProviderError(f"trust_remote_code must be true or false, got {trust!r}")
-        common: dict[str, Any] = {"trust_remote_code": trust}
+        common: dict[str, Any] = {"trust_remote_code": _flag(settings, "trust_remote_code", False)}
         if settings.get("revision"):
             common["revision"] = settings["revision"]
 
@@ -418,11 +412,10 @@ class TransformersProvider(Provider):
 
     # Facts -----------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
+        devices = _multi_device(self.model)
         facts = {
             "model_path": self.model_id,
-            "device": str(self.device)
-            if not _multi_device(self.model)
-            else f"auto ({_multi_device(self.model)})",
+            "device": f"auto ({devices})" if devices else str(self.device),
             "dtype": str(self.model.dtype).removeprefix("torch."),
             "chat_template_hash": sha256_text(self.chat_template),
             "batch_size": self.batch_size,
@@ -439,6 +432,13 @@ class TransformersProvider(Provider):
     def close(self) -> None:
         self.model = None
         _free_memory()
+
+
+def _flag(settings: dict[str, Any], name: str, default: bool) -> bool:
+    value = settings.get(name, default)
+    if not isinstance(value, bool):
+        raise ProviderError(f"{name} must be true or false, got {value!r}")
+    return value
 
 
 def _parse_dtype(value: Any) -> Any:
