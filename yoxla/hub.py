@@ -88,11 +88,8 @@ def snapshot(
     except DataUnavailable as exc:  # the card could not be read
         raise DataUnavailable(f"{label}: {exc}") from None
     except Exception as exc:  # huggingface_hub raises many types; all mean "not available here"
-        why = (
-            "not in the local Hugging Face cache (offline mode)"
-            if offline
-            else f"{type(exc).__name__}: {_first_line(exc)}"
-        )
+        why = f"{type(exc).__name__}: {_first_line(exc)}"
+        why = "not in the local Hugging Face cache (offline mode)" if offline else why
         raise DataUnavailable(f"{label}: {why}") from None
     commit = rev or "main"
     if offline and local_dir is None and re.fullmatch(r"[0-9a-f]{40}", folder.name):

@@ -62,12 +62,9 @@ class LabelDistribution:
         if abs(total - 1.0) > SUM_TOLERANCE:
             raise ValueError(f"probabilities sum to {total!r}, not 1")
         # Keep the space's order in both mappings (ties in `top` are broken by it).
-        object.__setattr__(
-            self, "probs", {lb: float(self.probs[lb]) for lb in self.space if lb in self.probs}
-        )
-        object.__setattr__(
-            self, "missing", {lb: float(self.missing[lb]) for lb in self.space if lb in self.missing}
-        )
+        for name in ("probs", "missing"):
+            held = getattr(self, name)
+            object.__setattr__(self, name, {lb: float(held[lb]) for lb in self.space if lb in held})
 
     @classmethod
     def from_masses(

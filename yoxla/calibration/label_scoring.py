@@ -43,15 +43,9 @@ def label_token_ids(
 
 def default_end_ids(model: Any, tokenizer: Any) -> list[int]:
     """The model's end-of-sequence tokens: generation config first, then the tokenizer's."""
-    ids: list[int] = []
     gen = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    for value in (gen, getattr(tokenizer, "eos_token_id", None)):
-        if value is None:
-            continue
-        for i in value if isinstance(value, list | tuple) else [value]:
-            if int(i) not in ids:
-                ids.append(int(i))
-    return ids
+    found = [v for v in (gen, getattr(tokenizer, "eos_token_id", None)) if v is not None]
+    return list(dict.fromkeys(int(i) for v in found for i in (v if isinstance(v, list | tuple) else [v])))
 
 
 def _cache_argument(model: Any) -> str:

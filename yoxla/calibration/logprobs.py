@@ -279,7 +279,7 @@ def _aligned(
     laying the tokens over the answer puts it at the same offset. None when the tokens cannot
     be laid over the answer at all (or too many ways are open).
     """
-    toks = [t for t in tokens[start:]]
+    toks = list(tokens[start:])
     n = len(toks)
     skip = after_think  # the answer text lost its leading white space after the reasoning
     lead = leftover.lstrip(_WS) if skip else leftover
