@@ -60,7 +60,9 @@ def report(exc: UsageError) -> int:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A plain-text table with aligned columns (numbers right-aligned)."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
+    cells = [[str(h) for h in headers]] + [
+        [f"{c:.2f}" if isinstance(c, float) else str(c) for c in r] for r in rows
+    ]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     numeric = [all(isinstance(r[i], int | float) for r in rows) and rows for i in range(len(headers))]
 
@@ -71,12 +73,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([line(cells[0]), sep, *(line(r) for r in cells[1:])])
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.2f}"
-    return str(v)
 
 
 def task_ids(args: argparse.Namespace, edition_tasks: list[str]) -> list[str]:

@@ -31,9 +31,7 @@ def runnable(text: str) -> bool:
 
 def safe_cell(value: Any) -> Any:
     """``value`` as a CSV cell: a runnable text gets a leading apostrophe; anything else as is."""
-    if isinstance(value, str) and runnable(value):
-        return "'" + value
-    return value
+    return "'" + value if isinstance(value, str) and runnable(value) else value
 
 
 def safe_row(values: Iterable[Any]) -> list[Any]:
@@ -43,9 +41,7 @@ def safe_row(values: Iterable[Any]) -> list[Any]:
 
 def unescape_cell(text: str) -> str:
     """What :func:`safe_cell` wrote, read back: ``'=1+1`` is ``=1+1``; other text unchanged."""
-    if text.startswith("'") and runnable(text[1:]):
-        return text[1:]
-    return text
+    return text[1:] if text.startswith("'") and runnable(text[1:]) else text
 
 
 def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,9 @@
 """Rows of a dataset folder in the Hub layout, read straight from its files.
 
-This is the reading half of the one loading path (the Hub half is :mod:`yoxla.hub`). A folder
-is a local copy, the bundled ``sample`` edition, or a Hub snapshot; a file is one of those, or
-a suite's data file next to its manifest; all are read here, the same way. Which files hold a
-config's split (the subset of what ``datasets`` accepts that an evaluation needs):
+The reading half of the one loading path (the Hub half is :mod:`yoxla.hub`): a local copy, the
+bundled ``sample`` edition, a Hub snapshot, or a suite's data file next to its manifest, all read
+the same way. Which files hold a config's split (the part of what ``datasets`` accepts that an
+evaluation needs):
 
 1. the ``configs:`` list in the front matter of the folder's ``README.md``, when it names the
    config (without a config: the one named ``default``, the one marked ``default: true``, or
@@ -11,25 +11,20 @@ config's split (the subset of what ``datasets`` accepts that an evaluation needs
    with only ``data_dir``, the conventions below inside that folder;
 2. otherwise the conventions, in ``<config>/``, ``data/<config>/`` and ``<config>/data/``
    (without a config: the folder itself, then ``data/``; the first folder with a match wins):
-   ``<split>.jsonl``, ``<split>-*.jsonl``, ``<split>_*.jsonl``, ``<split>/*.jsonl``,
-   ``*-<split>.jsonl``, ``*-<split>-*.jsonl``, or the same names with another allowed suffix
-   (``test-00000-of-00001.parquet``, ``test/0000.parquet``).
+   ``<split>``, ``<split>-*``, ``<split>_*``, ``<split>/*``, ``*-<split>``, ``*-<split>-*``
+   with an allowed suffix (``test.jsonl``, ``test-00000-of-00001.parquet``, ``test/0000.parquet``).
 
-Formats, by suffix: JSON Lines (``.jsonl``, ``.ndjson``: UTF-8, one object per line, blank
-lines skipped), Parquet (read with pyarrow, imported only then), and, where the caller allows
-them (suites; an edition is JSON Lines or Parquet), CSV (the first row is the header; values
-are strings) and JSON (a list of objects, ``{"data": [...]}``, or JSON lines). A config's files
-are all of one format, concatenated pattern by pattern, each pattern's matches in name order
-(as ``datasets`` orders them). A dataset's rows then get the one schema ``datasets`` gave them
-through Arrow: every row has every column, in order of first appearance, a missing value is
-``None``, and a column (or list, or struct field) of numbers that mixes ints and floats holds
-floats. That keeps the pinned fingerprints, which were computed over rows read that way. Unlike
-Arrow, a string that looks like a date stays a string. Parquet values JSON cannot hold (dates,
-decimals, bytes) become ``str(value)``, as the fingerprint already serialised them.
+Formats, by suffix: JSON Lines (``.jsonl``, ``.ndjson``; blank lines skipped), Parquet (pyarrow,
+imported only then) and, where the caller allows them (suites), CSV (a header row; values are
+strings) and JSON (a list of objects, ``{"data": [...]}``, or JSON lines). A config's files are
+of one format, concatenated pattern by pattern, each pattern's matches in name order. The rows
+then get the one schema ``datasets`` gave them through Arrow (every row has every column, in
+order of first appearance, ``None`` when missing; numbers that mix ints and floats are floats),
+which keeps the pinned fingerprints; a string that looks like a date stays a string, and Parquet
+values JSON cannot hold become ``str(value)``, as the fingerprint serialised them.
 
-Parsed rows are remembered by a hash of the files' bytes, never by a folder's name: a file
-edited in place is read again. A bad file is one :class:`DataUnavailable` line naming the
-file, the line and, where it can be found, the row's id.
+Parsed rows are remembered by a hash of the files' bytes, never by a folder's name. A bad file is
+one :class:`DataUnavailable` line naming the file, the line and, where it can be found, the row's id.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """The Hugging Face Hub half of the one loading path: a dataset repository at a pinned commit,
 downloaded (only the files asked for) into a folder that :mod:`yoxla.datafiles` reads.
 
-Every Hub read goes through :func:`snapshot`: the benchmark's ``v1`` edition, ``yoxla
-download``, and a suite's Hugging Face datasets. The revision (branch, tag or hash; ``None`` is
-the default branch) is first resolved to a commit with one request and a 3 s timeout, so an
-unreachable Hub fails in seconds rather than after the client's minute of retries, and what is
-read is pinned; then ``huggingface_hub.snapshot_download`` fetches, at that commit, ``README.md``
-and the files the conventions could pick for each requested config and split, and, when the
-card declares other paths, those in a second request. Offline mode (``HF_HUB_OFFLINE`` or
-``HF_DATASETS_OFFLINE``) skips the request and reads only the local Hugging Face cache
-(``local_files_only``). Nothing here sets a process-wide switch. A failure is one
-:class:`~yoxla.datafiles.DataUnavailable` line starting ``Hub dataset <repo>``; the caller says
-what it was loading and adds its remedies.
+Every Hub read (the ``v1`` edition, ``yoxla download``, a suite's Hub datasets) goes through
+:func:`snapshot`: the revision is resolved to a commit with one request and a 3 s timeout (an
+unreachable Hub fails in seconds, and what is read is pinned), then ``README.md`` and the files
+the conventions could pick are fetched, and the card's other paths in a second request. Offline
+mode (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE``) reads only the local cache. A failure is one
+:class:`~yoxla.datafiles.DataUnavailable` line starting ``Hub dataset <repo>``.
 """
 
 from __future__ import annotations
@@ -93,11 +88,8 @@ def snapshot(
     except DataUnavailable as exc:  # the card could not be read
         raise DataUnavailable(f"{label}: {exc}") from None
     except Exception as exc:  # huggingface_hub raises many types; all mean "not available here"
-        why = (
-            "not in the local Hugging Face cache (offline mode)"
-            if offline
-            else f"{type(exc).__name__}: {_first_line(exc)}"
-        )
+        why = f"{type(exc).__name__}: {_first_line(exc)}"
+        why = "not in the local Hugging Face cache (offline mode)" if offline else why
         raise DataUnavailable(f"{label}: {why}") from None
     commit = rev or "main"
     if offline and local_dir is None and re.fullmatch(r"[0-9a-f]{40}", folder.name):

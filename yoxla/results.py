@@ -1,11 +1,9 @@
 """The result file: one self-contained, optionally signed JSON document per model.
 
-Digest: ``content_sha256`` is SHA-256 over the canonical JSON (sorted keys, no spaces,
-UTF-8, no NaN) of the whole document *without* the ``content_sha256`` and ``signature``
-fields. Signature: Ed25519 over the UTF-8 bytes of the ``content_sha256`` string
-(``"sha256:<hex>"``), stored with the public key and its id. The format is published as
-``yoxla/schema/result.schema.json``, generated from :mod:`yoxla.record`;
-``docs/result-format.md`` explains it.
+``content_sha256`` is SHA-256 over the canonical JSON of the document without the
+``content_sha256`` and ``signature`` fields; the signature is Ed25519 over that digest string.
+docs/result-format.md gives the format; ``yoxla/schema/result.schema.json`` is generated from
+:mod:`yoxla.record`.
 """
 
 from __future__ import annotations

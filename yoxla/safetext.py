@@ -226,11 +226,6 @@ def _visible_or_space(ch: str) -> str:
     return ch
 
 
-def confusable(a: str, b: str) -> bool:
-    """Do two names look alike (equal skeletons)?"""
-    return skeleton(a) == skeleton(b)
-
-
 _PLAIN_HTTPS = re.compile(r"^https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/%+=-]*)?$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 MAX_LINK = 300

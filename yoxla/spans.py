@@ -46,16 +46,7 @@ class SpanScore(NamedTuple):
     strict_em: float
 
     def as_dict(self) -> dict[str, float]:
-        return {
-            "span_recall": self.span_recall,
-            "span_precision": self.span_precision,
-            "exact_span": self.exact_span,
-            "unsupported": self.unsupported,
-            "over_sentence": self.over_sentence,
-            "token_f1": self.token_f1,
-            "normalized_em": self.normalized_em,
-            "strict_em": self.strict_em,
-        }
+        return self._asdict()
 
 
 ZERO = SpanScore(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
@@ -199,28 +190,22 @@ def _token_scores(quote: str, gold_tokens: Sequence[str], lowered: str | None = 
     """
     if lowered is None:
         lowered = az_lower(nfc(quote))
-    if len(lowered) <= _LISTED:
-        q = _TOKEN.findall(lowered)  # tokens(quote), from the lowered text already made
-        if len(q) <= len(gold_tokens):
-            return _token_f1(q, gold_tokens), float(
-                bool(q) and len(q) == len(gold_tokens) and q == list(gold_tokens)
-            )
-        if not gold_tokens:
-            return 0.0, 0.0
-        # a token of the quote is a maximal run of word characters, so it equals a gold token
-        # exactly where that token's whole-word pattern below would match
-        return _f1(_common(q, gold_tokens), len(q), len(gold_tokens)), 0.0
-    n_quote = token_count(lowered)
+    listed = len(lowered) <= _LISTED
+    q = _TOKEN.findall(lowered) if listed else []  # tokens(quote), from the lowered text already made
+    n_quote = len(q) if listed else token_count(lowered)
     if n_quote <= len(gold_tokens):
-        q = _TOKEN.findall(lowered)
-        return _token_f1(q, gold_tokens), float(
-            bool(q) and len(q) == len(gold_tokens) and q == list(gold_tokens)
-        )
+        q = q if listed else _TOKEN.findall(lowered)
+        return _token_f1(q, gold_tokens), float(bool(q) and q == list(gold_tokens))
     if not gold_tokens:
         return 0.0, 0.0
-    common = sum(
-        min(n, len(words_pattern((word,)).findall(lowered))) for word, n in Counter(gold_tokens).items()
-    )
+    if listed:
+        # a token of the quote is a maximal run of word characters, so it equals a gold token
+        # exactly where that token's whole-word pattern below would match
+        common = _common(q, gold_tokens)
+    else:
+        common = sum(
+            min(n, len(words_pattern((word,)).findall(lowered))) for word, n in Counter(gold_tokens).items()
+        )
     return _f1(common, n_quote, len(gold_tokens)), 0.0
 
 

@@ -69,11 +69,7 @@ def macro_f1(gold: Sequence[str | None], pred: Sequence[str | None]) -> float:
     classes = sorted({g for g in gold if g is not None} | {p for p in pred if p is not None})
     if not classes:
         return 0.0
-    f1s = []
-    for c in classes:
-        t, f_p, f_n = tp[c], fp[c], fn[c]
-        f1s.append(2 * t / (2 * t + f_p + f_n) if t + f_p + f_n else 0.0)
-    return mean(f1s)
+    return mean([2 * tp[c] / d if (d := 2 * tp[c] + fp[c] + fn[c]) else 0.0 for c in classes])
 
 
 def block_scores(blocks: Mapping[str, Sequence[str]], task_scores: Mapping[str, float]) -> dict[str, float]:

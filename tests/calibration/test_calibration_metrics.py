@@ -15,7 +15,6 @@ from yoxla.calibration.metrics import (
     brier_score,
     calibration_report,
     control_summary,
-    expected_calibration_error,
     group_consistency,
     high_confidence_error_rate,
     mean_gold_probability,
@@ -42,7 +41,7 @@ def test_hand_computed_table():
     brier = ((0.1**2 + 0.1**2) + (0.95**2 + 0.95**2) + (0.6**2 + 0.6**2) + (0.5**2 + 0.5**2)) / 4
     assert brier_score(TABLE) == pytest.approx(brier)
     # Bins of width 1/15: 0.9 → (13/15, 14/15], 0.95 → (14/15, 1], 0.6 → (8/15, 9/15], 0.5 → (7/15, 8/15].
-    assert expected_calibration_error(TABLE) == pytest.approx((0.1 + 0.95 + 0.6 + 0.5) / 4)
+    assert reliability(TABLE).ece == pytest.approx((0.1 + 0.95 + 0.6 + 0.5) / 4)
     assert answer_agreement(TABLE) == pytest.approx(4 / 5)  # A, B, C, F agree; D is invalid
     controls = control_summary(TABLE)
     assert (controls.n, controls.valid_choice_rate, controls.mean_max_probability, controls.n_with_probs) == (
@@ -106,7 +105,7 @@ def test_empty_and_all_absent():
 def test_one_class_space():
     cases = [Case("only", "only", {"only": 1.0}, True)] * 3
     assert brier_score(cases) == 0.0
-    assert expected_calibration_error(cases) == 0.0
+    assert reliability(cases).ece == 0.0
     assert mean_gold_probability(cases) == 1.0
     assert high_confidence_error_rate(cases) == 0.0
 
@@ -199,7 +198,7 @@ def test_ece_matches_a_reference_implementation(seed):
         cases.append(Case(gold, top, probs, top == gold))
         conf.append(probs[top])
         correct.append(float(top == gold))
-    ours = expected_calibration_error(cases)
+    ours = reliability(cases).ece
     assert ours == pytest.approx(_reference_ece(np.array(conf), np.array(correct)), rel=1e-9, abs=1e-12)
 
 

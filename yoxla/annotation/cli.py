@@ -1,12 +1,8 @@
 """``yoxla annotate export | compare | status``: the blind-annotation workflow on the command line.
 
-Registered through ``yoxla.cli.EXTENSIONS``. Bad input (no sheet, an unknown annotator name, a
-task without a closed answer space, a sheet that cannot be read: not UTF-8, a byte-order mark
-past the start, a NUL, a cell over 100,000 characters, a column missing or twice) ends with one
-line and exit status 2 (``status`` lists an unreadable sheet as a problem instead and counts the
-others); a sheet or resolutions file with problems (unknown ids, a row twice, labels outside
-the answer space) exits 1 after listing them. With ``--task``, rows of the edition's other
-tasks are skipped.
+Registered through ``yoxla.cli.EXTENSIONS``. A sheet that cannot be read ends with one line and
+exit status 2; problems inside a sheet or resolutions file (unknown ids, a row twice, labels
+outside the answer space) are listed and exit 1 (docs/annotation.md).
 """
 
 from __future__ import annotations
@@ -135,12 +131,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             share = "-" if a.agreement is None else f"{100 * a.agreement:.1f}%"
             return [a.task, a.labelled, a.agree, share, kappa, a.unsure, a.not_natural, a.stale]
 
-        print(
-            table(
-                ["task", "labelled", "agree", "agreement", "kappa", "unsure", "not natural", "stale"],
-                [line(a) for a in (*result.tasks, result.overall)],
-            )
-        )
+        headers = ["task", "labelled", "agree", "agreement", "kappa", "unsure", "not natural", "stale"]
+        print(table(headers, [line(a) for a in (*result.tasks, result.overall)]))
         for d in result.disagreements:
             print(
                 f"disagreement: {d.id} ({d.task}): {args.annotator} wrote {d.given}, gold is {d.gold}"
@@ -170,26 +162,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         status, problems = review_status(Path(folder), tasks, rows, _left_out(edition, tasks))
     except SheetError as exc:
         _usage(exc)
-    body = [
-        [
-            s.task,
-            s.rows,
-            s.reviewed if s.annotatable else "-",
-            s.by_agreement if s.annotatable else "-",
-            s.by_resolution if s.annotatable else "-",
-            s.open if s.annotatable else "-",
-            s.not_annotated if s.annotatable else "not annotatable",
-            ", ".join(s.people) or "-",
-        ]
-        for s in status.values()
-    ]
+
+    def cells(s: Any) -> list[Any]:
+        counts = [s.reviewed, s.by_agreement, s.by_resolution, s.open, s.not_annotated]
+        return [s.task, s.rows, *(counts if s.annotatable else ["-"] * 4 + ["not annotatable"])]
+
+    body = [[*cells(s), ", ".join(s.people) or "-"] for s in status.values()]
     print(f"review status, edition {edition.name}, annotations in {folder}")
-    print(
-        table(
-            ["task", "rows", "reviewed", "by agreement", "by resolution", "open", "not annotated", "people"],
-            body,
-        )
-    )
+    headers = ["task", "rows", "reviewed", "by agreement", "by resolution", "open", "not annotated", "people"]
+    print(table(headers, body))
     for p in problems:
         print(f"problem: {p}")
     return 1 if problems else 0

@@ -1,15 +1,9 @@
 """Agreement with gold (Cohen's κ), resolutions of disagreements, and review status per task.
 
-Review rule. A row is *reviewed* when its current text (``input_sha``) and gold are
-
-* confirmed by a person: at least one person's annotation of this text gives the gold
-  label, and no person's annotation of it disagrees, is unsure or flags the text as not
-  natural Azerbaijani; or
-* settled by a resolution: a line of ``resolutions.csv`` for this row and text whose
-  ``gold`` is the row's gold, with the person who decided and why.
-
-A row with an unsettled disagreement, ``?`` or flag is *open*. Model annotations (sheets under
-``model/``) are compared and shown, but never confirm a row and never open one.
+The review rule (docs/annotation.md): a row is *reviewed* when its current text (``input_sha``)
+and gold are confirmed by a person (an agreeing annotation and no person's doubt) or settled by
+a line of ``resolutions.csv``; else it is *open* or not annotated. Model annotations never
+confirm a row and never open one.
 """
 
 from __future__ import annotations

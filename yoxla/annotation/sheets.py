@@ -132,21 +132,9 @@ def export_sheet(
         writer.writerow(COLUMNS)
         for n, (task, row, text) in enumerate(items, start=1):
             plain = dict(row)
-            writer.writerow(
-                safe_row(  # a text a spreadsheet would run (=1+1, @SUM(…)) gets an apostrophe
-                    [
-                        n,
-                        task.id,
-                        plain[ID_FIELD],
-                        input_sha(task, plain),
-                        text,
-                        " | ".join(choice_space(task.id, plain) or ()),
-                        "",
-                        "",
-                        "",
-                    ]
-                )
-            )
+            answers = " | ".join(choice_space(task.id, plain) or ())
+            cells = [n, task.id, plain[ID_FIELD], input_sha(task, plain), text, answers, "", "", ""]
+            writer.writerow(safe_row(cells))  # a text a spreadsheet would run (=1+1) gets an apostrophe
     return len(items)
 
 
@@ -222,15 +210,8 @@ def write_instructions(folder: Path, tasks: Sequence[Task]) -> Path:
         "text is not natural Azerbaijani, and `note` with anything worth saying. Each task's instruction:",
     ]
     for task in tasks:
-        suite_task = benchmark_task(task.id)
-        parts += [
-            "",
-            f"## {task.id}: {suite_task.spec.name}",
-            "",
-            "```text",
-            suite_task.instructions or "",
-            "```",
-        ]
+        suite = benchmark_task(task.id)
+        parts += ["", f"## {task.id}: {suite.spec.name}", "", "```text", suite.instructions or "", "```"]
     path.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return path
 
@@ -249,18 +230,10 @@ class Annotation:
     not_natural: bool
     note: str
 
-    @property
-    def answered(self) -> bool:
-        return self.label is not None
-
 
 def _flag(value: str) -> bool | None:
     key = az_key(value)
-    if key in _YES:
-        return True
-    if key in _NO:
-        return False
-    return None
+    return True if key in _YES else False if key in _NO else None
 
 
 def read_annotations(
@@ -275,16 +248,14 @@ def read_annotations(
     ``skip_tasks`` (tasks of the edition left out with ``--task``); rows naming an unknown task
     or id, a row twice, a label outside the answer space or an unreadable flag are problems.
     A sheet that cannot be read as a whole is a :class:`SheetError` (:func:`read_sheet_rows`)."""
-    records = read_sheet_rows(path, ("task", "id", "input_sha", "label", "not_natural", "note"))
+    columns = ("task", "id", "input_sha", "label", "not_natural", "note")
+    records = read_sheet_rows(path, columns)
     index = rows_index(tasks, rows_by_task)
     out: list[Annotation] = []
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
     for line, rec in records:
-        tid, rid = (rec.get("task") or "").strip(), (rec.get("id") or "").strip()
-        raw = (rec.get("label") or "").strip()
-        natural = (rec.get("not_natural") or "").strip()
-        note = (rec.get("note") or "").strip()
+        tid, rid, sha, raw, natural, note = ((rec.get(k) or "").strip() for k in columns)
         where = one_line(f"{path.name} line {line} ({tid} {rid})", 200)
         if tid in skip_tasks:
             continue  # a task of the edition that this command was not asked about (--task)
@@ -310,9 +281,5 @@ def read_annotations(
                 problems.append(f"{where}: label {raw!r} is not in the answer space")
                 continue
             label = str(parsed.value)
-        out.append(
-            Annotation(
-                annotator, kind, tid, rid, (rec.get("input_sha") or "").strip(), label, unsure, flag, note
-            )
-        )
+        out.append(Annotation(annotator, kind, tid, rid, sha, label, unsure, flag, note))
     return out, problems

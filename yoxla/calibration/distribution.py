@@ -1,16 +1,9 @@
-"""One example's probabilities over its task's answer space.
+"""One example's probabilities over its task's answer space (docs/calibration.md).
 
-A :class:`LabelDistribution` says, for every label of the answer space, either its
-probability or that it could not be recovered. *Absent is not zero*: a label listed in
-``missing`` has an unknown probability (with an upper bound), while a label in ``probs``
-with 0.0 was recovered as (numerically) zero. An example with no distribution at all is
-``None`` wherever distributions are passed around.
-
-Raw and normalised mass. The provider's probability of answering label *l* is its raw mass
-``m(l)``. ``mass_found = Σ m(l)`` over the recovered labels; ``probs[l] = m(l) / mass_found``
-is the distribution *normalised over the space* (over the recovered labels when partial);
-``mass_outside = 1 − mass_found`` is what the model put on answers outside the space
-(when partial it also holds the missing labels' mass, at most ``Σ missing``).
+*Absent is not zero*: a label in ``missing`` has an unknown probability (with an upper bound on
+its raw mass), while a label in ``probs`` with 0.0 was recovered as (numerically) zero; no
+distribution at all is ``None``. ``probs[l] = m(l) / mass_found`` (normalised over the recovered
+labels) and ``mass_outside = 1 − mass_found`` (with the missing labels' mass when partial).
 """
 
 from __future__ import annotations
@@ -69,12 +62,9 @@ class LabelDistribution:
         if abs(total - 1.0) > SUM_TOLERANCE:
             raise ValueError(f"probabilities sum to {total!r}, not 1")
         # Keep the space's order in both mappings (ties in `top` are broken by it).
-        object.__setattr__(
-            self, "probs", {lb: float(self.probs[lb]) for lb in self.space if lb in self.probs}
-        )
-        object.__setattr__(
-            self, "missing", {lb: float(self.missing[lb]) for lb in self.space if lb in self.missing}
-        )
+        for name in ("probs", "missing"):
+            held = getattr(self, name)
+            object.__setattr__(self, name, {lb: float(held[lb]) for lb in self.space if lb in held})
 
     @classmethod
     def from_masses(

@@ -1,26 +1,10 @@
 """Exact label probabilities of a local Transformers model: each label scored as a continuation.
 
-For a chat-templated prompt ``x`` (ending with the assistant prefix, exactly the string the
-provider generates from) and a label ``l`` whose tokens in context are ``l_1 … l_n``::
-
-    log m(l) = Σ_j log p(l_j | x, l_<j) + log Σ_{e ∈ end} p(e | x, l)
-
-The last term is the probability of ending the answer right after the label (any of the
-model's end-of-sequence tokens), so that ``1`` and ``10`` are different events; with
-``include_end=False`` it is left out (``m(l)`` is then the probability of *starting* with
-the label). The distribution over the space is ``softmax_l(log m(l))`` and ``mass_outside =
-1 − Σ_l m(l)``: what the model puts on any other answer, including other spellings of a
-label (``Neutral``, ``**neutral**``), which are not scored.
-
-Tokenization at the boundary: the prompt is tokenized alone, as for generation (no special
-tokens added; the template wrote them). A label's tokens are those that ``prompt + label``
-adds after the prompt's tokens; if the tokenizer merges across the boundary (the prompt's
-tokens are not a prefix of the joint tokenization), the label is tokenized alone and
-appended, which is the sequence the model itself would produce after the prompt.
-
-Cost: one forward pass over the prompt, then one batched pass over all labels reusing the
-prompt's key/value cache (``mode="shared"``); or one batched pass over prompt + label for
-every label (``mode="full"``), for models whose cache cannot be shared.
+``log m(l) = Σ_j log p(l_j | x, l_<j) + log Σ_{e ∈ end} p(e | x, l)`` for the chat-templated
+prompt ``x`` (the end term left out with ``include_end=False``); the distribution is
+``softmax_l(log m(l))`` and ``mass_outside = 1 − Σ_l m(l)``. Tokens at the boundary, the two
+modes (``shared`` reuses the prompt's key/value cache, ``full`` does not) and their cost:
+docs/calibration.md, "Local Transformers models".
 """
 
 from __future__ import annotations
@@ -59,15 +43,9 @@ def label_token_ids(
 
 def default_end_ids(model: Any, tokenizer: Any) -> list[int]:
     """The model's end-of-sequence tokens: generation config first, then the tokenizer's."""
-    ids: list[int] = []
     gen = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    for value in (gen, getattr(tokenizer, "eos_token_id", None)):
-        if value is None:
-            continue
-        for i in value if isinstance(value, list | tuple) else [value]:
-            if int(i) not in ids:
-                ids.append(int(i))
-    return ids
+    found = [v for v in (gen, getattr(tokenizer, "eos_token_id", None)) if v is not None]
+    return list(dict.fromkeys(int(i) for v in found for i in (v if isinstance(v, list | tuple) else [v])))
 
 
 def _cache_argument(model: Any) -> str:

@@ -1,55 +1,14 @@
 """A distribution over the answer space from OpenAI-style token logprobs.
 
-Input: the generated answer's tokens, each with its logprob and ``top_logprobs`` (the k most
-likely tokens at that position, one of which is usually the generated one), exactly as an
-OpenAI-compatible server returns them in ``choices[0].logprobs.content``. The provider's
-tokenizer is unknown here: everything is matched on the returned token *text* (on their
-``bytes`` when present, so a letter split across two tokens is put back together).
-
-What the response shows. Position 1's alternatives are all conditioned on the prompt, so
-every first token is visible. Position *i* > 1 is conditioned on the *generated* tokens
-1…i−1, so a later position is visible only along the generated continuation. That gives a
-tree of visible token paths: the generated path, and one step off it at every position.
-
-How labels are matched. A path spells a label when its text, read the way the strict parser
-reads an answer (surrounding white space and symmetric wrappers such as ``**`` or backticks
-removed, Azerbaijani case rules, ASCII case rules for ASCII labels, no letter folding),
-equals the label. A path is still *on the way* to a label when its text is a prefix of the
-label in that sense. A label's raw mass is the summed probability of the visible paths
-that spell it, with these rules:
-
-* a path that has spelled a label ends there: what follows (white space, a closing
-  wrapper, the end of the answer, or extra text the parser would reject) is not visible in
-  general and is not subtracted, except for
-* a label that another label extends (``1`` and ``10``–``19``): its mass is split only
-  where the next position is visible (the path went through it): the visible continuations
-  into the longer labels are taken off, and the rest, including the unlisted remainder
-  where the end of the answer normally hides, is the shorter label's. Where the next
-  position is not visible, the labels cannot be told apart: all of them are *missing*.
-* a path that stops on the way (its next position not visible) counts for a label only
-  when it is the *only* label that path can still become (``contr`` → ``contradiction``);
-  that label is listed in ``assumed``. When several labels share the prefix (``ne`` →
-  ``neutral`` / ``neytral``; ``card_`` → many intents), they are *missing*.
-* the mass below the top-k cut-off (the unlisted remainder at a visible position) is not
-  attributed; its total is reported as ``unlisted``. A label none of whose paths is visible
-  is recovered as 0 when that hidden mass is negligible (at most ``tolerance`` × the label
-  mass found), else it is missing.
-
-Server dialects (docs/calibration.md). An empty token is a token whose bytes the server did not
-show (vLLM's ``bytes: []`` for a token that is not whole UTF-8 on its own; llama-cpp-python's
-``bytes: null``, where byte and special tokens merge into one ``""`` entry): never the end of the
-answer, which is known only from a listed end token or, for the generated path, from the finish
-reason. Along the generated path such bytes are read from the answer text where the shown tokens
-fix them; elsewhere an unknown token counts for no label: its mass is doubt for the labels whose
-next letter it may begin (they become missing), or, before a label has begun, is counted like the
-unlisted remainder.
-
-Missing labels carry an upper bound on their raw mass. Ambiguous mass below the tolerance is
-treated like the unlisted remainder (it joins ``unlisted``) instead of making a label
-missing. When no label gets any mass, or there is no answer, nothing is derived: ``None``.
-
-The tokens are read by :mod:`yoxla.calibration.token_logprobs` and a path's text is matched
-against the labels by :mod:`yoxla.calibration.label_match`; this module walks the tree.
+The response shows a tree of token paths: every first token, and one step off the generated
+path at every later position. A path's text is read the way the strict parser reads an answer
+(wrappers and white space removed, Azerbaijani and ASCII case, no letter folding); a label's
+raw mass is the summed probability of the visible paths that spell it. What the tree cannot
+split (a label that another extends with no visible next position, a prefix several labels
+share, doubt from a token whose bytes the server did not show) makes those labels *missing*,
+with an upper bound on their mass; the unlisted remainder below the top-k cut-off is
+``unlisted``. The rules, the server dialects and what can be recovered: docs/calibration.md,
+"From token logprobs". The tokens are read by :mod:`yoxla.calibration.token_logprobs`.
 """
 
 from __future__ import annotations
@@ -61,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from yoxla.calibration.distribution import LabelDistribution
-from yoxla.calibration.label_match import PathClass, classify_text, label_keys
 from yoxla.calibration.token_logprobs import (
     MAX_ANSWER_TOKENS,
     THINK_CLOSE,
@@ -70,10 +28,114 @@ from yoxla.calibration.token_logprobs import (
     Alternative,
     TokenLogprob,
 )
+from yoxla.parsing import _WRAPPERS
+from yoxla.text import az_lower, az_upper, collapse_ws, nfc
 
 DEFAULT_TOLERANCE = 1e-3
 MAX_UNKNOWN_BYTES = 8  # the most bytes one unshown token is taken to stand for when aligning
 MAX_ALIGN_STATES = 256  # positions followed at once while aligning tokens with the answer text
+
+
+# Matching a path's text against the labels, as the strict parser reads an answer ----------
+
+
+@dataclass(frozen=True)
+class LabelKeys:
+    """The comparison forms of one label, as the strict parser compares it."""
+
+    label: str
+    az: str  # NFC, collapsed white space, Azerbaijani lower case
+    ascii: str | None  # English lower case, for ASCII labels only
+
+
+def label_keys(space: Sequence[str]) -> list[LabelKeys]:
+    return [
+        LabelKeys(lb, az_lower(collapse_ws(nfc(lb))), lb.lower() if lb.isascii() else None) for lb in space
+    ]
+
+
+def _split_wrappers(text: str) -> tuple[str, str]:
+    """(body, closers): leading white space and opening wrappers removed, as the parser would.
+
+    A dangling part of an opener (``*`` of ``**``) leaves an empty body: any label may follow.
+    """
+    body, closers = text.lstrip(), ""
+    stripped = True
+    while stripped:
+        stripped = False
+        for left, right in _WRAPPERS:
+            if body.startswith(left):
+                body, closers = body[len(left) :].lstrip(), closers + right
+                stripped = True
+                break
+    if body and any(left.startswith(body) for left, _ in _WRAPPERS):
+        return "", closers
+    return body, closers
+
+
+def _norm(body: str) -> str:
+    """NFC and collapsed white space, keeping one trailing space (a prefix may end in one)."""
+    text = nfc(body)
+    core = collapse_ws(text)
+    return core + " " if core and text[-1:].isspace() else core
+
+
+# Characters outside ASCII the parser strips around a label: wrappers and white space.
+_MARKS = "«»“”\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def _opens_unshown(c: str) -> bool:
+    """Whether unshown bytes (the start of a letter of two or more bytes) may begin ``c`` as
+    the parser compares it: a letter outside ASCII in some case (``i`` is ``İ`` upper case),
+    or white space (``\u00a0`` is white space to the parser)."""
+    return c.isspace() or any(not v.isascii() for v in (c, c.upper(), az_upper(c)))
+
+
+@dataclass(frozen=True)
+class PathClass:
+    """How one path's text stands to the labels."""
+
+    complete: str | None  # the label it spells
+    compat: frozenset[str]  # the labels it spells or is on the way to
+    soft: frozenset[str]  # those whose next letter unshown bytes may begin
+    open_start: bool  # no letter of a label yet: unshown bytes may be a wrapper (« “) or white space
+
+
+def classify_text(text: str, pending: bytes, keys: list[LabelKeys]) -> PathClass:
+    """How ``text`` (and ``pending``, the bytes of a letter not finished yet) stands to the labels."""
+    body, closers = _split_wrappers(text)
+    norm = _norm(body)
+    done = collapse_ws(nfc(body.rstrip(closers + " \t\r\n\f\v")))  # the answer once closed
+    # Each label in the forms the parser compares: Azerbaijani case, and English case for ASCII.
+    forms = [(k.label, k.az, az_lower(norm), az_lower(done)) for k in keys]
+    forms += [(k.label, k.ascii, norm.lower(), done.lower()) for k in keys if k.ascii is not None]
+    compat: set[str] = set()
+    soft: set[str] = set()
+    complete = None
+    separator = bool(pending) and any(m.encode("utf-8").startswith(pending) for m in _MARKS)
+    for label, key, have, finished in forms:
+        if pending:  # a letter split across tokens: a prefix whose next letter starts so
+            if len(key) > len(have) and key.startswith(have):
+                c = key[len(have)]
+                if any(v.encode("utf-8").startswith(pending) for v in {c, c.upper(), az_upper(c)}):
+                    compat.add(label)
+                    soft.add(label)
+            if separator:  # or a wrapper (« “ ” ») or white space outside ASCII
+                if not have:
+                    compat.add(label)
+                    soft.add(label)
+                elif complete is None and finished == key:
+                    complete = label
+                    compat.add(label)
+            continue
+        if key.startswith(have):
+            compat.add(label)
+            if len(key) > len(have) and _opens_unshown(key[len(have)]):
+                soft.add(label)
+        if complete is None and finished == key:
+            complete = label
+            compat.add(label)
+    return PathClass(complete, frozenset(compat), frozenset(soft), not pending and not norm.strip())
 
 
 # The tree of visible paths ---------------------------------------------------------------
@@ -217,7 +279,7 @@ def _aligned(
     laying the tokens over the answer puts it at the same offset. None when the tokens cannot
     be laid over the answer at all (or too many ways are open).
     """
-    toks = [t for t in tokens[start:]]
+    toks = list(tokens[start:])
     n = len(toks)
     skip = after_think  # the answer text lost its leading white space after the reasoning
     lead = leftover.lstrip(_WS) if skip else leftover

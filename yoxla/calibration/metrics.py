@@ -3,31 +3,9 @@
 Each example is a :class:`Case`. *Scored* cases are all cases that are not controls: the
 accuracy denominator, where generation errors and invalid answers stay and count as wrong.
 A case *has probabilities* when it carries a complete distribution over its answer space
-(a partial or absent one is ``None`` here: absent is not zero). Cases may come from
-several tasks (pooled per block or overall); each carries its own space.
-
-With ``S`` the scored cases, ``P ⊆ S`` those with probabilities, ``p_i`` a case's
-distribution, ``g_i`` its gold label, ``a_i`` its generated (valid) answer and
-``t_i = argmax p_i`` (ties: the earlier label of the space):
-
-* mean gold probability = (1/|P|) Σ_P p_i(g_i)                         ("answered cases")
-* high-confidence error rate = |{i ∈ S : a_i valid, a_i ≠ g_i, p_i(a_i) ≥ 0.90}| / |S|
-  (a wrong answer needs a valid label that is not the gold one; an invalid answer or a
-  generation error is wrong for accuracy but commits to no label, so it is never a
-  high-confidence error; cases without probabilities stay in the denominator)
-* Brier = (1/|P|) Σ_P Σ_{k ∈ space_i} (p_i(k) − [k = g_i])²   (multi-class, in [0, 2];
-  for two labels it is twice the binary ``brier_score_loss``)
-* ECE = Σ_b (n_b/|P|) |acc_b − conf_b| over 15 equal-width bins of the confidence
-  c_i = p_i(t_i): bin b holds c ∈ ((b−1)/15, b/15] (c = 0 in the first); acc_b is the share
-  of its cases with t_i = g_i, conf_b the mean of c_i
-* answer agreement = share of cases with probabilities (controls included) where the
-  generated answer is the most probable label (an invalid answer disagrees)
-* group consistency = share of groups (≥ 2 scored rows with the same group id) in which
-  every row is correct, reported with the number of groups
-* controls: valid-choice rate over all controls, mean maximum probability over controls
-  with probabilities
-
-A metric with nothing to average over is ``None``, never 0.
+(a partial or absent one is ``None`` here: absent is not zero). Cases may come from several
+tasks; each carries its own space. The formulas: docs/calibration.md, "Metrics". A metric
+with nothing to average over is ``None``, never 0.
 """
 
 from __future__ import annotations
@@ -36,15 +14,13 @@ import math
 from bisect import bisect_left
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    pass
+from yoxla.calibration.distribution import SUM_TOLERANCE
 
 HIGH_CONFIDENCE = 0.90
 ECE_BINS = 15
 ROUNDING = 1e-12  # p = 0.9 computed as 0.8999999999999999 still counts as ≥ 0.90
-SUM_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -187,10 +163,6 @@ def reliability(cases: Sequence[Case], bins: int = ECE_BINS) -> Reliability:
         if mean_conf is not None and mean_acc is not None:
             ece_terms.append(len(m) / n * abs(mean_acc - mean_conf))
     return Reliability(math.fsum(ece_terms) if n else None, n, tuple(out))
-
-
-def expected_calibration_error(cases: Sequence[Case], bins: int = ECE_BINS) -> float | None:
-    return reliability(cases, bins).ece
 
 
 def answer_agreement(cases: Sequence[Case]) -> float | None:

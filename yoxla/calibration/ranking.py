@@ -1,9 +1,7 @@
 """A declared ranking order: sort models by a list of metrics, and say the rule in one sentence.
 
-The default follows the Turkish decision benchmark: accuracy, then group consistency, then
-the high-confidence error rate (lower is better), then mean gold probability. A metric a
-model does not have (``None``: no probabilities, no groups) ranks after every model that
-has it, at that step of the order; models equal on every step keep their given order.
+A metric a model does not have (``None``) ranks after every model that has it, at that step;
+models equal on every step keep their given order (docs/calibration.md, "Ranking order").
 """
 
 from __future__ import annotations

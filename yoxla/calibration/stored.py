@@ -1,15 +1,10 @@
 """Calibration through the run folder and the result file: what is stored, and what is derived.
 
-* The run folder keeps what the provider returned: the answer's token logprobs
-  (``predictions.jsonl`` key ``logprobs``, OpenAI-compatible APIs) or the distribution a
-  local model's label scoring gave (key ``distribution``). :func:`distribution_in` turns
-  one such line into the stored form of a :class:`LabelDistribution` over the item's answer
-  space, every time the run is finished or re-scored.
-* The result file keeps that distribution per prediction; :func:`checked_in` reads one back
-  for its item's answer space.
-* :func:`suite_task_calibration` derives a task's ``calibration`` block from its items and
-  predictions as derived (their verdicts and distributions); :func:`pooled_calibration` pools
-  the cases of several tasks (a block, the whole edition).
+The run folder keeps what the provider returned (``predictions.jsonl``: token logprobs, or a
+local model's label-scored ``distribution``); :func:`distribution_in` turns one line into the
+stored form of a :class:`LabelDistribution`, every time the run is finished or re-scored. The
+result file keeps it per prediction (:func:`checked_in` reads one back);
+:func:`suite_task_calibration` and :func:`pooled_calibration` derive the reports.
 """
 
 from __future__ import annotations

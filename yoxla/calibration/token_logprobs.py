@@ -138,8 +138,6 @@ def parse_logprobs(logprobs: Any) -> list[TokenLogprob]:
 
 
 MAX_ANSWER_TOKENS = 64  # tokens kept after the reasoning block: far longer than any label
-
-
 MAX_TOKEN_CHARS = 1_000  # a token's text, or its list of bytes, longer than this is refused
 
 
@@ -199,14 +197,10 @@ def _logprob_key(entry: Any, i: int, j: int) -> float:
 def compact_logprobs(
     content: Sequence[Any], max_answer_tokens: int = MAX_ANSWER_TOKENS, top_k: int | None = None
 ) -> list[dict[str, Any]]:
-    """The part of a response's token logprobs that :func:`distribution_from_logprobs` reads.
-
-    Plain dicts (``token``, ``logprob``, ``bytes``, ``top_logprobs``) of: the tokens from the
-    one where a closed ``</think>`` block ends its reasoning (earlier tokens are never read),
-    and at most ``max_answer_tokens`` after it; without a reasoning block, the first
-    ``max_answer_tokens``. The distribution derived from the kept tokens equals the one from
-    all of them for every label shorter than that. At most ``top_k`` alternatives are kept
-    per position (the most probable: what was asked for). Stored in the run folder.
+    """The part of a response's token logprobs that :func:`distribution_from_logprobs` reads, as
+    plain dicts for the run folder: the tokens from the one where a closed ``</think>`` tag
+    begins (else the first) to ``max_answer_tokens`` past it, which give the same distribution
+    for every shorter label; at most ``top_k`` alternatives per position, the most probable.
 
     Raises :class:`LogprobsError` when a kept logprob is not finite (NaN, Infinity and
     -Infinity cannot be stored) or a token is longer than :data:`MAX_TOKEN_CHARS`.

@@ -28,9 +28,7 @@ class ProviderSpec:
     api_key_env: str | None = None  # name of the environment variable holding the key
     reasoning: dict[str, Any] | None = None  # {"off": {...extra body...}, "on": {...}}; None: send nothing
     settings: dict[str, Any] = field(default_factory=dict)  # backend-specific (device_map, dtype, ...)
-    logprobs: bool = (
-        False  # the API returns token logprobs (vLLM, llama.cpp, OpenAI); asked for on choice tasks
-    )
+    logprobs: bool = False  # the API returns token logprobs (vLLM, llama.cpp, OpenAI)
     top_logprobs: int = 20  # alternatives per position asked for when logprobs is on
 
 
@@ -42,9 +40,7 @@ class ProviderOptions:
     batch_size: int | None = None
     seed: int | None = None
     transport: TransportSettings = field(default_factory=TransportSettings)
-    probabilities: bool = (
-        True  # ask for answer probabilities on closed answer spaces (logprobs, label scoring)
-    )
+    probabilities: bool = True  # ask for answer probabilities on closed answer spaces
 
 
 class TaskRef(Protocol):
@@ -56,14 +52,9 @@ class TaskRef(Protocol):
 
 @dataclass(frozen=True)
 class Request:
-    """One call's messages and generation settings.
-
-    A run makes one per suite item (:func:`yoxla.run.plan.request_for`: every field, the
-    benchmark's tasks included, since they are package suites); a judge call
-    (:mod:`yoxla.run.judge`) and ``yoxla providers test`` set only the fields up to
-    ``thinking``, the others keeping their defaults. ``task`` is the run's task
-    (:class:`yoxla.run.plan.PlannedTask`) or a stand-in: a provider reads only its ``id``
-    (:class:`TaskRef`).
+    """One call's messages and generation settings: a run makes one per suite item
+    (:func:`yoxla.run.plan.request_for`); a judge call and ``yoxla providers test`` set only
+    the fields up to ``thinking``. A provider reads only ``task.id`` (:class:`TaskRef`).
     """
 
     task: TaskRef
@@ -74,9 +65,8 @@ class Request:
     temperature: float = 0.0
     top_p: float = 1.0
     thinking: bool = False
-    # Set from the task's generation settings: request fields every OpenAI-compatible API takes (stop, presence/frequency
-    # penalties), provider passthrough for upstreams that are not OpenAI itself (sent in the
-    # body as extra fields), and the task's own timeout and retry budget (None: the run's).
+    # From the task's generation settings: OpenAI request fields (stop, penalties), passthrough
+    # sent as extra body fields, the task's own timeout and retry budget (None: the run's).
     options: dict[str, Any] = field(default_factory=dict)
     passthrough: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
@@ -87,13 +77,8 @@ class Request:
 
 
 def wants_probabilities(request: Request) -> bool:
-    """Answer probabilities are asked for on closed answer spaces (choice tasks), reasoning off.
-
-    Under ``--thinking`` the answer follows a long reasoning (every token of which would come
-    back with its alternatives, and a local model's label scoring would skip it): no
-    probabilities are asked for then. A suite item is asked for them when it carries a closed
-    space (``request.space``).
-    """
+    """Asked for on closed answer spaces (``request.space``) with reasoning off: under
+    ``--thinking`` every reasoning token would come back with its alternatives."""
     return not request.thinking and request.space is not None
 
 
@@ -134,12 +119,7 @@ class Completion:
         if size <= MAX_RAW:
             return self
         return replace(
-            self,
-            text=None,
-            reasoning=None,
-            logprobs=None,
-            label_scores=None,
-            error=oversized(size),
+            self, text=None, reasoning=None, logprobs=None, label_scores=None, error=oversized(size)
         )
 
 
@@ -168,10 +148,6 @@ class Provider(ABC):
 
     def generate_batch(self, requests: list[Request]) -> list[Completion]:
         return [self.generate(r) for r in requests]
-
-    def prepare(self, task: Any, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - optional hook
-        """Called once per task with all its rows before any request (the baseline needs them:
-        ``task`` is the built-in task they answer, read by :func:`yoxla.baselines.answers`)."""
 
     def describe(self) -> dict[str, Any]:
         """Facts for run.json (base URL, chat template hash, ...). Never secrets."""

@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import openai
+
 from yoxla.providers.base import (
     Completion,
     Provider,
@@ -58,13 +60,9 @@ def split_reasoning(content: str | None, reasoning: str | None) -> tuple[str, st
 def _usage(usage: Any) -> dict[str, int]:
     if usage is None:
         return {}
-    out: dict[str, int] = {}
-    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-        value = getattr(usage, key, None)
-        if isinstance(value, int):
-            out[key] = value
-    details = getattr(usage, "completion_tokens_details", None)
-    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+    out = {k: v for k in keys if isinstance(v := getattr(usage, k, None), int)}
+    reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
     if isinstance(reasoning, int) and reasoning:
         out["reasoning_tokens"] = reasoning
     return out
@@ -151,9 +149,6 @@ def _refuses_logprobs(exc: Any) -> bool:
 
 
 class OpenAICompatProvider(Provider):
-    parallel = True
-    batch_size = 1
-
     def __init__(self, spec: ProviderSpec, model: str, options: ProviderOptions) -> None:
         if not spec.base_url:
             raise ProviderError(f"provider {spec.name!r} has no base_url")
@@ -170,16 +165,11 @@ class OpenAICompatProvider(Provider):
         self.limiter = AdaptiveLimiter.for_settings(transport)
         base = spec.settings.get("backoff_base")
         self.policy = RetryPolicy.for_settings(transport, None if base is None else float(base))
-        try:
-            import openai
-        except ImportError:  # pragma: no cover - openai is a core dependency
-            raise ProviderError("the openai package is not installed: pip install openai") from None
-        self._openai = openai
-        # Credentials in the URL are used for the requests, never stored: the client gets the
-        # bare URL, the query as default parameters and the user info as basic auth.
         # Whether to ask for token logprobs on closed answer spaces; switched off for the
         # rest of the run when the server refuses the parameter (some models do).
         self.logprobs = bool(spec.logprobs and options.probabilities)
+        # Credentials in the URL are used for the requests, never stored: the client gets the
+        # bare URL, the query as default parameters and the user info as basic auth.
         self.client = openai.OpenAI(
             base_url=endpoint.url,
             api_key=self._key or PLACEHOLDER_KEY,
@@ -215,18 +205,14 @@ class OpenAICompatProvider(Provider):
         return body
 
     def _once(self, body: dict[str, Any]) -> tuple[Any, float]:
-        openai = self._openai
         start = time.perf_counter()
         try:
             # The raw reply: read as JSON here (read_reply), not built into the client's models.
             raw = self.client.chat.completions.with_raw_response.create(**body)
         except openai.APIStatusError as exc:
             status = exc.status_code
-            raise status_error(
-                status,
-                self._msg(f"HTTP {status}", exc),
-                self._msg(f"HTTP {status} from {public_url(self.spec.base_url)}", exc),
-                parse_retry_after(exc.response.headers),
+            raise self._status(
+                status, f"HTTP {status}", exc, parse_retry_after(exc.response.headers)
             ) from None
         except openai.APITimeoutError:
             raise TransientError(f"timeout after {body.get('timeout', self.timeout):g} s") from None
@@ -249,13 +235,12 @@ class OpenAICompatProvider(Provider):
             return TransientError(
                 self._msg("response without choices", message) if message else "response without choices"
             )
-        where = f"HTTP {status} in the reply body"
-        return status_error(
-            status,
-            self._msg(where, message),
-            self._msg(f"{where} from {public_url(self.spec.base_url)}", message),
-            retry_after,
-        )
+        return self._status(status, f"HTTP {status} in the reply body", message, retry_after)
+
+    def _status(self, status: int, where: str, detail: object, retry_after: float | None) -> Exception:
+        """:func:`status_error` with this provider's messages: the fatal one names the server."""
+        fatal = self._msg(f"{where} from {public_url(self.spec.base_url)}", detail)
+        return status_error(status, self._msg(where, detail), fatal, retry_after)
 
     def _msg(self, prefix: str, exc: object) -> str:
         text = str(exc).replace("\n", " ")
@@ -308,7 +293,6 @@ class OpenAICompatProvider(Provider):
     # Checks -------------------------------------------------------------------------
     def check_reachable(self) -> None:
         """Fail fast, in one line, when the base URL does not answer at all."""
-        openai = self._openai
         try:
             self.client.with_options(timeout=min(10.0, self.timeout)).models.list()
         except (openai.APITimeoutError, openai.APIConnectionError):

@@ -25,18 +25,9 @@ BACKENDS: dict[str, str] = {
     "openai": "yoxla.providers.openai_compat:OpenAICompatProvider",
     "transformers": "yoxla.providers.transformers_local:TransformersProvider",
     "baseline": "yoxla.providers.baseline:BaselineProvider",
-    "suite-baseline": "yoxla.providers.suite_baseline:SuiteBaselineProvider",
+    "suite-baseline": "yoxla.providers.baseline:SuiteBaselineProvider",
 }
-_SPEC_KEYS = {
-    "backend",
-    "base_url",
-    "api_key_env",
-    "reasoning",
-    "settings",
-    "description",
-    "logprobs",
-    "top_logprobs",
-}
+_SPEC_KEYS = set("backend base_url api_key_env reasoning settings description logprobs top_logprobs".split())
 MAX_TOP_LOGPROBS = 20  # what the OpenAI API accepts (and vLLM's default max_logprobs)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -56,21 +47,20 @@ def _bundled(name: str) -> str:
 
 
 def _spec(name: str, entry: Any, where: str) -> ProviderSpec:
+    def bad(problem: str) -> ProviderError:
+        return ProviderError(f"{where}: provider {name!r}{problem}")
+
     if not isinstance(entry, dict):
-        raise ProviderError(f"{where}: provider {name!r} must be a mapping")
+        raise bad(" must be a mapping")
     unknown = set(entry) - _SPEC_KEYS
     if unknown:
-        raise ProviderError(f"{where}: provider {name!r} has unknown keys: {', '.join(sorted(unknown))}")
+        raise bad(f" has unknown keys: {', '.join(sorted(unknown))}")
     backend = entry.get("backend")
     if not isinstance(backend, str) or (backend not in BACKENDS and ":" not in backend):
-        raise ProviderError(
-            f"{where}: provider {name!r} needs a backend ({', '.join(BACKENDS)} or 'module:Class'), got {backend!r}"
-        )
+        raise bad(f" needs a backend ({', '.join(BACKENDS)} or 'module:Class'), got {backend!r}")
     env = entry.get("api_key_env")
     if env is not None and not (isinstance(env, str) and _ENV_NAME.match(env)):
-        raise ProviderError(
-            f"{where}: provider {name!r}: api_key_env must be the NAME of an environment variable"
-        )
+        raise bad(": api_key_env must be the NAME of an environment variable")
     reasoning = entry.get("reasoning")
     if isinstance(reasoning, dict):  # YAML 1.1 reads unquoted on/off as booleans
         reasoning = {
@@ -82,17 +72,13 @@ def _spec(name: str, entry: Any, where: str) -> ProviderSpec:
         and set(reasoning) <= {"off", "on"}
         and all(isinstance(v, dict) for v in reasoning.values())
     ):
-        raise ProviderError(
-            f"{where}: provider {name!r}: reasoning must map 'off' and 'on' to request fields"
-        )
+        raise bad(": reasoning must map 'off' and 'on' to request fields")
     logprobs = entry.get("logprobs", False)
     if not isinstance(logprobs, bool):
-        raise ProviderError(f"{where}: provider {name!r}: logprobs must be true or false")
+        raise bad(": logprobs must be true or false")
     top = entry.get("top_logprobs", 20)
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP_LOGPROBS:
-        raise ProviderError(
-            f"{where}: provider {name!r}: top_logprobs must be a whole number from 1 to {MAX_TOP_LOGPROBS}"
-        )
+        raise bad(f": top_logprobs must be a whole number from 1 to {MAX_TOP_LOGPROBS}")
     return ProviderSpec(
         name=name,
         backend=backend,
@@ -222,15 +208,6 @@ def scrub_url(url: str | None) -> str | None:
         for name, sep, value in (pair.partition("=") for pair in parts.query.split("&") if pair)
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def has_credentials(url: str | None) -> bool:
-    """Does ``url`` carry user info or a credential-like query parameter?"""
-    if not url:
-        return False
-    parts = urlsplit(url)
-    pairs = (pair.partition("=") for pair in parts.query.split("&"))
-    return "@" in parts.netloc or any(sep and _SECRET_PARAM.search(unquote(n)) for n, sep, _ in pairs)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from yoxla.calibration.label_scoring import default_end_ids, score_labels
 from yoxla.canonical import sha256_text
 from yoxla.providers.base import (
     Completion,
@@ -43,34 +44,15 @@ from yoxla.providers.base import (
     wants_probabilities,
 )
 
-KNOWN_SETTINGS = (
-    "device_map",
-    "dtype",
-    "trust_remote_code",
-    "attn_implementation",
-    "revision",
-    "label_scoring",
+KNOWN_SETTINGS = tuple(
+    "device_map dtype trust_remote_code attn_implementation revision label_scoring".split()
 )
-DTYPES = {
-    "float32": torch.float32,
-    "fp32": torch.float32,
-    "float16": torch.float16,
-    "fp16": torch.float16,
-    "half": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "bf16": torch.bfloat16,
-}
-# Generation settings that would change greedy decoding; forced to their neutral values.
-GREEDY = {
-    "do_sample": False,
-    "num_beams": 1,
-    "temperature": 1.0,
-    "top_p": 1.0,
-    "top_k": 50,  # transformers' neutral default; unused when do_sample is False
-    "typical_p": 1.0,
-    "repetition_penalty": 1.0,
-    "no_repeat_ngram_size": 0,
-}
+DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+DTYPES.update(dict.fromkeys(("float16", "fp16", "half"), torch.float16))
+# Generation settings that would change greedy decoding, forced to their neutral values (top_k:
+# transformers' neutral default, unused when do_sample is False).
+GREEDY = {"do_sample": False, "num_beams": 1, "temperature": 1.0, "top_p": 1.0, "top_k": 50}
+GREEDY.update({"typical_p": 1.0, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0})
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 
 
@@ -111,14 +93,9 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def resolve_hub_model(repo: str, revision: str | None) -> tuple[str, str | None]:
-    """(local folder, commit) of a Hub model: from the local cache, else after one quick look.
-
-    ``from_pretrained`` on an unreachable Hub retries for about a minute before it fails; this
-    answers in seconds: a complete snapshot in the local Hugging Face cache is used as is (no
-    network); otherwise one request with a short timeout resolves the revision to a commit,
-    and only then is the model downloaded. Offline, or when the Hub does not answer, one line
-    says what to do.
-    """
+    """(local folder, commit) of a Hub model: a complete snapshot in the local cache as is, else
+    after one request with a short timeout resolves the revision (``from_pretrained`` on an
+    unreachable Hub retries for a minute); offline or unanswered, one line says what to do."""
     from huggingface_hub import HfApi, snapshot_download
 
     from yoxla.hub import HUB_TIMEOUT_S, hub_offline
@@ -198,15 +175,9 @@ class TransformersProvider(Provider):
             self.hub_repo = model
         self.path = path
 
-        scoring = settings.get("label_scoring", True)
-        if not isinstance(scoring, bool):
-            raise ProviderError(f"label_scoring must be true or false, got {scoring!r}")
-        self.label_scoring = scoring and options.probabilities
+        self.label_scoring = _flag(settings, "label_scoring", True) and options.probabilities
         self.scoring_mode = "shared"  # one pass over the prompt, its cache shared by every label
-        trust = settings.get("trust_remote_code", False)
-        if not isinstance(trust, bool):
-            raise ProviderError(f"trust_remote_code must be true or false, got {trust!r}")
-        common: dict[str, Any] = {"trust_remote_code": trust}
+        common: dict[str, Any] = {"trust_remote_code": _flag(settings, "trust_remote_code", False)}
         if settings.get("revision"):
             common["revision"] = settings["revision"]
 
@@ -269,8 +240,7 @@ class TransformersProvider(Provider):
         return f"cannot load the {what} of {self.model_id!r}: {_one_line(exc)}"
 
     def _template(self) -> str | None:
-        tok = self.tokenizer
-        template = getattr(tok, "chat_template", None)
+        template = getattr(self.tokenizer, "chat_template", None)
         if isinstance(template, dict):  # several named templates: the default one is used
             template = template.get("default")
         return template or None
@@ -294,14 +264,7 @@ class TransformersProvider(Provider):
         return True
 
     def _eos_ids(self) -> list[int]:
-        ids: list[int] = []
-        gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
-        for value in (gen_eos, self.tokenizer.eos_token_id):
-            if value is None:
-                continue
-            for i in value if isinstance(value, list | tuple) else [value]:
-                if int(i) not in ids:
-                    ids.append(int(i))
+        ids = default_end_ids(self.model, self.tokenizer)
         if not ids:
             raise ProviderError(
                 f"{self.model_id!r} defines no end-of-sequence token; cannot tell when to stop"
@@ -362,8 +325,6 @@ class TransformersProvider(Provider):
     def score(self, request: Request, prompt: str) -> dict[str, Any] | None:
         """The exact distribution over the request's answer space (stored form), or None when
         the task has no closed space, reasoning is on, or scoring fails (absent, never zeros)."""
-        from yoxla.calibration.label_scoring import score_labels
-
         if not wants_probabilities(request):
             return None
         space = request.space
@@ -426,10 +387,7 @@ class TransformersProvider(Provider):
         rows: list[tuple[list[int], str]] = []
         for tokens in new:
             stop = next((k for k, t in enumerate(tokens) if t in eos), None)
-            if stop is None:
-                rows.append((tokens, "length"))
-            else:
-                rows.append((tokens[: stop + 1], "stop"))
+            rows.append((tokens, "length") if stop is None else (tokens[: stop + 1], "stop"))
         texts = self.tokenizer.batch_decode(
             [t[:-1] if reason == "stop" else t for t, reason in rows], skip_special_tokens=True
         )
@@ -454,11 +412,10 @@ class TransformersProvider(Provider):
 
     # Facts -----------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
+        devices = _multi_device(self.model)
         facts = {
             "model_path": self.model_id,
-            "device": str(self.device)
-            if not _multi_device(self.model)
-            else f"auto ({_multi_device(self.model)})",
+            "device": f"auto ({devices})" if devices else str(self.device),
             "dtype": str(self.model.dtype).removeprefix("torch."),
             "chat_template_hash": sha256_text(self.chat_template),
             "batch_size": self.batch_size,
@@ -475,6 +432,13 @@ class TransformersProvider(Provider):
     def close(self) -> None:
         self.model = None
         _free_memory()
+
+
+def _flag(settings: dict[str, Any], name: str, default: bool) -> bool:
+    value = settings.get(name, default)
+    if not isinstance(value, bool):
+        raise ProviderError(f"{name} must be true or false, got {value!r}")
+    return value
 
 
 def _parse_dtype(value: Any) -> Any:

@@ -1,19 +1,11 @@
 """Transport policy shared by network providers: what is retried, how long to wait, how many in flight.
 
-Only transport failures are retried (timeouts, connection errors, HTTP 429 and 5xx); an
-answer, however bad, is never asked for again. A 429 is treated as a signal about the
-*pool*, not about one example: the shared :class:`AdaptiveLimiter` halves the number of
-requests allowed in flight and pauses every worker for the server's ``Retry-After``, then
-grows back by one request per success (AIMD). A 429 therefore consumes an example's own
-retry budget only when the request went alone (the pool down to one, nothing else in
-flight), so a storm at 32 workers ends like a run at 1 worker: same answers, no
-generation errors.
-
-Two bounds keep a refusing server from stalling a run: a server's ``Retry-After`` is capped
-at ``max_retry_after`` seconds, and when the server has refused (429) for ``patience``
-seconds without a single answer in between, :class:`ProviderRefusing` stops the run.
-:class:`TransportSettings` declares these knobs once: the command line, ``run.json`` and
-every backend read the same dataclass.
+Only transport failures are retried (timeouts, connection errors, HTTP 429 and 5xx); an answer,
+however bad, is never asked for again. A 429 is a signal about the *pool*: the shared
+:class:`AdaptiveLimiter` halves the requests in flight and pauses every worker for the server's
+``Retry-After`` (capped at ``max_retry_after``), then grows back by one per success (AIMD); it
+consumes an example's own retry budget only when the request went alone. After ``patience``
+seconds of nothing but 429s, :class:`ProviderRefusing` stops the run (docs/running.md).
 """
 
 from __future__ import annotations

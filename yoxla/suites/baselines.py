@@ -42,7 +42,7 @@ The strategies:
 * ``abstain``: the abstention phrase, else as ``none_of_them``;
 * ``echo`` (suites only, not a benchmark strategy): the last number in the prompt, else its last line.
 
-:class:`yoxla.providers.suite_baseline.SuiteBaselineProvider` serves them like a model
+:class:`yoxla.providers.baseline.SuiteBaselineProvider` serves them like a model
 (``--provider suite-baseline --model first``), so a suite runs end to end offline.
 """
 
