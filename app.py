@@ -1,8 +1,8 @@
 """The YOXLA leaderboard Space: the page frame and the wiring; each tab is a view module.
 
-Data work (admission, intervals, floors, tables, figures) lives in ``yoxla.leaderboard``;
-each tab is one module of ``yoxla.leaderboard.views`` that builds its section and wires its
-events from one shared, read-only :class:`~yoxla.leaderboard.prepared.Prepared`. Nothing is
+Data work (admission, intervals, floors, tables, figures) lives in ``yoxla.board``;
+each tab is one module of ``yoxla.views`` that builds its section and wires its
+events from one shared, read-only :class:`~yoxla.board.prepared.Prepared`. Nothing is
 loaded at import: ``build_app()`` admits the files under ``results/``, prepares everything
 the views read, and builds the page. Every string from a result file or a dataset is shown
 in text components, never as HTML or Markdown, but for the leaderboard's model names: escaped
@@ -55,17 +55,17 @@ def build_app(
     and ``$YOXLA_ANNOTATIONS_DIR`` name single folders elsewhere)."""
     import gradio as gr
 
-    from yoxla.leaderboard import texts
-    from yoxla.leaderboard.admission import default_trusted_keys_path
-    from yoxla.leaderboard.board import default_results_dir, load_board
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.prepared import default_annotations_root, prepare
-    from yoxla.leaderboard.routing import resolve
-    from yoxla.leaderboard.versions import last_updated
-    from yoxla.leaderboard.views import VIEWS, Context, Downloads
-    from yoxla.leaderboard.views.base import SET_PARAM_JS, set_param_js
-    from yoxla.suites.registry import repo_root, suites_root
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import default_trusted_keys_path
+    from yoxla.board.loading import default_results_dir, load_board
+    from yoxla.board.prepared import default_annotations_root, prepare
+    from yoxla.board.versions import last_updated
+    from yoxla.contract.registry import repo_root, suites_root
+    from yoxla.views import texts
+    from yoxla.views.base import SET_PARAM_JS, set_param_js
+    from yoxla.views.routing import resolve
+    from yoxla.views.tabs import VIEWS, Context, Downloads
 
     note = log or (lambda _m: None)
     where = repo_root(root)
@@ -187,7 +187,7 @@ def launch(demo: Any, **kwargs: Any) -> Any:
 
 
 def main() -> None:
-    from yoxla.leaderboard.startpage import StartPage
+    from yoxla.views.startpage import StartPage
 
     t0 = time.perf_counter()
     host = os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1")
@@ -196,7 +196,7 @@ def main() -> None:
     if page.start():
         say(f"while the files are checked, http://{host}:{port} shows how far the check is")
     say("starting the YOXLA leaderboard (importing gradio)")
-    from yoxla.suites.sandbox import announce, isolation
+    from yoxla.score.sandbox import announce, isolation
 
     announce(isolation(), say)  # committed suites' Python runs at start-up: say when it is not sandboxed
     try:

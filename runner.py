@@ -6,7 +6,7 @@ The same as ``yoxla run …``; see ``python runner.py --help`` and docs/running.
 
 import sys
 
-from yoxla.cli import run
+from yoxla.cli.main import run
 
 if __name__ == "__main__":
     sys.exit(run(["run", *sys.argv[1:]]))

@@ -6,14 +6,14 @@ Writes N synthetic result files of full v1 size in the format every run writes
 (``yoxla-result`` 3 of the package suite ``yoxla-v1``: 1,443 predictions each, the bundled
 sample rows cycled under new ids to v1's item counts, :mod:`yoxla.testing.synthetic_v3`),
 every file with its own answers (a different seed and skill per file), then admits them
-through the one path (:func:`yoxla.leaderboard.admission.check_file`, which hands a suite
-record to :mod:`yoxla.leaderboard.rederive`) with no disk cache and no memo of
+through the one path (:func:`yoxla.admission.rules.check_file`, which hands a suite
+record to :mod:`yoxla.admission.rederive`) with no disk cache and no memo of
 verdicts or per-sample results: every answer of every file is extracted and scored. Prints
 the total against ``json.load`` of the same files, and the time of each stage measured
 separately on the same files:
 
-* read + strict parse (``yoxla.strictjson``: regular file, size, duplicate keys, depth, …);
-* typed record (``yoxla.record.parse_record``);
+* read + strict parse (``yoxla.safe.strictjson``: regular file, size, duplicate keys, depth, …);
+* typed record (``yoxla.record.result.parse_record``);
 * digest (canonical JSON + SHA-256);
 * re-derivation (``derive_suite_task`` for every task: extract and score every stored answer);
 * compare (the derived tasks and the summary scores against the stored ones);
@@ -45,13 +45,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["YOXLA_NO_CACHE"] = "1"
 
-from yoxla.leaderboard.admission import MAX_BYTES, check_file
-from yoxla.leaderboard.data import DataSource
-from yoxla.record import parse_record
-from yoxla.record_base import first_difference
-from yoxla.record_derive import derive_suite_task, scores_of
-from yoxla.results import content_digest
-from yoxla.strictjson import gc_paused, loads_strict, read_regular_file
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import MAX_BYTES, check_file
+from yoxla.record.base import first_difference
+from yoxla.record.derive import derive_suite_task, scores_of
+from yoxla.record.result import parse_record
+from yoxla.record.signing import content_digest
+from yoxla.safe.strictjson import gc_paused, loads_strict, read_regular_file
 from yoxla.testing.synthetic_v3 import build_v3, committed_source, prepare_v1, random_raws, write_v1_rows
 
 

@@ -27,9 +27,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from yoxla.contract.benchmark import benchmark_task, prepare_rows
+from yoxla.contract.benchmark import task_ids as all_task_ids
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request
-from yoxla.suites.benchmark import benchmark_task, prepare_rows
-from yoxla.suites.benchmark import task_ids as all_task_ids
 
 
 def sample_rows(task_id: str) -> list[dict[str, Any]]:

@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yoxla.suites.loader import load_document
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
-from yoxla.suites.worker import WorkerPool
+from yoxla.contract.loader import load_document
+from yoxla.prompt.prepare import prepare_task
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
+from yoxla.score.worker import WorkerPool
 
 GRADER = """
 def grade(sample, item):

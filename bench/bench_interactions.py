@@ -47,7 +47,7 @@ def main() -> None:
     from gradio.state_holder import SessionState
 
     import app
-    from yoxla.leaderboard import calibration as calib
+    from yoxla.board import calibration as calib
     from yoxla.testing.boards import synthetic_board, synthetic_v1, write_synthetic_folder
 
     t0 = time.perf_counter()
@@ -62,8 +62,8 @@ def main() -> None:
     t2 = time.perf_counter()
     print(f"admitted in {t1 - t0:.1f} s; built and prepared the app in {t2 - t1:.1f} s", flush=True)
 
-    from yoxla.leaderboard.views.base import Context
-    from yoxla.leaderboard.views.breakdowns import by_fields
+    from yoxla.views.base import Context
+    from yoxla.views.breakdowns import by_fields
 
     ctx: Context = demo.yoxla_context
     views = ctx.views

@@ -30,8 +30,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from yoxla.contract.benchmark import benchmark_task, prepare_rows
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request
-from yoxla.suites.benchmark import benchmark_task, prepare_rows
 
 TASKS = (
     "minimal_pairs_v1",
@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import transformers
 
-    from yoxla.calibration.label_scoring import score_labels
+    from yoxla.contract.benchmark import choice_space
     from yoxla.providers.transformers_local import TransformersProvider
-    from yoxla.suites.benchmark import choice_space
+    from yoxla.score.calibration.label_scoring import score_labels
     from yoxla.testing.tiny_model import build_tiny_model
 
     torch.set_num_threads(args.threads)

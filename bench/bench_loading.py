@@ -3,13 +3,13 @@
     python bench/bench_loading.py [--repeats 5] [--keep DIR]
 
 Builds a local copy in the Hub layout with v1's row counts (1,443 rows: the bundled sample
-rows cycled under new ids, ``yoxla.leaderboard.synthetic.synthetic_rows``), one
+rows cycled under new ids, ``yoxla.testing.synthetic.synthetic_rows``), one
 ``<config>/test.jsonl`` per config plus the sample's README (its ``configs:`` declaration),
 then times, each in a fresh process (so nothing is cached in memory) and takes the median of
 ``--repeats`` runs:
 
 * ``json``: read every ``test.jsonl`` and ``json.loads`` each line (the floor);
-* ``load_rows``: ``yoxla.editions.load_rows`` of every task with ``data_dir`` set to the
+* ``load_rows``: ``yoxla.data.editions.load_rows`` of every task with ``data_dir`` set to the
   copy: layout resolution, reading, schema unification, content-keyed caching. The suite
   and the edition manifest are loaded before the clock starts (the floor reads no suite);
 * ``load_rows again``: the same calls a second time in that process (content cache hit:
@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 def build_copy(folder: Path) -> int:
     """Write the full-size copy; returns the number of rows written."""
-    from yoxla.editions import bundled_path, load_edition
-    from yoxla.leaderboard.synthetic import synthetic_rows
+    from yoxla.data.editions import bundled_path, load_edition
+    from yoxla.testing.synthetic import synthetic_rows
 
     edition = load_edition("v1")
     rows = synthetic_rows(edition)
@@ -61,8 +61,8 @@ def measure(kind: str, folder: Path) -> dict[str, float]:
             with path.open(encoding="utf-8") as f:
                 n += len([json.loads(line) for line in f if line.strip()])
         return {"seconds": time.perf_counter() - start, "rows": n}
-    from yoxla.editions import load_edition, load_rows
-    from yoxla.suites.benchmark import benchmark_manifest
+    from yoxla.contract.benchmark import benchmark_manifest
+    from yoxla.data.editions import load_edition, load_rows
 
     benchmark_manifest()
     edition = load_edition("v1")

@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from yoxla.cli import run as cli_run  # noqa: E402
+from yoxla.cli.main import run as cli_run  # noqa: E402
 from yoxla.providers.openai_compat import OpenAICompatProvider  # noqa: E402
 from yoxla.run import session  # noqa: E402
 from yoxla.testing.benchmark_items import examples, gold_answer  # noqa: E402

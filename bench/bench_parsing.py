@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yoxla.editions import load_edition, load_rows
-from yoxla.parsing import answer_text
-from yoxla.suites.benchmark import prepare_rows
-from yoxla.suites.scoring import score_builtin_task
+from yoxla.contract.benchmark import prepare_rows
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.extract.parsing import answer_text
+from yoxla.score.replay import score_builtin_task
 
 TASKS = {
     "labels": "nli_v1",

@@ -6,7 +6,7 @@ Builds a full-size local copy of the data (v1's 1,443 rows: the sample rows cycl
 ids, as ``bench/bench_loading.py`` does), runs the offline ``baseline`` provider on it once
 (``--edition v1 --data-dir COPY``) to get a complete run folder, then times ``yoxla rescore
 RUN_DIR`` in fresh processes. Each child imports every module the command uses first
-(``yoxla.cli``, the runner and its finish, the record, the suite loader and scoring, pydantic…),
+(``yoxla.cli.main``, the runner and its finish, the record, the suite loader and scoring, pydantic…),
 then starts the clock, so the figure is what re-scoring itself costs: reading the run folder,
 the manifest and the rows, re-scoring 1,443 stored answers through the one replay
 (:mod:`yoxla.run.finalize`), writing ``task_scores.json`` and ``summary.json``
@@ -31,12 +31,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 CHILD = """
 import io, sys, time, contextlib
 t0 = time.perf_counter()
-import yoxla.cli, yoxla.run.commands, yoxla.run.finalize, yoxla.record
-import yoxla.suites.loader, yoxla.suites.prepare, yoxla.suites.datasets, yoxla.suites.builtins
-import yoxla.providers.registry, yoxla.annotation.cli, yoxla.suites.cli, yoxla.suites.scoring, pydantic
+import yoxla.cli.main, yoxla.run.commands, yoxla.run.finalize, yoxla.record.result
+import yoxla.contract.loader, yoxla.prompt.prepare, yoxla.data.datasets, yoxla.score.graders
+import yoxla.providers.registry, yoxla.annotation.cli, yoxla.cli.suite, yoxla.score.replay, pydantic
 t1, c1 = time.perf_counter(), time.process_time()
 with contextlib.redirect_stdout(io.StringIO()):
-    rc = yoxla.cli.run(["rescore", sys.argv[1]])
+    rc = yoxla.cli.main.run(["rescore", sys.argv[1]])
 t2, c2 = time.perf_counter(), time.process_time()
 assert rc == 0, rc
 print(f"{t1 - t0:.4f} {t2 - t1:.4f} {c2 - c1:.4f}")

@@ -6,7 +6,7 @@ The bench line of issue 13. One task, ``suites/examples/hesab``, twice: as commi
 ``grader.py``, run in a worker process) and with the built-in ``accuracy`` grader instead
 (the fast path: no worker, one pass over the samples). Both score the same answers (each
 item's target in six forms: bare, ``Cavab: …``, after a worked line, with ``.5`` appended,
-``bilmirəm``, empty) through :func:`yoxla.suites.scoring.score_suite_task`. The rounds are
+``bilmirəm``, empty) through :func:`yoxla.score.replay.score_suite_task`. The rounds are
 interleaved: each round scores every answer set once through the built-in task, then once
 through the Python one, timed by this process's CPU. Each repeat starts a fresh worker pool
 and closes it at the end, so the Python figure includes the worker's start and its own CPU
@@ -34,14 +34,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yoxla.suites.baselines import STRATEGIES, suite_answers
-from yoxla.suites.benchmark import task_ids
-from yoxla.suites.loader import load_document
-from yoxla.suites.prepare import PreparedTask, prepare_task
-from yoxla.suites.registry import load_suite_manifest
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
-from yoxla.suites.worker import WorkerPool
+from yoxla.baselines.strategies import STRATEGIES, suite_answers
+from yoxla.contract.benchmark import task_ids
+from yoxla.contract.loader import load_document
+from yoxla.contract.registry import load_suite_manifest
+from yoxla.prompt.prepare import PreparedTask, prepare_task
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
+from yoxla.score.worker import WorkerPool
 
 ROOT = Path(__file__).resolve().parents[1]
 HESAB = ROOT / "suites" / "examples" / "hesab" / "hesab.yaml"

@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 def first_tables(board: Any) -> None:
     """The first tables the app shows: intervals and ranks (bootstrap), leaderboard, spreads, blocks."""
-    from yoxla.leaderboard.prepared import prepare
-    from yoxla.leaderboard.views.blocks import block_table
-    from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame
-    from yoxla.leaderboard.views.tasks import spreads_table
+    from yoxla.board.prepared import prepare
+    from yoxla.views.blocks import block_table
+    from yoxla.views.leaderboard_tables import leaderboard_frame
+    from yoxla.views.tasks import spreads_table
 
     ed = prepare(board, floors=False).edition("v1")
     leaderboard_frame(ed)
@@ -66,8 +66,8 @@ def child(mode: str, folder: Path) -> dict[str, Any]:
             with f.open(encoding="utf-8") as fh:
                 json.load(fh)
         return {"wall_s": time.perf_counter() - t0}
-    import yoxla.leaderboard.prepared
-    import yoxla.leaderboard.views  # noqa: F401  (gradio, pandas: `python app.py` imports them, untimed here)
+    import yoxla.board.prepared
+    import yoxla.views.tabs  # noqa: F401  (gradio, pandas: `python app.py` imports them, untimed here)
     from yoxla.testing.boards import synthetic_board, synthetic_v1
 
     data = synthetic_v1()  # the rows the files were written against (not timed)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_workers import start_server  # noqa: E402
 
-from yoxla.cli import run as cli_run  # noqa: E402
+from yoxla.cli.main import run as cli_run  # noqa: E402
 
 GRADER = """
 def grade(sample, item):

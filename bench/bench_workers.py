@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from yoxla.contract.registry import resolve_suite  # noqa: E402
 from yoxla.providers.registry import create_provider, get_spec, with_overrides  # noqa: E402
 from yoxla.providers.transport import TransportSettings  # noqa: E402
 from yoxla.run.artifacts import PredictionWriter  # noqa: E402
@@ -35,7 +36,6 @@ from yoxla.run.executor import RunJob, execute  # noqa: E402
 from yoxla.run.judge import RecordingJudge  # noqa: E402
 from yoxla.run.plan import make_plan  # noqa: E402
 from yoxla.run.settings import RunSettings, provider_options  # noqa: E402
-from yoxla.suites.registry import resolve_suite  # noqa: E402
 
 FULL_SIZE = 1443
 

@@ -34,7 +34,7 @@ def test_the_hub_client_uses_the_session_folder_and_stays_offline():
 
 
 def test_the_admission_cache_uses_the_session_folder(monkeypatch):
-    from yoxla.leaderboard.cache import cache_dir
+    from yoxla.admission.cache import cache_dir
 
     monkeypatch.delenv("YOXLA_NO_CACHE", raising=False)
     folder = cache_dir()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from yoxla.cli import run
-from yoxla.editions import fingerprint, load_edition, load_rows
-from yoxla.suites.benchmark import benchmark_task
-from yoxla.suites.validate import breakdown_field, validate_edition
+from yoxla.cli.main import run
+from yoxla.contract.benchmark import benchmark_task
+from yoxla.data.editions import fingerprint, load_edition, load_rows
+from yoxla.data.validate import breakdown_field, validate_edition
 
 # Pinned on purpose: editing a sample row must be a deliberate change of this file too.
 PINNED = {
@@ -90,7 +90,7 @@ def test_validation_refuses_a_modified_local_copy(tmp_path, capsys):
     """Even right after an unmodified copy with the same folder name was loaded in this process."""
     import shutil
 
-    from yoxla.editions import bundled_path
+    from yoxla.data.editions import bundled_path
 
     pristine = tmp_path / "first" / "copy"
     shutil.copytree(bundled_path("sample"), pristine)

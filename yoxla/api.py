@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.editions import EDITIONS, Edition, load_edition
+from yoxla.data.editions import EDITIONS, Edition, load_edition
 from yoxla.run.library import committed_suite, rescore_folder, run
 
 __all__ = ["Benchmark", "check_file", "load_suite", "rescore", "run"]
@@ -47,9 +47,9 @@ def load_suite(name_or_path: str | os.PathLike[str]) -> Any:
     under ``suites/``, e.g. ``"oxu"``): that manifest. ValueError (one line) when nothing matches
     or the manifest is invalid.
     """
-    from yoxla.suites.errors import ManifestError
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import is_file, manifest_path, shown_ref
+    from yoxla.contract.errors import ManifestError
+    from yoxla.contract.loader import load_manifest
+    from yoxla.contract.registry import is_file, manifest_path, shown_ref
 
     try:
         if isinstance(name_or_path, str) and name_or_path in EDITIONS:
@@ -75,7 +75,7 @@ def rescore(path: str | os.PathLike[str], *, data_dir: str | None = None, allow_
     with the committed suite, exactly as admission does, and the ``Verdict`` is returned
     (``scores``, per-task ``tasks``, ``reasons`` where a stored number differs).
     """
-    from yoxla.suites.registry import is_dir
+    from yoxla.contract.registry import is_dir
 
     if is_dir(Path(path)):
         return rescore_folder(path)
@@ -94,9 +94,9 @@ def check_file(
     ``Verdict`` whose ``status`` is ``admitted`` or ``excluded`` with its ``reasons``. Never raises
     on a bad file. ``allow_hub=False`` (the default) never contacts the Hub: a v1 file whose rows
     are not local is then admitted as "not re-checked"."""
-    from yoxla.leaderboard.admission import check_file as admission_check
-    from yoxla.leaderboard.admission import load_trusted_keys
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import check_file as admission_check
+    from yoxla.admission.rules import load_trusted_keys
 
     data = DataSource(data_dir=data_dir, allow_hub=allow_hub)
     return admission_check(path, trusted=load_trusted_keys(trusted_keys), data=data, use_cache=use_cache)

@@ -14,10 +14,10 @@ import yaml
 
 from yoxla.annotation import review_status
 from yoxla.annotation.sheets import COLUMNS, export_sheet, read_annotations, sheet_path
-from yoxla.cli import run
-from yoxla.csvsafe import runnable
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites.benchmark import benchmark_task, gold_field
+from yoxla.cli.main import run
+from yoxla.contract.benchmark import benchmark_task, gold_field
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.safe.csvcells import runnable
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "hostile_sheets.yaml").read_text(encoding="utf-8"))
 EDITION = load_edition("sample")

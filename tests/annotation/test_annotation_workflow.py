@@ -9,9 +9,9 @@ import pytest
 
 from yoxla.annotation import cohen_kappa, compare, input_sha, read_annotations, review_status
 from yoxla.annotation.sheets import COLUMNS, MODEL, PERSON, annotatable
-from yoxla.cli import run
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites.benchmark import benchmark_task, choice_space, gold_field
+from yoxla.cli.main import run
+from yoxla.contract.benchmark import benchmark_task, choice_space, gold_field
+from yoxla.data.editions import load_edition, load_rows
 
 EDITION = load_edition("sample")
 TASKS = {tid: benchmark_task(tid) for tid in EDITION.task_ids if annotatable(benchmark_task(tid))}

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from yoxla.leaderboard.format import TASK_SHORT
 from yoxla.testing.browser import browser_available
+from yoxla.views.format import TASK_SHORT
 
 pytestmark = pytest.mark.browser
 
@@ -93,8 +93,8 @@ REPORTED_KEY = "v1/vllm__model-001.json"  # yoxla.testing.boards names openai/gp
 
 @pytest.fixture(scope="module")
 def committed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from yoxla.leaderboard.synthetic import build_result, planted_answers
-    from yoxla.results import write_result
+    from yoxla.record.signing import write_result
+    from yoxla.testing.synthetic import build_result, planted_answers
 
     results = tmp_path_factory.mktemp("committed") / "results"
     (results / "sample").mkdir(parents=True)

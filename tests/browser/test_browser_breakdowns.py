@@ -75,7 +75,7 @@ def test_blocks_show_the_suites_groups(url: str, driver: Any) -> None:
     click_tab(d, "Blocks")
     assert errors(d) == [] and plot_problems(d) == []
     body = d.find_element(By.TAG_NAME, "body").text
-    from yoxla.suites.benchmark import benchmark_manifest
+    from yoxla.contract.benchmark import benchmark_manifest
 
     for name in (g.name for g in benchmark_manifest().groups):  # the names the package suite gives them
         assert name in body, name

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.calibration import distribution_from_logprobs, parse_logprobs
-from yoxla.calibration.token_logprobs import UNKNOWN_ANY, UNKNOWN_PARTIAL, compact_logprobs
-from yoxla.parsing import answer_text, strip_wrappers
+from yoxla.contract.benchmark import choice_space
+from yoxla.extract.parsing import answer_text, strip_wrappers
+from yoxla.extract.text import az_lower, collapse_ws, nfc
 from yoxla.providers.openai_compat import split_reasoning
-from yoxla.suites.benchmark import choice_space
+from yoxla.score.calibration import distribution_from_logprobs, parse_logprobs
+from yoxla.score.calibration.token_logprobs import UNKNOWN_ANY, UNKNOWN_PARTIAL, compact_logprobs
 from yoxla.testing.benchmark_items import examples
-from yoxla.text import az_lower, collapse_ws, nfc
 
 CASES_DIR = Path(__file__).parent / "cases"
 CASES = yaml.safe_load((CASES_DIR / "dialect_cases.yaml").read_text(encoding="utf-8"))

@@ -8,8 +8,8 @@ import sys
 
 def test_light_modules_import_no_torch_transformers_or_sklearn():
     code = (
-        "import sys, yoxla, yoxla.calibration, yoxla.calibration.metrics, yoxla.gate, "
-        "yoxla.annotation, yoxla.annotation.cli, yoxla.cli; yoxla.cli.build_parser(); "
+        "import sys, yoxla, yoxla.score.calibration, yoxla.score.calibration.metrics, yoxla.baselines.gate, "
+        "yoxla.annotation, yoxla.annotation.cli, yoxla.cli.main; yoxla.cli.main.build_parser(); "
         "print([m for m in ('torch', 'transformers', 'sklearn', 'scipy') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

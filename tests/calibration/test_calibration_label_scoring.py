@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from yoxla.calibration.label_scoring import default_end_ids, label_token_ids, score_labels  # noqa: E402
-from yoxla.suites.benchmark import prepare_rows  # noqa: E402
+from yoxla.contract.benchmark import prepare_rows  # noqa: E402
+from yoxla.score.calibration.label_scoring import default_end_ids, label_token_ids, score_labels  # noqa: E402
 
 ROW = {"id": "r", "premise": "Bakı Azərbaycanın paytaxtıdır.", "hypothesis": "Bakı şəhərdir."}
 

@@ -10,8 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.calibration import LabelDistribution, LogprobsError, distribution_from_logprobs, parse_logprobs
-from yoxla.suites.benchmark import choice_space
+from yoxla.contract.benchmark import choice_space
+from yoxla.score.calibration import (
+    LabelDistribution,
+    LogprobsError,
+    distribution_from_logprobs,
+    parse_logprobs,
+)
 
 CASES = yaml.safe_load((Path(__file__).parent / "cases" / "logprob_cases.yaml").read_text(encoding="utf-8"))
 
@@ -193,7 +198,7 @@ def _t(text: str, p: float, top: list[tuple[str, float]] | None = None) -> dict:
 
 
 def test_compact_logprobs_keeps_what_the_distribution_reads():
-    from yoxla.calibration.token_logprobs import MAX_ANSWER_TOKENS, compact_logprobs
+    from yoxla.score.calibration.token_logprobs import MAX_ANSWER_TOKENS, compact_logprobs
 
     space = ("entailment", "neutral", "contradiction")
     reasoning = [_t(f" söz{i}", 0.5, [(f" söz{i}", 0.5), (" x", 0.1)]) for i in range(300)]

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from yoxla.calibration.metrics import (
+from yoxla.score.calibration.metrics import (
     Case,
     accuracy,
     answer_agreement,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yoxla.calibration.ranking import DEFAULT_ORDER, explain_order, rank
+from yoxla.score.calibration.ranking import DEFAULT_ORDER, explain_order, rank
 
 MODELS = [
     {

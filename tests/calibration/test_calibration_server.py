@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from yoxla.calibration import distribution_from_logprobs, parse_logprobs
+from yoxla.score.calibration import distribution_from_logprobs, parse_logprobs
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 SPACE = tuple(str(i) for i in range(1, 21))

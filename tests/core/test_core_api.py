@@ -12,7 +12,7 @@ import pytest
 
 import yoxla
 from yoxla.api import Benchmark
-from yoxla.editions import frozen_contracts
+from yoxla.data.editions import frozen_contracts
 from yoxla.run.errors import RunError
 from yoxla.run.library import run_arguments
 

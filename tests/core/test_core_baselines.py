@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from yoxla.editions import ManifestEntry, fingerprint
-from yoxla.suites.baselines import SEED, STRATEGIES
-from yoxla.suites.baselines import benchmark_answers as answers
-from yoxla.suites.baselines import benchmark_floors as floors
-from yoxla.suites.benchmark import parse_answer, task_ids
-from yoxla.suites.validate import known_task, validate_rows
+from yoxla.baselines.strategies import SEED, STRATEGIES
+from yoxla.baselines.strategies import benchmark_answers as answers
+from yoxla.baselines.strategies import benchmark_floors as floors
+from yoxla.contract.benchmark import parse_answer, task_ids
+from yoxla.data.editions import ManifestEntry, fingerprint
+from yoxla.data.validate import known_task, validate_rows
 
 ROWS = yaml.safe_load((Path(__file__).parent / "cases" / "task_rows.yaml").read_text(encoding="utf-8"))
 
@@ -152,9 +152,9 @@ def test_floors_respects_the_strategy_list():
 def test_the_baseline_provider_answers_prepared_suite_items_only() -> None:
     from types import SimpleNamespace
 
+    from yoxla.contract.benchmark import prepare_rows
     from yoxla.providers.base import ProviderError, ProviderOptions, ProviderSpec, Request
     from yoxla.providers.baseline import BaselineProvider
-    from yoxla.suites.benchmark import prepare_rows
 
     rows = [
         {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from yoxla.cli import run
-from yoxla.editions import frozen_contracts, load_edition
+from yoxla.cli.main import run
+from yoxla.data.editions import frozen_contracts, load_edition
 
 
 def _one_error_line(err: str) -> str:

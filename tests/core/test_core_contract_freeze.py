@@ -16,12 +16,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from yoxla.canonical import canonical_json, sha256_text
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites.benchmark import benchmark_task, prepare_rows, task_ids
-from yoxla.suites.hashing import aggregation, current_hashes, suite_hash
-from yoxla.suites.loader import load_document, load_manifest
-from yoxla.suites.registry import BENCHMARK_EDITIONS, manifest_path
+from yoxla.contract.benchmark import benchmark_task, prepare_rows, task_ids
+from yoxla.contract.canonical import canonical_json, sha256_text
+from yoxla.contract.hashing import aggregation, current_hashes, suite_hash
+from yoxla.contract.loader import load_document, load_manifest
+from yoxla.contract.registry import BENCHMARK_EDITIONS, manifest_path
+from yoxla.data.editions import load_edition, load_rows
 
 FROZEN_CONTRACTS = {
     "extractive_qa_v1": "sha256:ca7e9a611ef911862a5d3e6d3a47389a181b18e4a01860e29e4814b1e18fdcd4",
@@ -89,7 +89,7 @@ def test_prompt_hash_is_frozen(task_id):
 
 
 def test_tasks_prints_every_frozen_contract_and_prompt_hash(capsys):
-    from yoxla.cli import run
+    from yoxla.cli.main import run
 
     assert run(["tasks", "--full"]) == 0
     full = capsys.readouterr().out

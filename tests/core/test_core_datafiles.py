@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from yoxla import datafiles
-from yoxla.cli import run
-from yoxla.datafiles import DataUnavailable, config_files, read_config
-from yoxla.editions import bundled_path, fingerprint, load_edition
+from yoxla.cli.main import run
+from yoxla.data import files as datafiles
+from yoxla.data.editions import bundled_path, fingerprint, load_edition
+from yoxla.data.files import DataUnavailable, config_files, read_config
 
 CASES = Path(__file__).parent / "cases" / "jsonl_schema_cases.json"
 SAMPLE = load_edition("sample")

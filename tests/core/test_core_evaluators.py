@@ -1,9 +1,9 @@
 """The benchmark's built-in graders on the package suite's tasks: verdicts, task metrics, scores.
 
 Every case scores through the one suite replay: a benchmark task's rows become the package
-suite task's items (:func:`yoxla.suites.benchmark.prepare_rows`) and their answers are scored
-by the built-in fast path (:func:`yoxla.suites.scoring.score_builtin_task`, the graders of
-:mod:`yoxla.suites.builtins`). The per-example cases are tests/core/cases/evaluator_cases.yaml.
+suite task's items (:func:`yoxla.contract.benchmark.prepare_rows`) and their answers are scored
+by the built-in fast path (:func:`yoxla.score.replay.score_builtin_task`, the graders of
+:mod:`yoxla.score.graders`). The per-example cases are tests/core/cases/evaluator_cases.yaml.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from yoxla.parsing import answer_text
-from yoxla.stats import block_scores, pearson, spearman, yoxla_score
-from yoxla.suites.benchmark import benchmark_groups, benchmark_task, prepare_rows
-from yoxla.suites.builtins import SPAN_KEYS
-from yoxla.suites.samples import SampleResult, TaskScore
-from yoxla.suites.scoring import ScoringPlan, score_builtin_task
+from yoxla.contract.benchmark import benchmark_groups, benchmark_task, prepare_rows
+from yoxla.extract.parsing import answer_text
+from yoxla.score.graders import SPAN_KEYS
+from yoxla.score.replay import ScoringPlan, score_builtin_task
+from yoxla.score.samples import SampleResult, TaskScore
+from yoxla.score.stats import block_scores, pearson, spearman, yoxla_score
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "evaluator_cases.yaml").read_text(encoding="utf-8"))
 

@@ -15,10 +15,10 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yoxla import spans
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites.benchmark import benchmark_task, choice_space, prepare_rows, task_ids
-from yoxla.text import tokens
+from yoxla.contract.benchmark import benchmark_task, choice_space, prepare_rows, task_ids
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.extract.text import tokens
+from yoxla.score import spans
 
 WORDS = ["Bakı", "BAKI", "şəhər", "İçərişəhər", "ı", "i", "İ", "I", "və", "2000-ci", "e\u0301", "_", "ilə"]
 GLUE = [" ", ", ", ".", "-", "«", "»", "\n", ""]
@@ -60,9 +60,9 @@ def _verdicts(res) -> list[tuple]:
 
 
 def test_answer_columns_score_as_sample_outputs():
-    from yoxla.suites.samples import SampleOutput
-    from yoxla.suites.scoring import TaskScorer
-    from yoxla.suites.worker import WorkerPool
+    from yoxla.score.replay import TaskScorer
+    from yoxla.score.samples import SampleOutput
+    from yoxla.score.worker import WorkerPool
 
     for tid in ("qa_abstention_v1", "intent_v1"):
         rows = load_rows(load_edition("sample"), tid)
@@ -82,7 +82,7 @@ def test_answer_columns_score_as_sample_outputs():
 def test_modal_answer_on_a_tie_is_the_one_counted_first():
     """The tally counts answers in a plain dict: on a tie the modal answer is still the one
     ``Counter.most_common`` gives (the first counted)."""
-    from yoxla.suites.scoring import score_builtin_task
+    from yoxla.score.replay import score_builtin_task
 
     rows = load_rows(load_edition("sample"), "nli_v1")
     prepared = prepare_rows("nli_v1", rows)
@@ -99,7 +99,7 @@ def test_modal_answer_on_a_tie_is_the_one_counted_first():
 
 
 def test_check_file_reads_and_hashes_the_file_once(tmp_path):
-    from yoxla.leaderboard import admission
+    from yoxla.admission import rules as admission
 
     path = tmp_path / "r.json"
     path.write_bytes(b'{"schema_version": 1}')
@@ -124,9 +124,9 @@ def test_a_tally_taken_in_bulk_is_the_tally_taken_one_sample_at_a_time():
     from dataclasses import replace
     from types import MappingProxyType
 
-    from yoxla.suites.scoring import TaskScorer
-    from yoxla.suites.tally import Tally
-    from yoxla.suites.worker import WorkerPool
+    from yoxla.score.replay import TaskScorer
+    from yoxla.score.tally import Tally
+    from yoxla.score.worker import WorkerPool
 
     seen_cells = 0
     for tid in task_ids():

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from yoxla.editions import fingerprint
+from yoxla.data.editions import fingerprint
 
 ROWS = [
     {"id": "az-2", "text": "Şəki xan sarayı", "score": 4.5},

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.cli import run
-from yoxla.editions import load_edition, load_rows
-from yoxla.gate import GateVerdict, chance_score, gate, gate_rule, report
-from yoxla.suites.baselines import benchmark_floors
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.loader import SuiteManifest, load_document
-from yoxla.suites.registry import manifest_path
+from yoxla.baselines.gate import GateVerdict, chance_score, gate, gate_rule, report
+from yoxla.baselines.strategies import benchmark_floors
+from yoxla.cli.main import run
+from yoxla.contract.errors import ManifestError
+from yoxla.contract.loader import SuiteManifest, load_document
+from yoxla.contract.registry import manifest_path
+from yoxla.data.editions import load_edition, load_rows
 
 SAMPLE = load_edition("sample")
 SEVEN = ["first", "majority", "overlap", "longest", "most_linked", "none_of_them", "abstain"]
@@ -142,7 +142,7 @@ def test_floors_gate_passes_on_the_committed_sample_edition(capsys):
 
 
 def test_sample_gate_declarations_name_only_the_overlap_strategy():
-    from yoxla.suites.benchmark import benchmark_manifest
+    from yoxla.contract.benchmark import benchmark_manifest
 
     manifest = benchmark_manifest()
     assert gate_rule(manifest).strategies == tuple(SEVEN) and gate_rule(manifest).margin == 15.0
@@ -171,9 +171,9 @@ def test_floors_gate_passes_where_no_cue_wins(capsys):
 
 def test_edition_floors_are_the_suite_floors_of_the_package_suite():
     # `yoxla floors --edition sample` and `yoxla suite floors yoxla-sample` are one implementation.
-    from yoxla.suites.baselines import STRATEGIES, floor_scores
-    from yoxla.suites.registry import load_suite_manifest
-    from yoxla.suites.worker import WorkerPool
+    from yoxla.baselines.strategies import STRATEGIES, floor_scores
+    from yoxla.contract.registry import load_suite_manifest
+    from yoxla.score.worker import WorkerPool
 
     ids = ["nli_v1", "sts_v1", "extractive_qa_v1"]
     ours = benchmark_floors({tid: sample_rows(tid) for tid in ids}, ids)

@@ -1,10 +1,10 @@
-"""A row's gold as its answer mode reads it, from plain data (yoxla.gold)."""
+"""A row's gold as its answer mode reads it, from plain data (yoxla.data.gold)."""
 
 from __future__ import annotations
 
 import pytest
 
-from yoxla.gold import gold_in
+from yoxla.data.gold import gold_in
 
 
 def test_a_label_is_text_and_an_unanswerable_row_has_none() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from yoxla.editions import load_edition
-from yoxla.suites.baselines import SUITE_STRATEGIES
+from yoxla.baselines.strategies import SUITE_STRATEGIES
+from yoxla.data.editions import load_edition
 from yoxla.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]

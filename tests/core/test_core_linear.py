@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 import pytest
 
-from yoxla import parsing, spans, text
-from yoxla.editions import load_edition, load_rows
-from yoxla.parsing import answer_text, strip_wrappers
-from yoxla.suites.benchmark import prepare_rows
-from yoxla.suites.scoring import score_builtin_task
+from yoxla.contract.benchmark import prepare_rows
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.extract import parsing, text
+from yoxla.extract.parsing import answer_text, strip_wrappers
+from yoxla.score import spans
+from yoxla.score.replay import score_builtin_task
 
 MB = 1_000_000
 _MIRROR = str.maketrans("«»“”", "»«”“")
@@ -99,7 +100,7 @@ def test_unterminated_think_tags_are_searched_once(monkeypatch):
 
 def test_long_runs_of_marks_reach_the_c_normaliser_in_canonical_order(monkeypatch):
     # CPython sorts marks by insertion: quadratic on a long run out of order. What it gets
-    # from yoxla.text.normalize must already be in order (its NFD is itself).
+    # from yoxla.extract.text.normalize must already be in order (its NFD is itself).
     seen: list[str] = []
 
     class Recording:

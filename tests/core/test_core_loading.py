@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from yoxla import hub as hub_module
-from yoxla.cli import run
-from yoxla.editions import DataUnavailable, bundled_path, download, fingerprint, load_edition, load_rows
+from yoxla.cli.main import run
+from yoxla.data import hub as hub_module
+from yoxla.data.editions import DataUnavailable, bundled_path, download, fingerprint, load_edition, load_rows
 from yoxla.testing.fakehub import COMMIT, FakeHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,7 +120,7 @@ def test_a_v1_load_after_a_sample_load_still_asks_the_hub(hub):
 
 def test_loading_imports_neither_datasets_nor_the_hub_client_nor_pyarrow():
     code = (
-        "import sys, yoxla.editions as e; "
+        "import sys, yoxla.data.editions as e; "
         "[e.load_rows(e.load_edition('sample'), t) for t in e.load_edition('sample').tasks]; "
         "print(sorted(m for m in ('datasets', 'huggingface_hub', 'pyarrow') if m in sys.modules))"
     )

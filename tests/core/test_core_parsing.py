@@ -11,11 +11,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yoxla import parsing
-from yoxla.parsing import NEAR_MISS_KINDS, answer_text, near_miss_kind, strip_wrappers
-from yoxla.suites.benchmark import benchmark_manifest
-from yoxla.suites.benchmark import parse_answer as parse
-from yoxla.text import az_key, az_lower, az_upper, fold_letters, tokens, turkish_spelling
+from yoxla.contract.benchmark import benchmark_manifest
+from yoxla.contract.benchmark import parse_answer as parse
+from yoxla.extract import parsing
+from yoxla.extract.parsing import NEAR_MISS_KINDS, answer_text, near_miss_kind, strip_wrappers
+from yoxla.extract.text import az_key, az_lower, az_upper, fold_letters, tokens, turkish_spelling
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "parse_cases.yaml").read_text(encoding="utf-8"))
 ROWS = DATA["rows"]
@@ -382,8 +382,8 @@ def test_near_miss_kind_gives_the_old_result(values, text):
 
 
 def test_the_parser_reads_a_strict_rule_over_the_items_own_choices():
-    from yoxla.parsing import parse as strict
-    from yoxla.suites.spec_answers import StrictExtraction
+    from yoxla.contract.spec_answers import StrictExtraction
+    from yoxla.extract.parsing import parse as strict
 
     rule = StrictExtraction(type="strict")  # no mode: choice over given choices, else text
     assert strict(rule, "**bəli**", ("Bəli", "Xeyr")).value == "Bəli"

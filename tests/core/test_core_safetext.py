@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yoxla.safetext import BIDI_CONTROLS, ZERO_WIDTH, name_problems, one_line, skeleton
+from yoxla.safe.text import BIDI_CONTROLS, ZERO_WIDTH, name_problems, one_line, skeleton
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "safetext_cases.yaml").read_text(encoding="utf-8"))
 
@@ -65,7 +65,7 @@ def test_skeleton_is_stable_and_ignores_case_and_separators():
 
 
 def test_look_alike_table_maps_only_letters_of_other_scripts_to_latin():
-    from yoxla.safetext import _LOOK_ALIKE
+    from yoxla.safe.text import _LOOK_ALIKE
 
     for source, target in _LOOK_ALIKE.items():
         assert unicodedata.normalize("NFKC", source) == source, source  # NFKC runs first

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from yoxla import spans
-from yoxla.spans import score_span, sentence_bounds, trim_quote
-from yoxla.text import az_lower, az_upper, flatten, tokens
+from yoxla.extract.text import az_lower, az_upper, flatten, tokens
+from yoxla.score import spans
+from yoxla.score.spans import score_span, sentence_bounds, trim_quote
 
 DATA = yaml.safe_load((Path(__file__).parent / "cases" / "span_cases.yaml").read_text(encoding="utf-8"))
 PASSAGES = DATA["passages"]

@@ -1,6 +1,6 @@
 """The strict JSON reader: its fast path accepts exactly what the strict parse accepts.
 
-:func:`yoxla.strictjson.loads_strict` first parses without a Python call per object and
+:func:`yoxla.safe.strictjson.loads_strict` first parses without a Python call per object and
 counts the keys; anything it cannot vouch for is parsed again with every check. Each case
 here is judged twice, on the fast path and with the strict parse forced, and must get the
 same document or the same one-line reason.
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import yoxla.strictjson as sj
-from yoxla.strictjson import StrictJSONError, loads_strict
+import yoxla.safe.strictjson as sj
+from yoxla.safe.strictjson import StrictJSONError, loads_strict
 
 
 def _strict_only(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Any]:
@@ -109,7 +109,7 @@ def test_the_limits_hold_on_both_paths(text: str, reason: str, monkeypatch) -> N
 def test_a_plain_result_file_needs_no_python_call_per_object(monkeypatch) -> None:
     """The point of the fast path: a result file as the runner writes it is parsed without
     the duplicate-key hook (a call per object), and equals the strict parse's document."""
-    from yoxla.leaderboard.synthetic import random_answers
+    from yoxla.testing.synthetic import random_answers
     from yoxla.testing.synthetic_v3 import sample_result
 
     doc = sample_result(random_answers(7, skill=0.6), model="m", display_name="m")
@@ -124,7 +124,7 @@ def test_a_file_is_checked_with_the_collector_paused_and_left_as_found(monkeypat
     document is freed by reference counting), and leaves it as it found it, on or off."""
     import gc
 
-    import yoxla.leaderboard.admission as admission
+    import yoxla.admission.rules as admission
 
     seen: list[bool] = []
     real = admission.check_document

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yoxla import text
-from yoxla.text import (
+from yoxla.extract import text
+from yoxla.extract.text import (
     az_key,
     az_lower,
     az_upper,

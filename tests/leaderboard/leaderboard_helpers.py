@@ -24,7 +24,7 @@ def view_context(prepared: Any) -> Any:
     """Every view built (inside a throw-away Blocks) on a Context over ``prepared``, as the app does."""
     import gradio as gr
 
-    from yoxla.leaderboard.views import VIEWS, Context, Downloads
+    from yoxla.views.tabs import VIEWS, Context, Downloads
 
     ctx = Context(prepared, Downloads())
     views = [cls() for cls in VIEWS]

@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from leaderboard_helpers import LEGACY, REPO, write
 
-from yoxla.leaderboard.admission import admit, check_bytes, check_document, check_file, load_trusted_keys
-from yoxla.leaderboard.board import find_result_files, load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED, SUPERSEDED
-from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
-from yoxla.leaderboard.views.methodology import excluded_table
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import admit, check_bytes, check_document, check_file, load_trusted_keys
+from yoxla.admission.verdict import ADMITTED, EXCLUDED, SUPERSEDED
+from yoxla.board.loading import find_result_files, load_board
 from yoxla.testing.hostile import refinalize, write_hostile_folder
 from yoxla.testing.synthetic_v3 import sample_result
+from yoxla.views.leaderboard_tables import leaderboard_table
+from yoxla.views.methodology import excluded_table
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_every_file_gets_the_expected_verdict(verdicts, hostile) -> None:
 def test_verify_prints_one_verdict_per_file_and_admits_only_the_genuine(hostile) -> None:
     folder, expect, trusted = hostile
     files = sorted(str(p) for p in find_result_files(folder))
-    code = "import sys; from yoxla.cli import run; sys.exit(run(sys.argv[1:]))"
+    code = "import sys; from yoxla.cli.main import run; sys.exit(run(sys.argv[1:]))"
     proc = subprocess.run(
         [sys.executable, "-c", code, "verify", "--no-hub", "--trusted-keys", str(trusted), *files],
         capture_output=True,

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from yoxla.leaderboard import cache, workers
-from yoxla.leaderboard.admission import admit, editions_token
-from yoxla.leaderboard.data import DataSource
+from yoxla.admission import cache, workers
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import admit, editions_token
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,9 +66,9 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_admission_workers import _plain
-from yoxla.leaderboard import workers
-from yoxla.leaderboard.admission import admit
-from yoxla.leaderboard.data import DataSource
+from yoxla.admission import workers
+from yoxla.admission.rules import admit
+from yoxla.admission.gold import DataSource
 forks = []
 real = workers.ProcessPoolExecutor
 workers.ProcessPoolExecutor = lambda n, **kw: forks.append(n) or real(n, **kw)
@@ -133,12 +133,12 @@ def _admit_script(folder: Path) -> str:
     return textwrap.dedent(
         f"""
         import json
-        from yoxla.editions import load_edition
-        from yoxla.leaderboard import admission
-        from yoxla.leaderboard.data import DataSource
+        from yoxla.data.editions import load_edition
+        from yoxla.admission import rules as admission
+        from yoxla.admission.gold import DataSource
         from dataclasses import replace
-        from yoxla.suites.spec import Analysis, TaskAnalysis
-        from yoxla.editions import load_rows
+        from yoxla.contract.spec import Analysis, TaskAnalysis
+        from yoxla.data.editions import load_rows
         calls = []
         real = admission.check_bytes
         admission.check_bytes = lambda *a, **k: calls.append(1) or real(*a, **k)
@@ -191,7 +191,7 @@ def test_sets_digest_the_same_whatever_the_order():
 
 
 def test_editions_token_follows_content():
-    from yoxla.editions import load_edition
+    from yoxla.data.editions import load_edition
 
     sample = load_edition("sample")
     changed = dataclasses.replace(sample, description=sample.description + " (changed)")
@@ -223,7 +223,7 @@ def test_cache_place_and_start_up_line(tmp_path, monkeypatch):
 
 
 def test_bootstrap_replicates_come_back_from_the_cache_unchanged(tmp_path, monkeypatch):
-    from yoxla.leaderboard import bootstrap
+    from yoxla.board import bootstrap
 
     monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "c"))
     rng = np.random.default_rng(7)

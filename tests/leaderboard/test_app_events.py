@@ -17,8 +17,8 @@ import gradio as gr
 import pytest
 from leaderboard_helpers import COMMITTED, REPO
 
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
+from yoxla.admission.gold import DataSource
+from yoxla.board.loading import load_board
 
 
 @pytest.fixture(scope="module")

@@ -24,27 +24,28 @@ import pandas as pd
 import pytest
 from leaderboard_helpers import LEGACY
 
-from yoxla.cli import run as cli_run
-from yoxla.editions import load_edition
-from yoxla.leaderboard import breakdown, explorer
-from yoxla.leaderboard.admission import admit, check_document
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.calibration import board_calibration, model_table, scope_choices, scope_table
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import EditionData, Prepared, prepare
-from yoxla.leaderboard.views.blocks import block_table
-from yoxla.leaderboard.views.breakdowns import breakdown_display, breakdown_tasks, modal_share_table
-from yoxla.leaderboard.views.compare import compare_table
-from yoxla.leaderboard.views.diagnostics import (
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import admit, check_document
+from yoxla.board import breakdown, explorer
+from yoxla.board.calibration import board_calibration, model_table, scope_choices, scope_table
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import EditionData, Prepared, prepare
+from yoxla.cli.main import run as cli_run
+from yoxla.data.editions import load_edition
+from yoxla.record.signing import finalize, write_result
+from yoxla.views.blocks import block_table
+from yoxla.views.breakdowns import breakdown_display, breakdown_tasks, modal_share_table
+from yoxla.views.compare import compare_table
+from yoxla.views.diagnostics import (
     diagnostics_table,
     near_miss_table,
     outcomes_table,
     span_table,
     span_tasks,
 )
-from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view, unchecked_table
-from yoxla.leaderboard.views.methodology import admitted_table
-from yoxla.leaderboard.views.model_tables import (
+from yoxla.views.leaderboard_tables import leaderboard_frame, leaderboard_view, unchecked_table
+from yoxla.views.methodology import admitted_table
+from yoxla.views.model_tables import (
     model_breakdowns,
     model_diagnostics,
     model_facts,
@@ -52,8 +53,7 @@ from yoxla.leaderboard.views.model_tables import (
     model_scores,
     weakest_tasks,
 )
-from yoxla.leaderboard.views.tasks import floors_table, spreads_table, task_models_table
-from yoxla.results import finalize, write_result
+from yoxla.views.tasks import floors_table, spreads_table, task_models_table
 
 STRATEGIES = ("abstain", "first", "longest", "majority", "most_linked", "none_of_them", "overlap", "random")
 B = 200
@@ -346,8 +346,8 @@ def _v1_doc(sample_doc: dict[str, Any]) -> dict[str, Any]:
     """A suite-format file of yoxla-v1 as a run would write it, from a yoxla-sample one: the two
     suites have the same contracts, so only the suite block (its frozen hashes) and the items
     differ; each task gets the frozen item count of predictions (v1's rows are not here)."""
-    from yoxla.suites.hashing import hash_file_path
-    from yoxla.suites.registry import manifest_path
+    from yoxla.contract.hashing import hash_file_path
+    from yoxla.contract.registry import manifest_path
 
     frozen = json.loads(hash_file_path(manifest_path("v1")).read_text(encoding="utf-8"))
     doc = copy.deepcopy(sample_doc)
@@ -369,7 +369,7 @@ def _v1_doc(sample_doc: dict[str, Any]) -> dict[str, Any]:
 def test_a_v1_suite_file_is_admitted_not_rechecked_on_the_v1_board(suite_docs, tmp_path) -> None:
     """Without the v1 rows (no Hub here), a yoxla-v1 file is checked against the frozen hashes
     and listed apart on the v1 board, never ranked, as a legacy v1 file is."""
-    from yoxla.leaderboard.verdict import NOT_RECHECKED
+    from yoxla.admission.verdict import NOT_RECHECKED
 
     results = tmp_path / "results"
     write_result(_v1_doc(suite_docs["first"]), results / "v1" / "first.json")
@@ -413,8 +413,8 @@ def _tok(text: str, p: float, top: list[tuple[str, float]]) -> dict[str, Any]:
 def _nli_replies() -> dict[str, Any]:
     """Per NLI prompt a reply with token logprobs: every fourth confidently wrong, the others
     right at 0.7; every other prompt is answered without them (and invalidly)."""
-    from yoxla.editions import load_rows
-    from yoxla.suites.benchmark import prepare_rows
+    from yoxla.contract.benchmark import prepare_rows
+    from yoxla.data.editions import load_rows
     from yoxla.testing.fakeserver import Reply
 
     rows = load_rows(load_edition("sample"), "nli_v1")
@@ -499,7 +499,7 @@ def test_verify_checks_both_formats_alike(suite_docs, tmp_path, capsys) -> None:
 
 
 def test_a_link_to_a_benchmark_suite_opens_its_edition(boards) -> None:
-    from yoxla.leaderboard.routing import resolve
+    from yoxla.views.routing import resolve
 
     suite = boards[1]
     key = suite.edition("sample").standard.models[0].key

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import Prepared, prepare
-from yoxla.leaderboard.versions import data_version
-from yoxla.leaderboard.views.leaderboard import suite_about
-from yoxla.leaderboard.views.model_tables import model_facts
+from yoxla.admission.gold import DataSource
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import Prepared, prepare
+from yoxla.board.versions import data_version
+from yoxla.views.leaderboard import suite_about
+from yoxla.views.model_tables import model_facts
 
 REPO = Path(__file__).resolve().parents[2]
 

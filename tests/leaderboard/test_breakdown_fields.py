@@ -15,16 +15,16 @@ import pytest
 import yaml
 from leaderboard_helpers import REPO, value, view_context, write
 
-from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard import breakdown
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import Prepared, prepare, suite_board_id
-from yoxla.leaderboard.views.blocks import block_table
-from yoxla.suites import registry
-from yoxla.suites.benchmark import benchmark_manifest
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.board import breakdown
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import Prepared, prepare, suite_board_id
+from yoxla.contract import registry
+from yoxla.contract.benchmark import benchmark_manifest
+from yoxla.data.editions import load_edition, load_rows
 from yoxla.testing.synthetic_v3 import build_v3, committed_source, prepare_rows
+from yoxla.views.blocks import block_table
 
 # Per task: the field values of its four rows, and the rows answered right.
 FIELDS: dict[str, dict[str, list[Any]]] = {
@@ -186,7 +186,7 @@ def _suite_board(tmp: Path, groups: list[dict[str, Any]] | None) -> Prepared:
     sys.path.insert(0, str(REPO / "tests" / "suites"))
     from suite_run_helpers import make_suite, manifest
 
-    from yoxla.cli import run as cli_run
+    from yoxla.cli.main import run as cli_run
 
     doc = manifest()
     second = copy.deepcopy(doc["tasks"][0])
@@ -226,7 +226,7 @@ def test_a_suite_board_shows_its_groups_and_hides_the_tab_without(tmp_path: Path
 
 
 def test_a_benchmark_board_shows_its_package_suite(board: Prepared) -> None:
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.loader import load_manifest
 
     for edition in ("sample", "v1"):
         ed = board.edition(edition)

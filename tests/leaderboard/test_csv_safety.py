@@ -1,4 +1,4 @@
-"""No CSV the project writes has a cell a spreadsheet would run (yoxla/csvsafe.py, one helper)."""
+"""No CSV the project writes has a cell a spreadsheet would run (yoxla/safe/csvcells.py, one helper)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 from leaderboard_helpers import COMMITTED, view_context, write
 
-from yoxla import csvsafe
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import prepare
-from yoxla.leaderboard.synthetic import planted_answers
-from yoxla.leaderboard.verdict import ADMITTED
-from yoxla.leaderboard.views.base import Downloads
+from yoxla.admission.gold import DataSource
+from yoxla.admission.verdict import ADMITTED
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import prepare
+from yoxla.safe import csvcells as csvsafe
+from yoxla.testing.synthetic import planted_answers
 from yoxla.testing.synthetic_v3 import sample_result
+from yoxla.views.base import Downloads
 
 CALC = "+1 +cmd|' /C calc'!A0"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yoxla.leaderboard.explorer import highlight_spans
+from yoxla.board.explorer import highlight_spans
 
 
 def _labels(segments: list[tuple[str, str | None]]) -> str:

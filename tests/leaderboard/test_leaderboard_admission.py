@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 from leaderboard_helpers import REPO, write
 
-from yoxla.leaderboard.admission import MAX_BYTES, admit, check_file, load_trusted_keys
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.synthetic import build_result, edition_for_rows, synthetic_rows
-from yoxla.leaderboard.verdict import ADMITTED, COMMUNITY, EXCLUDED, NOT_RECHECKED, SUPERSEDED, VERIFIED
-from yoxla.leaderboard.views.leaderboard_tables import leaderboard_table
-from yoxla.leaderboard.views.methodology import excluded_table
-from yoxla.results import finalize, keygen, sign
-from yoxla.stats import block_scores, yoxla_score
-from yoxla.suites.benchmark import benchmark_groups
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import MAX_BYTES, admit, check_file, load_trusted_keys
+from yoxla.admission.verdict import ADMITTED, COMMUNITY, EXCLUDED, NOT_RECHECKED, SUPERSEDED, VERIFIED
+from yoxla.board.loading import load_board
+from yoxla.contract.benchmark import benchmark_groups
+from yoxla.record.signing import finalize, keygen, sign
+from yoxla.score.stats import block_scores, yoxla_score
+from yoxla.testing.synthetic import build_result, edition_for_rows, synthetic_rows
 from yoxla.testing.synthetic_v3 import sample_result
+from yoxla.views.leaderboard_tables import leaderboard_table
+from yoxla.views.methodology import excluded_table
 
 
 def refinalize(doc: dict[str, Any]) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def test_generation_errors_are_flagged_not_excluded(tmp_path: Path) -> None:
 
 
 def test_v1_without_data_is_admitted_unchecked(tmp_path: Path) -> None:
-    from yoxla.editions import load_edition
+    from yoxla.data.editions import load_edition
 
     v1 = load_edition("v1")
     rows = synthetic_rows(v1)
@@ -243,7 +243,7 @@ def test_v1_without_data_is_admitted_unchecked(tmp_path: Path) -> None:
     # With the rows at hand (a synthetic manifest standing in for v1's) the scores are re-checked.
     ed = edition_for_rows("v1", rows)
     doc2 = build_result("majority", edition=ed, rows=rows, model="m")
-    from yoxla.leaderboard.data import EditionRows
+    from yoxla.admission.gold import EditionRows
 
     data = DataSource()
     data._cache["v1"] = EditionRows(rows, "synthetic")
@@ -264,7 +264,7 @@ def test_cache_never_admits_what_a_fresh_check_excludes(committed: list[Path], t
 
 def test_verify_cli_exit_codes(committed: list[Path], base_doc: dict[str, Any], tmp_path: Path) -> None:
     def verify(*files: Path) -> subprocess.CompletedProcess[str]:
-        code = "import sys; from yoxla.cli import run; sys.exit(run(sys.argv[1:]))"
+        code = "import sys; from yoxla.cli.main import run; sys.exit(run(sys.argv[1:]))"
         return subprocess.run(
             [sys.executable, "-c", code, "verify", "--no-hub", *map(str, files)],
             capture_output=True,
@@ -312,8 +312,8 @@ def test_cached_unchecked_verdict_is_not_reused_once_the_rows_are_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A verdict given without the rows rests on their absence: rows at hand mean a new check."""
-    from yoxla.editions import load_edition
-    from yoxla.leaderboard.data import EditionRows
+    from yoxla.admission.gold import EditionRows
+    from yoxla.data.editions import load_edition
 
     monkeypatch.setenv("YOXLA_CACHE_DIR", str(tmp_path / "cache"))
     rows = synthetic_rows(load_edition("v1"))
@@ -328,9 +328,9 @@ def test_cached_unchecked_verdict_is_not_reused_once_the_rows_are_there(
 
 
 def test_published_schema_is_generated_from_the_record() -> None:
-    """The committed schema file is exactly what yoxla.record generates (python -m yoxla.record)."""
-    from yoxla.leaderboard.schema import published_schema_text
-    from yoxla.record import schema_text
+    """The committed schema file is exactly what yoxla.record.result generates (python -m yoxla.record.result)."""
+    from yoxla.record.result import schema_text
+    from yoxla.record.schema import published_schema_text
 
     assert published_schema_text() == schema_text()
 
@@ -358,8 +358,8 @@ def test_record_and_published_schema_agree(edit: Callable[[dict[str, Any]], Any]
     """The typed record refuses what the published schema refuses (no coercion of "12" to 12)."""
     import jsonschema
 
-    from yoxla.leaderboard.schema import published_schema
-    from yoxla.record import parse_record
+    from yoxla.record.result import parse_record
+    from yoxla.record.schema import published_schema
 
     validator = jsonschema.Draft202012Validator(published_schema())
     assert list(validator.iter_errors(base_doc)) == []

@@ -23,24 +23,24 @@ import pytest
 from gradio.components.plot import PlotData
 from leaderboard_helpers import COMMITTED, REPO, value, view_context, write
 
-from yoxla.calibration.distribution import LabelDistribution
-from yoxla.calibration.metrics import ECE_BINS
-from yoxla.calibration.ranking import explain_order
-from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard import calibration, explorer
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.bootstrap import Boot
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource, EditionRows
-from yoxla.leaderboard.plot import empty_figure
-from yoxla.leaderboard.prepared import Prepared, prepare, rank_board, suite_board_id
-from yoxla.leaderboard.synthetic import build_result, edition_for_rows
-from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view
-from yoxla.leaderboard.views.model_tables import model_scores
-from yoxla.leaderboard.views.tasks import spreads_table, task_models_table
-from yoxla.suites.baselines import benchmark_answers as baseline_answers
-from yoxla.suites.benchmark import benchmark_task
-from yoxla.suites.spec import Analysis
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource, EditionRows
+from yoxla.baselines.strategies import benchmark_answers as baseline_answers
+from yoxla.board import calibration, explorer
+from yoxla.board.bootstrap import Boot
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import Prepared, prepare, rank_board, suite_board_id
+from yoxla.contract.benchmark import benchmark_task
+from yoxla.contract.spec import Analysis
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.score.calibration.distribution import LabelDistribution
+from yoxla.score.calibration.metrics import ECE_BINS
+from yoxla.score.calibration.ranking import explain_order
+from yoxla.testing.synthetic import build_result, edition_for_rows
+from yoxla.views.leaderboard_tables import leaderboard_frame, leaderboard_view
+from yoxla.views.model_tables import model_scores
+from yoxla.views.plot import empty_figure
+from yoxla.views.tasks import spreads_table, task_models_table
 
 SPACE = ("entailment", "neutral", "contradiction")
 ORDER = ["yoxla", "group_consistency", "high_confidence_error_rate", "mean_gold_p"]
@@ -295,7 +295,7 @@ def test_each_committed_suite_has_a_board_in_the_picker(committed_prepared) -> N
         ed = committed_prepared.edition(suite_board_id(sid))
         assert ed.suite is not None and len(ed.standard.models) == len(files), sid
     # muraciet's macro-F1 is no mean of per-item scores: no interval, and the rule says so.
-    from yoxla.leaderboard.views.leaderboard import rule_text
+    from yoxla.views.leaderboard import rule_text
 
     mur = committed_prepared.edition(suite_board_id("muraciet"))
     assert np.isnan(mur.standard.yoxla_lo).all() and "has no interval" in rule_text(mur)
@@ -385,7 +385,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     sys.path.insert(0, str(REPO / "tests" / "suites"))
     from suite_run_helpers import make_suite, manifest, responder
 
-    from yoxla.cli import run as cli_run
+    from yoxla.cli.main import run as cli_run
     from yoxla.testing.fakeserver import FakeServer
 
     tmp = tmp_path_factory.mktemp("judged")
@@ -517,7 +517,7 @@ def test_a_board_without_files_says_so_in_the_explorer(committed_prepared) -> No
     # The v1 board (the package suite yoxla-v1's) has no admitted file in the committed results: its explorer
     # explains why it is empty instead of asking for a model that cannot be picked; a suite board with
     # files asks for a pick.
-    from yoxla.leaderboard.views.explorer import PICK, Query
+    from yoxla.views.explorer import PICK, Query
 
     ctx = view_context(committed_prepared)
     view = ctx.views["explorer"]

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from leaderboard_helpers import write
 
-from yoxla.calibration.distribution import LabelDistribution
-from yoxla.calibration.ranking import explain_order
-from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource, EditionRows
-from yoxla.leaderboard.synthetic import build_result, edition_for_rows
-from yoxla.suites.spec import Analysis
+from yoxla.admission.gold import DataSource, EditionRows
+from yoxla.board.loading import load_board
+from yoxla.contract.spec import Analysis
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.score.calibration.distribution import LabelDistribution
+from yoxla.score.calibration.ranking import explain_order
+from yoxla.testing.synthetic import build_result, edition_for_rows
 
 SPACE = ("entailment", "neutral", "contradiction")
 
@@ -121,8 +121,8 @@ def test_bootstrap_leaves_the_controls_out(board) -> None:
 def test_a_forged_group_consistency_is_excluded(setting, tmp_path: Path) -> None:
     import json
 
-    from yoxla.leaderboard.admission import check_file
-    from yoxla.results import finalize
+    from yoxla.admission.rules import check_file
+    from yoxla.record.signing import finalize
 
     ed, rows, _ = setting
     doc = build_result("first", edition=ed, rows=rows, model="m")
@@ -149,8 +149,8 @@ def _dists_over(
 
 
 def test_the_pooled_table_compares_models_on_the_items_they_share(setting, tmp_path: Path) -> None:
-    from yoxla.leaderboard import calibration
-    from yoxla.leaderboard.prepared import prepare
+    from yoxla.board import calibration
+    from yoxla.board.prepared import prepare
 
     ed, rows, _ = setting
     folder = tmp_path / "results"

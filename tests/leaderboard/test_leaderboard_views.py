@@ -18,23 +18,22 @@ import pandas as pd
 import pytest
 from leaderboard_helpers import COMMITTED, REPO, view_context, write
 
-from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard import explorer
-from yoxla.leaderboard.board import Board, load_board, model_key
-from yoxla.leaderboard.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.format import TASK_SHORT, task_short
-from yoxla.leaderboard.plot import to_json
-from yoxla.leaderboard.prepared import Prepared, block_title, prepare, rank_ranges
-from yoxla.leaderboard.published import publications
-from yoxla.leaderboard.routing import resolve
-from yoxla.leaderboard.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
-from yoxla.leaderboard.views import model_tables
-from yoxla.leaderboard.views.blocks import BLOCK_COLUMNS, block_figure
-from yoxla.leaderboard.views.breakdowns import breakdown_heatmap
-from yoxla.leaderboard.views.compare import compare_figure, compare_table
-from yoxla.leaderboard.views.diagnostics import diagnostics_table, near_miss_figure, span_figure, span_table
-from yoxla.leaderboard.views.leaderboard_tables import (
+from yoxla.admission.gold import DataSource
+from yoxla.board import explorer
+from yoxla.board.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
+from yoxla.board.loading import Board, load_board, model_key
+from yoxla.board.prepared import Prepared, block_title, prepare, rank_ranges
+from yoxla.board.published import publications
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.score.stats import spearman
+from yoxla.testing.synthetic import PLANTED, build_result, edition_for_rows, planted_answers
+from yoxla.views import model_tables
+from yoxla.views.blocks import BLOCK_COLUMNS, block_figure
+from yoxla.views.breakdowns import breakdown_heatmap
+from yoxla.views.compare import compare_figure, compare_table
+from yoxla.views.diagnostics import diagnostics_table, near_miss_figure, span_figure, span_table
+from yoxla.views.format import TASK_SHORT, task_short
+from yoxla.views.leaderboard_tables import (
     COLUMN_SETS,
     FLOOR_NAME,
     REPORTED_RANK,
@@ -46,8 +45,9 @@ from yoxla.leaderboard.views.leaderboard_tables import (
     reported_vs_admitted,
     unchecked_table,
 )
-from yoxla.leaderboard.views.tasks import spreads_figure, spreads_table, task_figure
-from yoxla.stats import spearman
+from yoxla.views.plot import to_json
+from yoxla.views.routing import resolve
+from yoxla.views.tasks import spreads_figure, spreads_table, task_figure
 
 EVIL = "<script>x</script>"
 REPORTED = "openai/gpt-4o-mini"
@@ -382,7 +382,7 @@ def test_every_view_renders_both_editions_by_name(prepared: Prepared) -> None:
 
     demo = app.build_app(board=prepared.board)
     assert demo is not None and len(demo.fns) > 20
-    from yoxla.leaderboard.views.explorer import Query
+    from yoxla.views.explorer import Query
 
     ctx = view_context(prepared)
     views = list(ctx.views.values())
@@ -414,7 +414,7 @@ def test_every_view_renders_both_editions_by_name(prepared: Prepared) -> None:
 
 
 def test_csv_downloads_are_formula_safe(tmp_path: Path) -> None:
-    from yoxla.leaderboard.views.base import Downloads
+    from yoxla.views.base import Downloads
 
     d = Downloads(tmp_path)
     frame = pd.DataFrame({"Model": ["=HYPERLINK(1)", "@x", "ok"], "Diff": ["+1.5", "-2.0", "0"]})
@@ -495,7 +495,7 @@ def test_reported_results_fill_the_first_screen_of_v1_never_ranked(prepared: Pre
 def test_a_float_column_is_shown_with_one_number_of_decimals() -> None:
     import pandas as pd
 
-    from yoxla.leaderboard.views.base import one_format
+    from yoxla.views.base import one_format
 
     frame = pd.DataFrame({"Score": [69.2, 50.0, 33.25], "Task": ["a", "b", "c"], "n": [1, 2, 3]})
     shown = one_format(frame).to_string()
@@ -511,7 +511,7 @@ def _as_sent(value: Any) -> Any:
 
 def _rendered_tables(prepared: Prepared) -> Iterator[tuple[str, str, Any]]:
     """(tab, board, value) of every table every view renders on every board of ``prepared``."""
-    from yoxla.leaderboard.views.base import TableValue
+    from yoxla.views.base import TableValue
 
     ctx = view_context(prepared)
     for v in ctx.views.values():
@@ -527,7 +527,7 @@ def test_table_values_are_what_gradio_makes_of_the_styler(prepared: Prepared) ->
     display strings and styles as from the Styler (formatted floats, n/a, styled rows)."""
     import pandas as pd
 
-    from yoxla.leaderboard.views.base import one_format, table_value, task_names
+    from yoxla.views.base import one_format, table_value, task_names
 
     frame = pd.DataFrame(
         {
@@ -636,7 +636,7 @@ def test_tables_whose_rows_have_different_n_say_each_rows_n(prepared: Prepared) 
 
 
 def test_a_benchmark_task_is_scored_as_its_package_suite_first_grader_says() -> None:
-    from yoxla.leaderboard.format import metric_keys, task_kind
+    from yoxla.views.format import metric_keys, task_kind
 
     kinds = {t: task_kind(t) for t in ("nli_v1", "extractive_qa_v1", "qa_abstention_v1", "sts_v1")}
     assert kinds == {
@@ -664,7 +664,7 @@ def test_the_explorer_reads_a_benchmark_task_off_its_package_suite(board: Board)
 
 
 def test_a_heatmap_defaults_to_the_field_the_files_store(prepared: Prepared) -> None:
-    from yoxla.leaderboard.views.breakdowns import stored_field
+    from yoxla.views.breakdowns import stored_field
 
     models = prepared.edition("sample").standard.models
     assert stored_field(models, "minimal_pairs_v1") == "phenomenon"  # stored besides its classes

@@ -1,5 +1,5 @@
 """A ``yoxla-result`` v2 file is admitted by replaying its stored answers as a run of the package
-suite of its edition (yoxla/leaderboard/legacy_v2.py), with the scores it stores; a tampered one
+suite of its edition (yoxla/admission/v2.py), with the scores it stores; a tampered one
 is excluded with a reason that names what changed."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from leaderboard_helpers import LEGACY, write
 
-from yoxla.leaderboard import legacy_v2
-from yoxla.leaderboard.admission import check_file
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED
-from yoxla.results import finalize
+from yoxla.admission import v2 as legacy_v2
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_file
+from yoxla.admission.verdict import ADMITTED, EXCLUDED
+from yoxla.record.signing import finalize
 
 CASES = Path(__file__).parent / "cases" / "legacy-v2"
 LOGPROBS = CASES / "logprobs" / "vllm__fake--model-1.json"
@@ -127,7 +127,7 @@ def test_a_changed_stored_probability_is_named(tmp_path: Path) -> None:
 
 
 def test_the_v2_suite_hash_is_that_of_the_package_suite() -> None:
-    from yoxla.leaderboard.committed import CommittedSuites
+    from yoxla.admission.committed import CommittedSuites
 
     suite, _ = CommittedSuites().get("yoxla-sample")
     assert suite is not None

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from yoxla.cli import run as cli_run
-from yoxla.leaderboard.admission import admit, check_document, check_file
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.results import finalize, write_result
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import admit, check_document, check_file
+from yoxla.cli.main import run as cli_run
+from yoxla.record.signing import finalize, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "suites" / "examples"
@@ -278,7 +278,7 @@ def test_board_rules_apply_per_suite(docs, tmp_path) -> None:
 
 
 def test_the_board_lists_suites_as_boards(docs, tmp_path) -> None:
-    from yoxla.leaderboard.board import load_board
+    from yoxla.board.loading import load_board
 
     results = tmp_path / "results"
     for name, doc in docs.items():
@@ -333,8 +333,8 @@ def test_record_and_published_schema_agree_on_suite_files(docs, edit) -> None:
     """The typed record refuses what the published schema refuses, for suite files too."""
     import jsonschema
 
-    from yoxla.leaderboard.schema import published_schema
-    from yoxla.record import ResultFile, parse_record
+    from yoxla.record.result import ResultFile, parse_record
+    from yoxla.record.schema import published_schema
 
     doc = copy.deepcopy(docs["oxu/first"])
     validator = jsonschema.Draft202012Validator(published_schema())
@@ -348,7 +348,7 @@ def test_record_and_published_schema_agree_on_suite_files(docs, edit) -> None:
 
 def test_committed_suite_results_are_admitted_and_give_every_example_a_board() -> None:
     """A fresh machine's board has a suite board per example (results/suites/, suite-baseline)."""
-    from yoxla.leaderboard.board import find_result_files
+    from yoxla.board.loading import find_result_files
 
     results = ROOT / "results"
     files = [p for p in find_result_files(results) if "suites" in p.relative_to(results).parts]
@@ -387,7 +387,7 @@ def _bad_suites(suites: Path) -> None:
 
 def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_path, monkeypatch) -> None:
     """One bad committed suite excludes only the files naming it, each with one reason."""
-    from yoxla.leaderboard.board import load_board
+    from yoxla.board.loading import load_board
 
     suites = _copy_examples(tmp_path)
     _bad_suites(suites)
@@ -423,7 +423,7 @@ def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_
     ]  # not the package's benchmark suites: they have no file here, and the editions show them
     assert {v.name for v in board.shown("suite:oxu")} == {"first", "random"}
     assert board.items("suite:blowup", "oxu_v1") == {}
-    from yoxla.leaderboard.prepared import prepare, suite_board_id
+    from yoxla.board.prepared import prepare, suite_board_id
 
     ready = prepare(board, floors=False)  # what `python app.py` prepares before it serves
     assert len(ready.editions[suite_board_id("oxu")].boards["standard"].models) == 2
@@ -449,7 +449,7 @@ def test_verify_answers_within_seconds_with_an_alias_bomb_committed(docs, tmp_pa
         [
             sys.executable,
             "-c",
-            "from yoxla.cli import main; main()",
+            "from yoxla.cli.main import main; main()",
             "verify",
             "--no-hub",
             "--json",

@@ -19,15 +19,15 @@ import jsonschema
 import pytest
 from leaderboard_helpers import LEGACY, REPO, write
 
-from yoxla.leaderboard.admission import admit
-from yoxla.leaderboard.board import Board, load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.schema import published_schema
-from yoxla.leaderboard.verdict import ADMITTED, EXCLUDED, SUPERSEDED
-from yoxla.record import ResultFile, parse_record
-from yoxla.record_base import FORMAT, FORMAT_VERSION, SUITE_FORMAT
-from yoxla.record_v2 import ResultFileV2
-from yoxla.results import finalize
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import admit
+from yoxla.admission.verdict import ADMITTED, EXCLUDED, SUPERSEDED
+from yoxla.board.loading import Board, load_board
+from yoxla.record.base import FORMAT, FORMAT_VERSION, SUITE_FORMAT
+from yoxla.record.result import ResultFile, parse_record
+from yoxla.record.schema import published_schema
+from yoxla.record.signing import finalize
+from yoxla.record.v2 import ResultFileV2
 
 SUITE_V1 = Path(__file__).parent / "cases" / "suite-v1"
 # (the version-1 fixture, its regeneration under version 3), by their paths under results/

@@ -6,7 +6,7 @@ import socket
 import threading
 import urllib.request
 
-from yoxla.leaderboard.startpage import StartPage
+from yoxla.views.startpage import StartPage
 
 
 def _free_port() -> int:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from yoxla.leaderboard.admission import check_file
-from yoxla.leaderboard.data import DataSource
-from yoxla.results import finalize, write_result
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_file
+from yoxla.record.signing import finalize, write_result
 from yoxla.testing.synthetic_v3 import (
     build_v3,
     committed_source,
@@ -84,7 +84,7 @@ def test_a_changed_score_is_found_by_the_rederivation(synthetic, tmp_path) -> No
 
 def _own_rows() -> dict[str, list[dict[str, Any]]]:
     """The first four sample rows of each task, intent's with a category of their own."""
-    from yoxla.editions import load_edition, load_rows
+    from yoxla.data.editions import load_edition, load_rows
 
     sample = load_edition("sample")
     rows = {t: [copy.deepcopy(r) for r in load_rows(sample, t)[:4]] for t in sample.tasks}
@@ -96,7 +96,7 @@ def _own_rows() -> dict[str, list[dict[str, Any]]]:
 def test_a_file_over_rows_of_its_own_is_rechecked_against_them_and_refused_by_the_committed_suite(
     tmp_path,
 ) -> None:
-    from yoxla.suites.baselines import suite_answers
+    from yoxla.baselines.strategies import suite_answers
     from yoxla.testing.synthetic_v3 import prepare_rows
 
     manifest, prepared = prepare_rows("sample", _own_rows())

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import Prepared, prepare
-from yoxla.leaderboard.views.base import Context, Downloads
-from yoxla.leaderboard.views.tasks import breakdown_by, example, task_choices, task_markdown
+from yoxla.admission.gold import DataSource
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import Prepared, prepare
+from yoxla.views.base import Context, Downloads
+from yoxla.views.tasks import breakdown_by, example, task_choices, task_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.cli import run as cli_run
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import EditionData, Prepared, prepare, suite_board_id
-from yoxla.leaderboard.views.blocks import BlocksView, block_table
-from yoxla.leaderboard.views.compare import compare_table
-from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame, leaderboard_view, unchecked_table
-from yoxla.leaderboard.views.model_tables import model_scores
-from yoxla.leaderboard.views.tasks import spreads_table
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import EditionData, Prepared, prepare, suite_board_id
+from yoxla.cli.main import run as cli_run
+from yoxla.views.blocks import BlocksView, block_table
+from yoxla.views.compare import compare_table
+from yoxla.views.leaderboard_tables import leaderboard_frame, leaderboard_view, unchecked_table
+from yoxla.views.model_tables import model_scores
+from yoxla.views.tasks import spreads_table
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "suites" / "examples" / "oxu"
 GROUPS = [
@@ -39,8 +39,8 @@ STRATEGIES = ("first", "majority")
 
 def _suite(root: Path, name: str, grouped: bool) -> Path:
     """The example copied under ``root/suites/<name>`` with its task twice (and the groups)."""
-    from yoxla.suites.hashing import aggregation, current_hashes, hash_file_path, write_hash_file
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import aggregation, current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.loader import load_manifest
 
     folder = root / "suites" / name
     shutil.copytree(EXAMPLE / "data", folder / "data")

@@ -10,12 +10,12 @@ import gradio as gr
 import pytest
 from leaderboard_helpers import COMMITTED, view_context
 
-from yoxla.editions import load_edition
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import Prepared, prepare
-from yoxla.leaderboard.views.base import Table
-from yoxla.leaderboard.views.common import components
+from yoxla.admission.gold import DataSource
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import Prepared, prepare
+from yoxla.data.editions import load_edition
+from yoxla.views.base import Table
+from yoxla.views.common import components
 
 # Every method a view has that names a part of its components (the subsets its events update).
 PARTS = (

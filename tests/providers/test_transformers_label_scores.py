@@ -16,10 +16,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from yoxla.contract.benchmark import benchmark_task, choice_space, prepare_rows  # noqa: E402
+from yoxla.prompt.space import probability_space  # noqa: E402
 from yoxla.providers.base import ProviderOptions, ProviderSpec, Request  # noqa: E402
 from yoxla.providers.transformers_local import TransformersProvider  # noqa: E402
-from yoxla.suites.benchmark import benchmark_task, choice_space, prepare_rows  # noqa: E402
-from yoxla.suites.space import probability_space  # noqa: E402
 
 SETTINGS = {"dtype": "float32", "device_map": "cpu"}
 NLI_ROWS = [
@@ -110,7 +110,7 @@ def test_label_scoring_setting_must_be_a_boolean(tiny_model_dir: Path) -> None:
 def test_a_local_run_stores_the_distribution_and_its_calibration(
     tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from yoxla.cli import run
+    from yoxla.cli.main import run
 
     monkeypatch.chdir(tmp_path)
     rc = run(
@@ -135,7 +135,7 @@ def test_a_local_run_stores_the_distribution_and_its_calibration(
 
 
 def _slug(path: Path) -> str:
-    from yoxla.results import model_slug
+    from yoxla.record.signing import model_slug
 
     return model_slug(str(path))
 

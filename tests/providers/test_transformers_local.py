@@ -17,9 +17,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from yoxla.contract.benchmark import benchmark_task, prepare_rows  # noqa: E402
 from yoxla.providers.base import Completion, ProviderError, ProviderOptions, ProviderSpec, Request  # noqa: E402
 from yoxla.providers.transformers_local import TransformersProvider, split_reasoning  # noqa: E402
-from yoxla.suites.benchmark import benchmark_task, prepare_rows  # noqa: E402
 
 ROWS = [
     {"id": "r1", "premise": "Bakı Azərbaycanın paytaxtıdır.", "hypothesis": "Bakı şəhərdir."},
@@ -379,7 +379,7 @@ def test_hub_model_in_the_local_cache_loads_offline_and_records_its_commit(
 def test_a_local_run_records_the_model_metadata_it_can_find(
     tiny_model_dir: Path, tmp_path: Path, monkeypatch
 ):
-    from yoxla.cli import run as cli_run
+    from yoxla.cli.main import run as cli_run
 
     monkeypatch.chdir(tmp_path)
     args = ["run", "--provider", "transformers", "--model", str(tiny_model_dir), "--edition", "sample"]

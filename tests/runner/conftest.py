@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from yoxla.cli import run as cli_run
+from yoxla.cli.main import run as cli_run
 from yoxla.testing.benchmark_items import examples as sample_examples
 from yoxla.testing.benchmark_items import gold_answer
 from yoxla.testing.fakeserver import FakeServer

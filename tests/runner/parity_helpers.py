@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from yoxla.contract.benchmark import benchmark_groups, task_ids
 from yoxla.run.finalize import calibration_summary
-from yoxla.suites.benchmark import benchmark_groups, task_ids
 
 TOL = 1e-9
 LEGACY = Path(__file__).resolve().parents[1] / "leaderboard" / "cases" / "legacy-v2" / "sample"
@@ -93,7 +93,7 @@ def assert_same_runs(edition: dict[str, Any], suite: dict[str, Any], blocks: lis
                 if key == "reason" and w["outcome"] == g["outcome"] == "generation_error":
                     # The one known difference: a failed request's reason is the extraction's
                     # (``empty_output``: nothing came back) on the suite path, ``generation_error``
-                    # on the built-in one (yoxla/suites/scoring.py keeps ``ex.reason``).
+                    # on the built-in one (yoxla/score/replay.py keeps ``ex.reason``).
                     want_value = GENERATION_ERROR_REASON
                 assert same(want_value, g.get(key)), (tid, w["id"], key, want_value, g.get(key))
             assert same(w["score"], g["score"]), (tid, w["id"], w["score"], g["score"])

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from yoxla.calibration import distribution_from_logprobs, parse_logprobs
-from yoxla.leaderboard.admission import check_document, check_file
-from yoxla.results import finalize
+from yoxla.admission.rules import check_document, check_file
+from yoxla.record.signing import finalize
+from yoxla.score.calibration import distribution_from_logprobs, parse_logprobs
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 NLI = ("entailment", "neutral", "contradiction")

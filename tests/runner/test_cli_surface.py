@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from runner_helpers import one_error_line
 
-from yoxla.results import content_digest, verify_signature
+from yoxla.record.signing import content_digest, verify_signature
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 

@@ -13,8 +13,8 @@ import pytest
 from pydantic import ValidationError
 
 import yoxla
-from yoxla.cli import run as cli_run
-from yoxla.record_base import DatasetInfo
+from yoxla.cli.main import run as cli_run
+from yoxla.record.base import DatasetInfo
 
 REPO = Path(__file__).resolve().parents[2]
 

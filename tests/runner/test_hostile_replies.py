@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from yoxla.leaderboard.admission import check_file
-from yoxla.record_base import MAX_RAW
-from yoxla.suites.benchmark import gold_field
+from yoxla.admission.rules import check_file
+from yoxla.contract.benchmark import gold_field
+from yoxla.record.base import MAX_RAW
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 NLI = ("entailment", "neutral", "contradiction")

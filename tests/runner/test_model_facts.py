@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from runner_helpers import one_error_line
 
-from yoxla.cli import run as cli_run
-from yoxla.leaderboard.board import load_board
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import prepare
-from yoxla.leaderboard.views.leaderboard_tables import Filters, leaderboard_frame, leaderboard_view
-from yoxla.leaderboard.views.model_tables import model_facts
+from yoxla.admission.gold import DataSource
+from yoxla.board.loading import load_board
+from yoxla.board.prepared import prepare
+from yoxla.cli.main import run as cli_run
 from yoxla.run.finalize import result_path
 from yoxla.run.model_facts import model_info, parse_params, public_model
 from yoxla.run.settings import RunSettings, run_record
+from yoxla.views.leaderboard_tables import Filters, leaderboard_frame, leaderboard_view
+from yoxla.views.model_tables import model_facts
 
 FACTS = [
     "--display-name",

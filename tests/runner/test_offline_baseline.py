@@ -10,11 +10,11 @@ from pathlib import Path
 
 import jsonschema
 
-from yoxla.cli import run as cli_run
-from yoxla.editions import load_edition
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.data import DataSource
-from yoxla.results import content_digest, verify_signature
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.cli.main import run as cli_run
+from yoxla.data.editions import load_edition
+from yoxla.record.signing import content_digest, verify_signature
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "yoxla" / "schema" / "result.schema.json").read_text(encoding="utf-8"))

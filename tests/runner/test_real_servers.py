@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from yoxla.leaderboard.admission import check_file
+from yoxla.admission.rules import check_file
+from yoxla.contract.benchmark import choice_space, strict_rule
 from yoxla.providers.registry import get_spec
-from yoxla.suites.benchmark import choice_space, strict_rule
 from yoxla.testing.fakeserver import FakeServer, Reply, token_logprobs
 from yoxla.testing.recorder import RecordingProxy
 

@@ -9,9 +9,9 @@ import pytest
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion
 
-from yoxla.calibration.token_logprobs import compact_logprobs
 from yoxla.providers.openai_compat import ReplyView, read_reply
 from yoxla.providers.transport import TransientError
+from yoxla.score.calibration.token_logprobs import compact_logprobs
 from yoxla.testing.fakeserver import FakeServer, Reply, token_logprobs
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from yoxla.cli import run as cli_run
+from yoxla.cli.main import run as cli_run
 
 ROOT = Path(__file__).resolve().parents[2]
 OXU = ROOT / "suites" / "examples" / "oxu" / "oxu.yaml"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from runner_helpers import one_error_line
 
-from yoxla.editions import load_edition, load_rows
-from yoxla.leaderboard.admission import check_file
+from yoxla.admission.rules import check_file
+from yoxla.data.editions import load_edition, load_rows
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 RESULT = ("sample", "vllm__fake--model-1.json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from yoxla.suites.benchmark import benchmark_task
+from yoxla.contract.benchmark import benchmark_task
 from yoxla.testing.fakeserver import FakeServer
 
 

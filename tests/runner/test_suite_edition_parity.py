@@ -38,8 +38,8 @@ from parity_helpers import (
     task_lines,
 )
 
-from yoxla.suites.baselines import STRATEGIES
-from yoxla.suites.benchmark import choice_space, gold_field, task_ids
+from yoxla.baselines.strategies import STRATEGIES
+from yoxla.contract.benchmark import choice_space, gold_field, task_ids
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 

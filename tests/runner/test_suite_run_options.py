@@ -31,9 +31,9 @@ from parity_helpers import (
 )
 from runner_helpers import one_error_line
 
-from yoxla.leaderboard.admission import check_file
-from yoxla.results import content_digest, key_id, verify_signature
-from yoxla.suites.benchmark import benchmark_groups, task_ids
+from yoxla.admission.rules import check_file
+from yoxla.contract.benchmark import benchmark_groups, task_ids
+from yoxla.record.signing import content_digest, key_id, verify_signature
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]

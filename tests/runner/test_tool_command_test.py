@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yoxla.cli import run
+from yoxla.cli.main import run
 from yoxla.providers.base import Completion
 
 SENT: list = []  # the requests the fake provider was given
@@ -21,9 +21,9 @@ class _Recorder:
 
 
 def test_connection_request_names_a_package_suite_task_and_asks_no_probabilities(monkeypatch, capsys):
+    from yoxla.contract.benchmark import task_ids
     from yoxla.providers import base
     from yoxla.providers import registry as providers
-    from yoxla.suites.benchmark import task_ids
 
     monkeypatch.setattr(
         providers, "create_provider", lambda spec, model, options: _Recorder(spec, model, options)

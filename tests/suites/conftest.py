@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from suites_helpers import FAST, ROWS, write_jsonl, write_manifest
 
-from yoxla.suites.loader import SuiteManifest, load_manifest
-from yoxla.suites.worker import WorkerPool
+from yoxla.contract.loader import SuiteManifest, load_manifest
+from yoxla.score.worker import WorkerPool
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.cli import run as cli_run
+from yoxla.cli.main import run as cli_run
 from yoxla.testing.fakeserver import Reply
 
 ROWS = [
@@ -82,8 +82,8 @@ def make_suite(
     root: Path, doc: dict[str, Any] | None = None, rows: list[dict[str, Any]] | None = None
 ) -> Path:
     """suites/sinaq/sinaq.yaml under ``root`` with its data, graders and frozen hashes."""
-    from yoxla.suites.hashing import current_hashes, hash_file_path, write_hash_file
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.loader import load_manifest
 
     folder = root / "suites" / "sinaq"
     folder.mkdir(parents=True, exist_ok=True)

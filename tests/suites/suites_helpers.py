@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from yoxla.suites.worker import WorkerLimits
+from yoxla.score.worker import WorkerLimits
 
 CASES = Path(__file__).parent / "cases"
 ROWS = [

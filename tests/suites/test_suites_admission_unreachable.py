@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.board import Board
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import prepare, suite_board_id
-from yoxla.leaderboard.verdict import NOT_RECHECKED
-from yoxla.leaderboard.views.leaderboard_tables import unchecked_table
-from yoxla.results import content_digest
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.admission.verdict import NOT_RECHECKED
+from yoxla.board.loading import Board
+from yoxla.board.prepared import prepare, suite_board_id
+from yoxla.record.signing import content_digest
 from yoxla.testing.fakehub import FakeHub
+from yoxla.views.leaderboard_tables import unchecked_table
 
 HUB = {"source": "huggingface", "path": "acme/toplama", "revision": "v1.0"}
 
@@ -115,8 +115,8 @@ def test_the_suite_board_lists_the_file_apart_with_its_reason(made, tmp_path, mo
 def _forged_partial(doc: dict[str, Any], keep: int) -> dict[str, Any]:
     """The file cut to its first ``keep`` predictions, every count and score made to agree with
     them (a task score of 100), and resealed: consistent by itself, but not the whole task."""
-    from yoxla.record import parse_record
-    from yoxla.record_derive import scores_of
+    from yoxla.record.derive import scores_of
+    from yoxla.record.result import parse_record
 
     bad = copy.deepcopy(doc)
     t = bad["tasks"]["toplama_v1"]

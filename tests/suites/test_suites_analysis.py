@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.cli import run as cli_run
-from yoxla.suites.errors import ManifestError
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.errors import ManifestError
 
 ROWS = [
     {"id": "r1", "sual": "1", "qrup": "g1", "nezaret": False, "movzu": "tarix", "cavab": "A"},
@@ -60,18 +60,18 @@ def write(root: Path, document: dict[str, Any], freeze: bool = True) -> Path:
 
 
 def _metrics(path: Path) -> dict[str, Any]:
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.samples import SampleOutput
-    from yoxla.suites.scoring import score_suite_task
+    from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import prepare_task
+    from yoxla.score.replay import score_suite_task
+    from yoxla.score.samples import SampleOutput
 
     prepared = prepare_task(load_manifest(path).task("tehlil_v1"))
     return score_suite_task(prepared, [SampleOutput.from_raw("A") for _ in prepared.items]).metrics
 
 
 def test_analysis_derives_what_metadata_does_but_leaves_the_task_hash_alone(tmp_path) -> None:
-    from yoxla.suites.hashing import analysis_hash
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import analysis_hash
+    from yoxla.contract.loader import load_manifest
 
     in_metadata = write(
         tmp_path / "a", doc(task_doc(breakdowns="movzu", group_field="qrup", control_field="nezaret"))
@@ -107,9 +107,9 @@ def test_a_new_breakdown_changes_the_analysis_hash_and_no_task_hash(tmp_path, ca
 
 
 def test_admission_names_another_analysis_and_rescore_mends_it(tmp_path) -> None:
-    from yoxla.leaderboard.admission import check_document
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import check_document
 
     path = write(tmp_path, doc(analysis={"tasks": {"tehlil_v1": {"breakdowns": ["movzu"]}}}))
     runs, results = tmp_path / "runs", tmp_path / "results"
@@ -137,8 +137,8 @@ def test_admission_names_another_analysis_and_rescore_mends_it(tmp_path) -> None
 
 
 def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
-    from yoxla.gate import gate
-    from yoxla.suites.loader import load_manifest
+    from yoxla.baselines.gate import gate
+    from yoxla.contract.loader import load_manifest
 
     analysis = {
         "tasks": {"tehlil_v1": {"gate_threshold": 90, "gate_reason": "iki cavab: təsadüf 50-dir"}},
@@ -199,7 +199,7 @@ def test_gate_threshold_and_ranking_come_from_the_analysis(tmp_path) -> None:
     ],
 )
 def test_a_bad_analysis_section_is_refused_in_one_line(tmp_path, task, analysis, top, message) -> None:
-    from yoxla.suites.loader import load_document
+    from yoxla.contract.loader import load_document
 
     document = doc(task, analysis=analysis)
     document["metadata"].update(top)
@@ -218,8 +218,8 @@ def test_example_suites_declare_no_analysis_and_keep_their_hashes(tmp_path) -> N
 
 
 def test_the_analysis_may_declare_the_gate_and_any_ranking_metric(tmp_path) -> None:
-    from yoxla.suites.hashing import analysis_hash
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import analysis_hash
+    from yoxla.contract.loader import load_manifest
 
     gate = {"margin": 10.0, "strategies": ["first", "overlap"]}
     task = {"gate_threshold": 70, "gate_reason": "söz üst-üstə düşür", "gate_strategies": ["overlap"]}
@@ -236,7 +236,7 @@ def test_the_analysis_may_declare_the_gate_and_any_ranking_metric(tmp_path) -> N
         hashes.add(analysis_hash(load_manifest(write(tmp_path / cut, doc(analysis={**full, cut: None})))))
     assert len(hashes) == 3
     # the declared gate: its strategies, its margin (``--margin`` overrides it), the threshold for overlap only
-    from yoxla.gate import gate
+    from yoxla.baselines.gate import gate
 
     floors = {"tehlil_v1": {"first": 65.0, "overlap": 69.0, "echo": 99.0}}
     [v] = gate(manifest, floors, {"tehlil_v1": 50.0})

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from test_suites_analysis import ROWS, task_doc
 
-from yoxla.suites.errors import DatasetError, ManifestError
+from yoxla.contract.errors import DatasetError, ManifestError
 
 BY_FIELD = {"breakdowns": ["movzu"], "group_field": "qrup", "control_field": "nezaret"}
 BY_ID = {
@@ -45,10 +45,10 @@ def write(folder: Path, doc: dict[str, Any]) -> Path:
 
 
 def _scored(path: Path) -> tuple[Any, dict[str, Any]]:
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.samples import SampleOutput
-    from yoxla.suites.scoring import score_suite_task
+    from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import prepare_task
+    from yoxla.score.replay import score_suite_task
+    from yoxla.score.samples import SampleOutput
 
     manifest = load_manifest(path)
     prepared = prepare_task(manifest.task("tehlil_v1"))
@@ -57,7 +57,7 @@ def _scored(path: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def test_groups_and_controls_by_id_score_as_by_field_and_hash_with_the_analysis(tmp_path) -> None:
-    from yoxla.suites.hashing import analysis_hash
+    from yoxla.contract.hashing import analysis_hash
 
     by_field, field_metrics = _scored(write(tmp_path / "field", document(BY_FIELD)))
     by_id, id_metrics = _scored(write(tmp_path / "id", document(BY_ID)))
@@ -73,9 +73,9 @@ def test_groups_and_controls_by_id_score_as_by_field_and_hash_with_the_analysis(
 
 
 def test_the_calibration_reads_the_groups_by_id(tmp_path) -> None:
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.space import calibration_inputs
+    from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import prepare_task
+    from yoxla.prompt.space import calibration_inputs
 
     prepared = prepare_task(load_manifest(write(tmp_path, document(BY_ID))).task("tehlil_v1"))
     _, _, groups = calibration_inputs(prepared.task.spec, prepared.items)
@@ -102,7 +102,7 @@ def _with(**changes: Any) -> dict[str, Any]:
     ],
 )
 def test_a_bad_id_declaration_is_refused_in_one_line(tmp_path, task_analysis, message) -> None:
-    from yoxla.suites.loader import load_document
+    from yoxla.contract.loader import load_document
 
     with pytest.raises(ManifestError) as err:
         load_document(document(task_analysis), tmp_path, "tehlil.yaml")
@@ -110,7 +110,7 @@ def test_a_bad_id_declaration_is_refused_in_one_line(tmp_path, task_analysis, me
 
 
 def test_ids_in_metadata_and_analysis_are_refused(tmp_path) -> None:
-    from yoxla.suites.loader import load_document
+    from yoxla.contract.loader import load_document
 
     doc = document(_with())
     doc["tasks"] = [{**TASK, "metadata": {"group_field": "qrup"}}]
@@ -131,8 +131,8 @@ def test_ids_in_metadata_and_analysis_are_refused(tmp_path) -> None:
 def test_declarations_that_do_not_fit_the_rows_are_refused_in_one_line(
     tmp_path, task_analysis, message
 ) -> None:
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.prepare import prepare_task
+    from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import prepare_task
 
     task = load_manifest(write(tmp_path, document(task_analysis))).task("tehlil_v1")
     with pytest.raises(DatasetError) as err:
@@ -142,10 +142,10 @@ def test_declarations_that_do_not_fit_the_rows_are_refused_in_one_line(
 
 @pytest.mark.parametrize("edition", ["sample", "v1"])
 def test_the_package_suites_declare_a_ranking_and_no_groups_or_controls(edition) -> None:
-    from yoxla.editions import load_edition
-    from yoxla.leaderboard.legacy_v2 import edition_ranking, task_analysis
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import manifest_path
+    from yoxla.admission.v2 import edition_ranking, task_analysis
+    from yoxla.contract.loader import load_manifest
+    from yoxla.contract.registry import manifest_path
+    from yoxla.data.editions import load_edition
 
     ed = load_edition(edition)
     # the board's headline score first, then the tie-breakers (the analysis section's ranking)
@@ -158,10 +158,10 @@ def test_the_package_suites_declare_a_ranking_and_no_groups_or_controls(edition)
 def test_an_edition_made_in_code_carries_its_own_analysis() -> None:
     from dataclasses import replace
 
-    from yoxla.calibration.ranking import DEFAULT_ORDER
-    from yoxla.editions import load_edition
-    from yoxla.leaderboard.legacy_v2 import edition_ranking, task_analysis
-    from yoxla.suites.spec import Analysis, TaskAnalysis
+    from yoxla.admission.v2 import edition_ranking, task_analysis
+    from yoxla.contract.spec import Analysis, TaskAnalysis
+    from yoxla.data.editions import load_edition
+    from yoxla.score.calibration.ranking import DEFAULT_ORDER
 
     sample = load_edition("sample")
     own = Analysis(

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from suites_helpers import task, write_jsonl
 
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
+from yoxla.contract.errors import ManifestError
+from yoxla.prompt.prepare import prepare_task
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
 
 OPTIONS_ROWS = [
     {"id": "v1", "sual": "Paytaxt?", "variantlar": ["Gəncə", "Bakı", "Şəki"], "cavab": "2"},
@@ -197,7 +197,7 @@ def test_closeness_applies_only_to_spearman(folder, load) -> None:
     ],
 )
 def test_a_row_without_a_usable_option_list_is_named(folder, load, options, message) -> None:
-    from yoxla.suites.errors import DatasetError
+    from yoxla.contract.errors import DatasetError
 
     rows = [dict(r) for r in OPTIONS_ROWS]
     rows[1]["variantlar"] = options

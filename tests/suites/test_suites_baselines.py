@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from suites_helpers import task, write_jsonl, write_manifest
 
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites.baselines import STRATEGIES, SUITE_STRATEGIES, chance_score, suite_answer, suite_answers
-from yoxla.suites.benchmark import prepare_rows
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
+from yoxla.baselines.strategies import STRATEGIES, SUITE_STRATEGIES, chance_score, suite_answer, suite_answers
+from yoxla.contract.benchmark import prepare_rows
+from yoxla.contract.loader import load_manifest
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.prompt.prepare import prepare_task
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = load_edition("sample")
@@ -103,9 +103,9 @@ def test_labels_are_chosen_by_the_descriptions_the_prompt_lists(tmp_path) -> Non
 
 @pytest.mark.parametrize("task_id", ["extractive_qa_v1", "qa_abstention_v1"])
 def test_a_span_tasks_chance_is_the_mean_score_of_a_random_sentence(task_id) -> None:
-    from yoxla.suites.baselines import sentences
-    from yoxla.suites.benchmark import strict_rule
-    from yoxla.suites.scoring import score_builtin_task
+    from yoxla.baselines.strategies import sentences
+    from yoxla.contract.benchmark import strict_rule
+    from yoxla.score.replay import score_builtin_task
 
     rows, abstain = load_rows(SAMPLE, task_id), strict_rule(task_id).abstain
     per_row = []
@@ -121,7 +121,7 @@ def test_a_span_tasks_chance_is_the_mean_score_of_a_random_sentence(task_id) -> 
 
 
 def test_the_packaged_sample_suite_passes_its_shortcut_gate(capsys) -> None:
-    from yoxla.cli import run as cli_run
+    from yoxla.cli.main import run as cli_run
 
     assert cli_run(["suite", "floors", str(ROOT / "yoxla" / "editions" / "yoxla-sample.yaml"), "--gate"]) == 0
     assert "shortcut gate passed" in capsys.readouterr().out

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from yoxla.editions import fingerprint, load_edition, load_rows
-from yoxla.suites.benchmark import benchmark_manifest, benchmark_task, prepare_rows
+from yoxla.contract.benchmark import benchmark_manifest, benchmark_task, prepare_rows
+from yoxla.data.editions import fingerprint, load_edition, load_rows
 
 SAMPLE = load_edition("sample")
 # The frozen contracts' exact messages on every sample row (the oracle of test_suites_parity.py).

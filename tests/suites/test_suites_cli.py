@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from suites_helpers import task, write_manifest
 
-from yoxla.cli import run as cli_run
+from yoxla.cli.main import run as cli_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "suites" / "examples").glob("*/*.yaml"))
@@ -39,7 +39,7 @@ def test_committed_suite_matches_its_frozen_hashes(path, capsys):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.parent.name)
 def test_example_renders(path, capsys):
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.loader import load_manifest
 
     tid = next(iter(load_manifest(path).tasks))
     code, out, _ = _cli(capsys, "suite", "render", path, "--task", tid, "-n", "2", "--run-code")
@@ -104,8 +104,8 @@ def test_imports_stay_light():
     import sys
 
     code = (
-        "import sys, yoxla, yoxla.cli, yoxla.suites.cli, yoxla.suites.loader, yoxla.suites.scoring, "
-        "yoxla.suites.prepare; yoxla.cli.build_parser(); "
+        "import sys, yoxla, yoxla.cli.main, yoxla.cli.suite, yoxla.contract.loader, yoxla.score.replay, "
+        "yoxla.prompt.prepare; yoxla.cli.main.build_parser(); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'huggingface_hub', 'datasets', 'regex', 'torch'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,5 +1,5 @@
 """Datasets: local JSONL/CSV read by content; Hugging Face through the one loading path
-(:mod:`yoxla.hub` and :mod:`yoxla.datafiles`, the Hub played by :class:`FakeHub`)."""
+(:mod:`yoxla.data.hub` and :mod:`yoxla.data.files`, the Hub played by :class:`FakeHub`)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 from suites_helpers import ROWS, task, write_jsonl, write_manifest
 
-from yoxla import datafiles
-from yoxla import hub as hub_module
-from yoxla.cli import run as cli_run
-from yoxla.editions import bundled_path, fingerprint, load_edition, load_rows
-from yoxla.suites import datasets as D
-from yoxla.suites.errors import DatasetError
-from yoxla.suites.spec_data import HubDataset, LocalDataset
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.errors import DatasetError
+from yoxla.contract.spec_data import HubDataset, LocalDataset
+from yoxla.data import datasets as D
+from yoxla.data import files as datafiles
+from yoxla.data import hub as hub_module
+from yoxla.data.editions import bundled_path, fingerprint, load_edition, load_rows
 from yoxla.testing.fakehub import COMMIT, FakeHub
 
 
@@ -191,7 +191,7 @@ def test_hub_card_configs_and_parquet(fake_hub):
 
 
 def spy_reader(monkeypatch, fmt: str) -> list[str]:
-    """The names of the files the shared reader (yoxla.datafiles) reads as ``fmt`` from now on."""
+    """The names of the files the shared reader (yoxla.data.files) reads as ``fmt`` from now on."""
     seen: list[str] = []
     real = datafiles._READERS[fmt]
 
@@ -361,7 +361,7 @@ def test_the_v1_edition_and_a_suite_dataset_share_the_loading_path(tmp_path, mon
     v1 = load_edition("v1")
     edition_rows = load_rows(v1, "nli_v1")
     suite_rows = D.load_dataset(hub(path=v1.source, name="nli_v1", revision=v1.revision), Path("."))
-    # the same helpers: both asked the (fake) Hub through yoxla.hub, at the same commit ...
+    # the same helpers: both asked the (fake) Hub through yoxla.data.hub, at the same commit ...
     assert {c["repo_id"] for c in fake.calls} == {v1.source}
     assert {c["revision"] for c in fake.calls} == {COMMIT}
     assert len(hub_module._SNAPSHOTS) == 2  # the edition's configs, and the suite's one config

@@ -7,9 +7,9 @@ import time
 import pytest
 from suites_helpers import cases
 
-from yoxla.suites import extraction as E
-from yoxla.suites import numbers as N
-from yoxla.suites.spec import TaskSpec
+from yoxla.contract.spec import TaskSpec
+from yoxla.extract import extractors as E
+from yoxla.extract import numbers as N
 
 CASES = cases("extraction_cases.yaml")
 

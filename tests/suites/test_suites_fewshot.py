@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from suites_helpers import ROWS, write_jsonl
 
-from yoxla.suites.prepare import prepare_task, select_examples
+from yoxla.prompt.prepare import prepare_task, select_examples
 
 MANY = [{"id": f"r{i:03d}", "sual": f"Sual {i}", "cavab": str(i)} for i in range(150)]
 

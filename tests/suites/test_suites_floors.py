@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from suites_helpers import task, write_jsonl, write_manifest
 
-from yoxla.cli import run as cli_run
-from yoxla.suites.baselines import chance_score, suite_answer
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
+from yoxla.baselines.strategies import chance_score, suite_answer
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.loader import load_manifest
+from yoxla.prompt.prepare import prepare_task
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "suites" / "examples").glob("*/*.yaml"))

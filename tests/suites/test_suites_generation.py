@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 from suites_helpers import cases
 
-from yoxla.suites.generation import GenerationSettings, is_openai, passthrough_allowed
+from yoxla.prompt.generation import GenerationSettings, is_openai, passthrough_allowed
 
 DATA = cases("generation_cases.yaml")
 

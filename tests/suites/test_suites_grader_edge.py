@@ -6,10 +6,10 @@ import math
 
 from suites_helpers import write_jsonl
 
-from yoxla.leaderboard.format import NA, metric_text
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
+from yoxla.prompt.prepare import prepare_task
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
+from yoxla.views.format import NA, metric_text
 
 _SPEARMAN = {
     "id": "b",

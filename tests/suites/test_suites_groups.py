@@ -28,9 +28,9 @@ import pytest
 import yaml
 from suites_helpers import write_manifest
 
-from yoxla.cli import run as cli_run
-from yoxla.leaderboard.views.leaderboard_tables import leaderboard_frame
-from yoxla.results import finalize
+from yoxla.cli.main import run as cli_run
+from yoxla.record.signing import finalize
+from yoxla.views.leaderboard_tables import leaderboard_frame
 
 ROWS: list[dict[str, Any]] = [
     {"id": "r01", "sual": "1", "qrup": "g2", "nezaret": False, "cavab": "B"},
@@ -68,8 +68,8 @@ def task_doc(**metadata: str) -> dict[str, Any]:
 
 def make_suite(root: Path, ranking: str | None = "yoxla, group_consistency", **metadata: str) -> Path:
     """suites/qrup/qrup.yaml under ``root`` with its rows and frozen hashes."""
-    from yoxla.suites.hashing import current_hashes, hash_file_path, write_hash_file
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.loader import load_manifest
 
     folder = root / "suites" / SUITE
     folder.mkdir(parents=True, exist_ok=True)
@@ -104,10 +104,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict
 
 
 def _scored(tmp_path: Path, answers: dict[str, str], **metadata: str) -> dict[str, Any]:
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.prepare import prepare_task
-    from yoxla.suites.samples import SampleOutput
-    from yoxla.suites.scoring import score_suite_task
+    from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import prepare_task
+    from yoxla.score.replay import score_suite_task
+    from yoxla.score.samples import SampleOutput
 
     manifest = load_manifest(make_suite(tmp_path, **metadata))
     prepared = prepare_task(manifest.tasks[TASK_ID])
@@ -152,9 +152,9 @@ def test_cue_only_baselines_get_group_consistency_and_leave_controls_out(runs) -
 
 
 def _check(doc: dict[str, Any], root: Path) -> Any:
-    from yoxla.leaderboard.admission import check_document
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import check_document
 
     return check_document(doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites")))
 
@@ -176,7 +176,7 @@ def test_admission_rederives_group_consistency_and_controls(runs) -> None:
 
 
 def test_group_and_control_fields_are_hashed_when_declared(tmp_path) -> None:
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.loader import load_manifest
 
     plain = load_manifest(make_suite(tmp_path / "a")).tasks[TASK_ID].definition_hash
     other = load_manifest(make_suite(tmp_path / "b", control_values="bəli")).tasks[TASK_ID]
@@ -224,10 +224,10 @@ def test_validate_refuses_bad_group_and_control_declarations(tmp_path, capsys, m
 
 
 def test_suite_board_follows_the_declared_ranking(runs) -> None:
-    from yoxla.leaderboard.board import load_board
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.prepared import prepare, suite_board_id
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.board.loading import load_board
+    from yoxla.board.prepared import prepare, suite_board_id
 
     tmp, _ = runs
     data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp / "suites"))

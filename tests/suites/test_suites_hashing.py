@@ -10,9 +10,9 @@ import pytest
 import yaml
 from suites_helpers import ROWS, write_jsonl
 
-from yoxla.cli import run as cli_run
-from yoxla.suites.hashing import current_hashes, hash_file_path
-from yoxla.suites.loader import load_manifest
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.hashing import current_hashes, hash_file_path
+from yoxla.contract.loader import load_manifest
 
 BASE = {
     "schema_version": "2026-05-27",

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from yoxla.cli import run as cli_run
-from yoxla.results import finalize
-from yoxla.suites.errors import ManifestError
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.errors import ManifestError
+from yoxla.record.signing import finalize
 
 ROWS = [
     {"id": f"s{i}", "sual": f"Sual {i}", "a": "A", "b": "B", "c": "A" if i == 1 else "B"} for i in range(1, 5)
@@ -49,8 +49,8 @@ def doc(**top: Any) -> dict[str, Any]:
 
 
 def make_suite(root: Path, document: dict[str, Any]) -> Path:
-    from yoxla.suites.hashing import aggregation, current_hashes, hash_file_path, write_hash_file
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import aggregation, current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.loader import load_manifest
 
     folder = root / "suites" / SUITE
     folder.mkdir(parents=True, exist_ok=True)
@@ -79,9 +79,9 @@ def grouped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 
 
 def _check(document: dict[str, Any], root: Path) -> Any:
-    from yoxla.leaderboard.admission import check_document
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import check_document
 
     return check_document(
         document, data=DataSource(allow_hub=False, suites=CommittedSuites(root=root / "suites"))
@@ -129,8 +129,8 @@ def test_admission_rederives_group_scores_and_refuses_forged_groups(grouped) -> 
 
 
 def test_groups_are_hashed_with_the_suite_not_the_tasks(tmp_path) -> None:
-    from yoxla.suites.hashing import aggregation, suite_hash
-    from yoxla.suites.loader import load_manifest
+    from yoxla.contract.hashing import aggregation, suite_hash
+    from yoxla.contract.loader import load_manifest
 
     def load(name: str, **top: Any) -> Any:
         return load_manifest(make_suite(tmp_path / name, doc(**top)))
@@ -165,7 +165,7 @@ def test_groups_are_hashed_with_the_suite_not_the_tasks(tmp_path) -> None:
     ],
 )
 def test_bad_groups_are_refused_in_one_line(tmp_path, top, message) -> None:
-    from yoxla.suites.loader import load_document
+    from yoxla.contract.loader import load_document
 
     with pytest.raises(ManifestError) as err:
         load_document(doc(**top), tmp_path, "basliq.yaml")
@@ -175,9 +175,9 @@ def test_bad_groups_are_refused_in_one_line(tmp_path, top, message) -> None:
 def test_the_board_reads_groups_and_the_headline_from_the_suite(grouped, tmp_path) -> None:
     import numpy as np
 
-    from yoxla.leaderboard.board import load_board
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.board.loading import load_board
 
     root, result = grouped
     results = tmp_path / "results" / "suites" / SUITE

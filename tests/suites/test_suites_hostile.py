@@ -18,10 +18,10 @@ import pytest
 import yaml
 from suites_helpers import ROWS, task, write_jsonl, write_manifest
 
-from yoxla.cli import run as cli_run
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.loader import MAX_NESTING, load_manifest, parse_document
-from yoxla.suites.templates import MAX_RENDERED
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.errors import ManifestError
+from yoxla.contract.loader import MAX_NESTING, load_manifest, parse_document
+from yoxla.prompt.templates import MAX_RENDERED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def _yoxla(
     """The command line in its own process; it must answer within ``timeout`` seconds."""
     full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-c", "from yoxla.cli import main; main()", *argv],
+        [sys.executable, "-c", "from yoxla.cli.main import main; main()", *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -178,7 +178,7 @@ def test_a_prompt_that_expands_to_gigabytes_fails_validate_and_check(folder, cap
 
 
 def test_few_shot_examples_each_under_the_bound_together_over_it(folder) -> None:
-    from yoxla.suites.prepare import prepare_task
+    from yoxla.prompt.prepare import prepare_task
 
     each = MAX_RENDERED // 40  # one example is well under the bound, 100 of them are not
     write_jsonl(folder / "data.jsonl", [{"id": f"r{i}", "x": "a" * each} for i in range(101)])
@@ -191,7 +191,7 @@ def test_few_shot_examples_each_under_the_bound_together_over_it(folder) -> None
 
 
 def test_a_target_over_the_bound_is_named_as_the_target(folder) -> None:
-    from yoxla.suites.prepare import prepare_task
+    from yoxla.prompt.prepare import prepare_task
 
     path = _blowup(folder, target_template="{{row}}" * 14_000)
     with pytest.raises(ManifestError, match="item s1: the target renders more than"):
@@ -266,15 +266,15 @@ def test_a_symbolic_link_inside_the_suite_folder_is_allowed(suite_dir) -> None:
     (suite_dir / "rows").mkdir()
     (suite_dir / "rows" / "alias.jsonl").symlink_to(suite_dir / "data.jsonl")
     path = write_manifest(suite_dir, [task(dataset={"path": "rows/alias.jsonl"})])
-    from yoxla.suites.prepare import prepare_task
+    from yoxla.prompt.prepare import prepare_task
 
     assert [i.id for i in prepare_task(load_manifest(path).tasks["t1"]).items] == ["s1", "s2", "s3", "s4"]
 
 
 def test_the_dataset_reader_refuses_an_outside_path_on_its_own(suite_dir) -> None:
     """The loading path checks again, whatever called it."""
-    from yoxla.suites.datasets import load_dataset
-    from yoxla.suites.spec_data import LocalDataset
+    from yoxla.contract.spec_data import LocalDataset
+    from yoxla.data.datasets import load_dataset
 
     spec = LocalDataset(path="../../outside/secret.jsonl")
     with pytest.raises(ManifestError, match="outside the suite's folder"):
@@ -283,7 +283,7 @@ def test_the_dataset_reader_refuses_an_outside_path_on_its_own(suite_dir) -> Non
 
 def test_a_dataset_may_read_the_shipped_editions(tmp_path) -> None:
     """The exception for data: the package's own edition files (the parity suite reads them)."""
-    from yoxla.suites.paths import outside_reason, shipped_data
+    from yoxla.contract.paths import outside_reason, shipped_data
 
     sample = shipped_data() / "sample" / "nli_v1" / "test.jsonl"
     assert sample.is_file()

@@ -22,21 +22,21 @@ from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 from suites_helpers import task, write_jsonl, write_manifest
 
 import yoxla
-from yoxla.cli import run as cli_run
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.board import Board
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.leaderboard.prepared import prepare
-from yoxla.leaderboard.verdict import NOT_RECHECKED
-from yoxla.results import content_digest
-from yoxla.suites import builtins as graders
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.extraction import build_extractor
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.registry import find_committed, load_suite_manifest, resolve_suite
-from yoxla.suites.rowchecks import row_problems
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.admission.verdict import NOT_RECHECKED
+from yoxla.board.loading import Board
+from yoxla.board.prepared import prepare
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.errors import ManifestError
+from yoxla.contract.loader import load_manifest
+from yoxla.contract.registry import find_committed, load_suite_manifest, resolve_suite
+from yoxla.data.rowchecks import row_problems
+from yoxla.extract.extractors import build_extractor
+from yoxla.prompt.prepare import prepare_task
+from yoxla.record.signing import content_digest
+from yoxla.score import graders
 from yoxla.testing.fakehub import FakeHub
 
 LONGEST_LINE = 600  # characters: a message quotes a hostile value cut short
@@ -107,7 +107,7 @@ def test_answer_start_must_be_a_character_offset(tmp_path: Path, start: Any, ref
 def test_a_row_whose_check_raises_is_one_reason_and_the_others_are_still_checked(
     tmp_path: Path, monkeypatch
 ) -> None:
-    from yoxla.suites import rowchecks
+    from yoxla.data import rowchecks
 
     def fragile(spec: Any, grader: Any, row: Any, target: str, space: Any) -> str | None:
         if row["id"] == "boom":

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest, responder
 
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.results import finalize
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.record.signing import finalize
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 SECRET = "sk-judge-5ecret-DO-NOT-LEAK-0123456789"
@@ -217,7 +217,7 @@ def test_credentials_of_the_runs_url_stay_out_of_the_judge_record(runner, judged
 
 
 def test_unanswered_judge_calls_are_counted_from_stored_errors_and_batch_problems() -> None:
-    from yoxla.suites.judge import JudgeSession, unanswered_calls
+    from yoxla.score.judge import JudgeSession, unanswered_calls
 
     with pytest.raises(RuntimeError) as caught:
         JudgeSession("s1", [], None).responses_create({"input": "JUDGE: 1 | 1"})

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from suites_helpers import ROWS, cases, write_jsonl
 
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.spec_base import MAX_TASKS
+from yoxla.contract.errors import ManifestError
+from yoxla.contract.loader import load_manifest
+from yoxla.contract.spec_base import MAX_TASKS
 
 DATA = cases("manifest_cases.yaml")
 

@@ -2,7 +2,7 @@
 
 Both are committed: they are the source of the benchmark's tasks, each frozen by its hash file
 (checked without the rows, over the fingerprints its edition publishes: ``python -m
-yoxla.suites.benchmark``, run by CI); their task contracts are identical (only the dataset
+yoxla.contract.benchmark``, run by CI); their task contracts are identical (only the dataset
 differs); each task records the published contract and prompt hashes; the analysis section declares every breakdown field
 the rows carry without changing a task hash; the registry lists them first and finds them by
 id; and a suite-baseline run of ``yoxla-sample`` reproduces the committed benchmark baseline.
@@ -18,14 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from yoxla.cli import run as cli_run
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites import benchmark, registry
-from yoxla.suites.baselines import STRATEGIES
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.hashing import analysis_hash, current_hashes, hash_file_path, read_hash_file, task_hash
-from yoxla.suites.loader import load_document, load_manifest
-from yoxla.suites.registry import (
+from yoxla.baselines.strategies import STRATEGIES
+from yoxla.cli.main import run as cli_run
+from yoxla.contract import benchmark, registry
+from yoxla.contract.errors import ManifestError
+from yoxla.contract.hashing import analysis_hash, current_hashes, hash_file_path, read_hash_file, task_hash
+from yoxla.contract.loader import load_document, load_manifest
+from yoxla.contract.registry import (
     BENCHMARK_EDITIONS,
     find_committed,
     load_suite_manifest,
@@ -33,6 +32,7 @@ from yoxla.suites.registry import (
     repo_path,
     resolve_suite,
 )
+from yoxla.data.editions import load_edition, load_rows
 
 REPO = Path(__file__).resolve().parents[2]
 # The one field each task's board was broken down by before the package suites declared their
@@ -268,9 +268,9 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
         got = doc["tasks"][tid]["score"]
         assert abs(got - want["score"]) <= TOL, (tid, got, want["score"])
     # Admitted with the package suite onto the sample edition's own board (no suite board).
-    from yoxla.leaderboard.admission import check_document
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import check_document
 
     v = check_document(
         doc, data=DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites"))
@@ -280,7 +280,7 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
     assert v.scores["yoxla"] == pytest.approx(committed["scores"]["yoxla"], abs=TOL)
     assert not any("names the manifest" in note for note in v.notes), v.notes  # the path it has
     if strategy == STRATEGIES[0]:  # once: a file of it is on the edition's board, not a suite's
-        from yoxla.leaderboard.board import load_board
+        from yoxla.board.loading import load_board
 
         board = load_board(
             results, data=DataSource(allow_hub=False, suites=CommittedSuites(root=tmp_path / "suites")), B=20
@@ -290,10 +290,10 @@ def test_a_suite_baseline_run_reproduces_the_committed_benchmark_baseline(
 
 
 def test_the_repository_is_an_explicit_root_never_the_package_location(tmp_path, monkeypatch) -> None:
-    from yoxla.leaderboard.admission import default_trusted_keys_path
-    from yoxla.leaderboard.board import default_results_dir
-    from yoxla.leaderboard.prepared import default_annotations_root
-    from yoxla.suites.registry import suites_root
+    from yoxla.admission.rules import default_trusted_keys_path
+    from yoxla.board.loading import default_results_dir
+    from yoxla.board.prepared import default_annotations_root
+    from yoxla.contract.registry import suites_root
 
     for name in ("YOXLA_ROOT", "YOXLA_RESULTS_DIR", "YOXLA_SUITES_DIR", "YOXLA_ANNOTATIONS_DIR"):
         monkeypatch.delenv(name, raising=False)

@@ -22,17 +22,17 @@ from typing import Any
 
 import pytest
 
-from yoxla.canonical import sha256_text
-from yoxla.editions import load_edition, load_rows
-from yoxla.record import SuiteInfo
-from yoxla.record_derive import build_suite_task_result, scores_of
-from yoxla.suites.benchmark import strict_rule
-from yoxla.suites.hashing import declared_aggregation
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.registry import manifest_path
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
+from yoxla.contract.benchmark import strict_rule
+from yoxla.contract.canonical import sha256_text
+from yoxla.contract.hashing import declared_aggregation
+from yoxla.contract.loader import load_manifest
+from yoxla.contract.registry import manifest_path
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.prompt.prepare import prepare_task
+from yoxla.record.derive import build_suite_task_result, scores_of
+from yoxla.record.result import SuiteInfo
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
 from yoxla.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]

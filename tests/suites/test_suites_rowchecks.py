@@ -1,4 +1,4 @@
-"""Row checks as grader hooks (:mod:`yoxla.suites.rowchecks`): a built-in grader's rules refuse a
+"""Row checks as grader hooks (:mod:`yoxla.data.rowchecks`): a built-in grader's rules refuse a
 malformed row by its id and the rule, in ``yoxla suite validate``/``check`` and before a run."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from suite_run_helpers import SuiteRunner
 from suites_helpers import task, write_jsonl, write_manifest
 
-from yoxla.cli import run as cli_run
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.rowchecks import row_problems
+from yoxla.cli.main import run as cli_run
+from yoxla.contract.loader import load_manifest
+from yoxla.data.rowchecks import row_problems
+from yoxla.prompt.prepare import prepare_task
 
 CHOICE_ROWS = [
     {"id": "c1", "sual": "Bakı hansı ölkənin paytaxtıdır?", "cavab": "A"},
@@ -209,7 +209,7 @@ def test_a_suite_run_with_a_bad_row_stops_before_any_model_call(
 def test_the_strict_span_check_wants_the_gold_exactly_once_as_written(tmp_path: Path) -> None:
     """The hook's stricter form (yoxla validate-benchmark): scoring finds a gold in another casing
     or twice; the frozen benchmark's rows need it once, as written."""
-    from yoxla.suites.rowchecks import declared_checks, first_problem, span_locatable, span_located_once
+    from yoxla.data.rowchecks import declared_checks, first_problem, span_locatable, span_located_once
 
     twice = PASSAGE + " İçərişəhər gözəldir."
     rows = [

@@ -31,12 +31,12 @@ from suite_run_helpers import (
     responder,
 )
 
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.record import ResultFile, parse_record
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.contract.loader import load_manifest
+from yoxla.prompt.prepare import prepare_task
+from yoxla.record.result import ResultFile, parse_record
 from yoxla.testing.fakeserver import FakeServer, Reply, prompt_key
 
 ROOT = Path(__file__).resolve().parents[2]

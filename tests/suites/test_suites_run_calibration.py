@@ -22,11 +22,11 @@ import jsonschema
 import pytest
 from suite_run_helpers import SuiteRunner, make_suite, manifest
 
-from yoxla.calibration import distribution_from_logprobs, parse_logprobs
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.results import finalize
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.record.signing import finalize
+from yoxla.score.calibration import distribution_from_logprobs, parse_logprobs
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 SECRET = "sk-suite-cal-5ecret-0123456789"
@@ -325,9 +325,9 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "leaderboard"))
     from leaderboard_helpers import value, view_context
 
-    from yoxla.leaderboard import calibration
-    from yoxla.leaderboard.board import load_board
-    from yoxla.leaderboard.prepared import prepare, suite_board_id
+    from yoxla.board import calibration
+    from yoxla.board.loading import load_board
+    from yoxla.board.prepared import prepare, suite_board_id
 
     _run(runner, suite, "board")
     doc = runner.result()

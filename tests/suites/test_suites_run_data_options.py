@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from suite_run_helpers import ROWS, SuiteRunner, make_suite, manifest
 
-from yoxla.leaderboard.admission import check_document
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.record import ResultFile, parse_record
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_document
+from yoxla.record.result import ResultFile, parse_record
 from yoxla.testing.fakehub import COMMIT, FakeHub
 
 RESULT = "suite-baseline__echo.json"

@@ -16,7 +16,7 @@ import pytest
 from suite_run_helpers import SuiteRunner
 from suites_helpers import write_jsonl, write_manifest
 
-from yoxla.leaderboard.admission import check_file
+from yoxla.admission.rules import check_file
 
 ROOT = Path(__file__).resolve().parents[2]
 OXU = ROOT / "suites" / "examples" / "oxu" / "oxu.yaml"

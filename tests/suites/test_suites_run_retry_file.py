@@ -18,11 +18,11 @@ import pytest
 import yaml
 from suite_run_helpers import ROWS, SuiteRunner, judge_answer, make_suite, manifest, model_answer
 
-from yoxla.leaderboard.admission import check_file
-from yoxla.leaderboard.committed import CommittedSuites
-from yoxla.leaderboard.data import DataSource
-from yoxla.suites.hashing import current_hashes, hash_file_path, write_hash_file
-from yoxla.suites.loader import load_manifest
+from yoxla.admission.committed import CommittedSuites
+from yoxla.admission.gold import DataSource
+from yoxla.admission.rules import check_file
+from yoxla.contract.hashing import current_hashes, hash_file_path, write_hash_file
+from yoxla.contract.loader import load_manifest
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 SECRET = "sk-suite-retry-5ecret-0123456789"

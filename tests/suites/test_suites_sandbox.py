@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from suites_helpers import FAST, ROWS, write_jsonl, write_manifest
 
-from yoxla.suites import sandbox
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.worker import WorkerPool
+from yoxla.contract.loader import load_manifest
+from yoxla.score import sandbox
+from yoxla.score.worker import WorkerPool
 
 FAKE_KEY = "sk-or-v1-planted-" + "7" * 40
 
@@ -191,11 +191,11 @@ args = json.loads(sys.argv[1])
 sys.path.insert(0, args["helpers"])
 from suites_helpers import FAST, write_manifest
 from pathlib import Path
-from yoxla.suites.loader import load_manifest
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.scoring import score_suite_task
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.worker import WorkerPool
+from yoxla.contract.loader import load_manifest
+from yoxla.prompt.prepare import prepare_task
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
+from yoxla.score.worker import WorkerPool
 
 task = args["task"]
 code = task.get("grader") or task["preprocess"]
@@ -362,12 +362,12 @@ def no_worker(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         started.append("start")
         raise OSError("no worker may start in this test")
 
-    monkeypatch.setattr("yoxla.suites.worker.Worker._start", refuse)
+    monkeypatch.setattr("yoxla.score.worker.Worker._start", refuse)
     return started
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
-    from yoxla.cli import run as cli_run
+    from yoxla.cli.main import run as cli_run
 
     code = cli_run([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -404,7 +404,7 @@ def test_a_sandboxed_worker_outlives_the_thread_that_started_it(mode):
     # bwrap --die-with-parent follows the starting *thread*: a runner thread that ends must not
     # take the worker with it while another thread still uses it.
     _bwrap_or_skip(mode)
-    from yoxla.suites.worker import Worker
+    from yoxla.score.worker import Worker
 
     with Worker("def f(x):\n    return x + 1\n", "<t>", FAST) as w:
         first: list[object] = []

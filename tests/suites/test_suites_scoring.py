@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from suites_helpers import ROWS, cases, write_jsonl
 
-from yoxla.suites.errors import ManifestError
-from yoxla.suites.judge import BATCH_SAMPLE_ID, JudgeRecord, JudgeResponse
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.samples import SampleCache, SampleOutput
-from yoxla.suites.scoring import score_suite_task
+from yoxla.contract.errors import ManifestError
+from yoxla.prompt.prepare import prepare_task
+from yoxla.score.judge import BATCH_SAMPLE_ID, JudgeRecord, JudgeResponse
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleCache, SampleOutput
 
 BUILTINS = cases("builtin_cases.yaml")
 
@@ -332,7 +332,7 @@ def test_builtin_only_task_scores_as_the_general_path_without_a_worker(folder, l
 
 
 def test_fast_path_equals_the_runners_per_sample_scoring(folder, load, pool):
-    from yoxla.suites.scoring import TaskScorer
+    from yoxla.score.replay import TaskScorer
 
     prepared = _fast_task(folder, load, pool, python=False)
     outputs = [SampleOutput.from_raw(o) for o in ["bəli", "bəli", "xeyr", "bəli", "bəli", "heç biri"]]

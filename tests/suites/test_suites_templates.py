@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from suites_helpers import cases
 
-from yoxla.suites.errors import TemplateError
-from yoxla.suites.templates import Template
+from yoxla.contract.errors import TemplateError
+from yoxla.prompt.templates import Template
 
 DATA = cases("template_cases.yaml")
 

@@ -7,9 +7,9 @@ import copy
 import pytest
 from suites_helpers import task
 
-from yoxla.editions import ManifestEntry, fingerprint
-from yoxla.suites.benchmark import benchmark_task, task_ids
-from yoxla.suites.validate import declared_columns, known_task, read_columns, required_columns, validate_rows
+from yoxla.contract.benchmark import benchmark_task, task_ids
+from yoxla.data.editions import ManifestEntry, fingerprint
+from yoxla.data.validate import declared_columns, known_task, read_columns, required_columns, validate_rows
 
 # The columns the old contract record (yoxla/suite/yoxla.yaml) required of each task's rows:
 # the package suite's task must require the same ones.
@@ -349,7 +349,7 @@ def test_an_unanswerable_row_without_a_passage_is_refused():
 
 
 def test_unknown_task_is_one_clear_error():
-    from yoxla.suites.errors import SuiteError
+    from yoxla.contract.errors import SuiteError
 
     with pytest.raises(SuiteError, match="unknown task 'nli_v9'"):
         _validate("nli_v9", nli_rows())
@@ -359,9 +359,9 @@ def test_unknown_task_is_one_clear_error():
 
 
 def test_prepared_items_get_the_invariant_and_fingerprint_warnings():
-    from yoxla.suites.benchmark import prepare_rows
-    from yoxla.suites.hashing import FrozenHashes
-    from yoxla.suites.validate import validate_prepared
+    from yoxla.contract.benchmark import prepare_rows
+    from yoxla.contract.hashing import FrozenHashes
+    from yoxla.data.validate import validate_prepared
 
     prepared = prepare_rows("nli_v1", nli_rows()[:2])
     report = validate_prepared(prepared)
@@ -374,8 +374,8 @@ def test_prepared_items_get_the_invariant_and_fingerprint_warnings():
 
 
 def test_prepared_item_that_breaks_its_graders_rule_is_an_error():
-    from yoxla.suites.benchmark import prepare_rows
-    from yoxla.suites.validate import validate_prepared
+    from yoxla.contract.benchmark import prepare_rows
+    from yoxla.data.validate import validate_prepared
 
     rows = nli_rows()
     rows[1]["label"] = "neytral"
@@ -385,7 +385,7 @@ def test_prepared_item_that_breaks_its_graders_rule_is_an_error():
 
 
 def _suite_validate(capsys, path) -> tuple[int, str, str]:
-    from yoxla.cli import run
+    from yoxla.cli.main import run
 
     code = run(["suite", "validate", str(path)])
     out, err = capsys.readouterr()
@@ -408,7 +408,7 @@ def test_suite_validate_refuses_a_row_without_a_declared_column(folder, capsys):
 def test_suite_validate_warns_when_the_data_is_not_the_frozen_data(folder, capsys):
     from suites_helpers import ROWS, write_jsonl, write_manifest
 
-    from yoxla.cli import run
+    from yoxla.cli.main import run
 
     path = write_manifest(folder, [task()])
     assert run(["suite", "check", str(path), "--write"]) == 0
@@ -420,7 +420,7 @@ def test_suite_validate_warns_when_the_data_is_not_the_frozen_data(folder, capsy
 
 
 def test_required_columns_change_no_hash(load):
-    from yoxla.suites.hashing import task_definition
+    from yoxla.contract.hashing import task_definition
 
     plain = load(task()).tasks["t1"]
     declared = load(task(dataset={"path": "data.jsonl", "required_columns": ["mövzu"]})).tasks["t1"]

@@ -7,11 +7,11 @@ import os
 import pytest
 from suites_helpers import FAST, ROWS, cases
 
-from yoxla.suites.errors import PreprocessError
-from yoxla.suites.prepare import prepare_task
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
-from yoxla.suites.worker import Worker, WorkerLimits, WorkerPool, worker_env
+from yoxla.contract.errors import PreprocessError
+from yoxla.prompt.prepare import prepare_task
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
+from yoxla.score.worker import Worker, WorkerLimits, WorkerPool, worker_env
 
 GRADERS = cases("grader_cases.yaml")
 TIMEOUT = 0.5

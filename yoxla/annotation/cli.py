@@ -1,6 +1,6 @@
 """``yoxla annotate export | compare | status``: the blind-annotation workflow on the command line.
 
-Registered through ``yoxla.cli.EXTENSIONS``. A sheet that cannot be read ends with one line and
+Registered through ``yoxla.cli.main.EXTENSIONS``. A sheet that cannot be read ends with one line and
 exit status 2; problems inside a sheet or resolutions file (unknown ids, a row twice, labels
 outside the answer space) are listed and exit 1 (docs/annotation.md).
 """
@@ -23,7 +23,7 @@ from yoxla.annotation.sheets import (
     sheet_path,
     write_instructions,
 )
-from yoxla.cli_common import UsageError, add_data_args, table, task_ids
+from yoxla.cli.common import UsageError, add_data_args, table, task_ids
 
 
 def register(sub: Any) -> None:
@@ -59,8 +59,8 @@ def _sheet_args(p: argparse.ArgumentParser) -> None:
 def _load(
     args: argparse.Namespace, only_annotatable: bool
 ) -> tuple[Any, dict[str, Any], dict[str, list[Any]]]:
-    from yoxla.editions import load_edition, load_rows
-    from yoxla.suites.benchmark import benchmark_task
+    from yoxla.contract.benchmark import benchmark_task
+    from yoxla.data.editions import load_edition, load_rows
 
     edition = load_edition(args.edition)
     asked = bool(getattr(args, "task", None))

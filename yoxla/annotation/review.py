@@ -30,8 +30,8 @@ from yoxla.annotation.sheets import (
     read_sheet_rows,
     rows_index,
 )
-from yoxla.safetext import one_line
-from yoxla.suites.benchmark import gold_field, parse_answer
+from yoxla.contract.benchmark import gold_field, parse_answer
+from yoxla.safe.text import one_line
 
 RESOLUTION_COLUMNS = ("task", "id", "input_sha", "gold", "decided_by", "reason")
 

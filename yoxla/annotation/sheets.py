@@ -5,7 +5,7 @@ letters) with the columns of :data:`COLUMNS`. The annotator fills only ``label``
 the answer space as the strict parser accepts it, or ``?`` when unsure), ``not_natural``
 (``1``/``x``/``bəli`` when the text is not natural Azerbaijani) and ``note``.
 
-A task is read from the benchmark's package suite by its id (:mod:`yoxla.suites.benchmark`):
+A task is read from the benchmark's package suite by its id (:mod:`yoxla.contract.benchmark`):
 the text shown is the user message the suite renders for the row, the answers are the row's
 own answer space, and a label is read as the task's strict extractor reads an answer.
 """
@@ -24,11 +24,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from yoxla.canonical import canonical_json
-from yoxla.csvsafe import safe_row, unescape_cell
-from yoxla.safetext import one_line
-from yoxla.suites.benchmark import benchmark_task, choice_space, parse_answer, prepare_rows, strict_rule
-from yoxla.text import az_key
+from yoxla.contract.benchmark import benchmark_task, choice_space, parse_answer, prepare_rows, strict_rule
+from yoxla.contract.canonical import canonical_json
+from yoxla.extract.text import az_key
+from yoxla.safe.csvcells import safe_row, unescape_cell
+from yoxla.safe.text import one_line
 
 
 class Task(Protocol):
@@ -140,7 +140,7 @@ def export_sheet(
 
 def read_sheet_rows(path: Path, needed: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     """(line, record) of every row of an annotation CSV (a sheet or resolutions.csv), each cell
-    with :func:`yoxla.csvsafe.safe_cell`'s apostrophe undone. ``line`` counts records as a
+    with :func:`yoxla.safe.csvcells.safe_cell`'s apostrophe undone. ``line`` counts records as a
     spreadsheet counts rows (the header is line 1; a cell may hold several lines of text).
 
     The file is hostile until read: at most :data:`MAX_SHEET_BYTES`, UTF-8 with at most one

@@ -71,7 +71,7 @@ class Request:
     passthrough: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     max_retries: int | None = None
-    # The item's closed answer space (yoxla.suites.space.probability_space), over which answer
+    # The item's closed answer space (yoxla.prompt.space.probability_space), over which answer
     # probabilities are asked for; None: an open answer (or a judge call, a connection test).
     space: tuple[str, ...] | None = None
 
@@ -95,7 +95,7 @@ class Completion:
     attempts: int = 1
     error: str | None = None
     # Answer probabilities, kept in the run folder so the distribution can be derived again
-    # (yoxla.calibration.stored.distribution_in); None: the provider gave none.
+    # (yoxla.score.calibration.stored.distribution_in); None: the provider gave none.
     logprobs: list[dict[str, Any]] | None = None  # the answer's token logprobs, as the API returned them
     label_scores: dict[str, Any] | None = None  # a local model's distribution over the answer space
     probabilities_asked: bool = False  # the request asked for token logprobs
@@ -111,7 +111,7 @@ class Completion:
         """This completion, or a generation error when its raw output is longer than a result
         file may store (``MAX_RAW`` characters): refused at once, in one line, so that the run
         folder never holds an answer its result file could not."""
-        from yoxla.record_base import MAX_RAW
+        from yoxla.record.base import MAX_RAW
 
         if self.error or len(self.text or "") + len(self.reasoning or "") + 15 <= MAX_RAW:
             return self
@@ -125,7 +125,7 @@ class Completion:
 
 def oversized(size: int) -> str:
     """The generation error of an answer longer than a result file stores."""
-    from yoxla.record_base import MAX_RAW
+    from yoxla.record.base import MAX_RAW
 
     return f"answer refused: {size:,} characters, over the {MAX_RAW:,} a result file stores"
 

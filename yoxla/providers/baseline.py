@@ -1,6 +1,6 @@
 """The offline ``baseline`` provider: cue-only strategies, served like a model.
 
-``--model`` names the strategy (:data:`yoxla.suites.baselines.SUITE_STRATEGIES`: the
+``--model`` names the strategy (:data:`yoxla.baselines.strategies.SUITE_STRATEGIES`: the
 benchmark's eight and ``echo``). Answers go through the same extraction, graders, run folder
 and result file as any model's, so the whole pipeline runs on a machine with no network
 (``python runner.py --provider baseline --model first --edition sample``, or ``--suite FILE``).
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from yoxla.baselines.strategies import SEED, SUITE_STRATEGIES, answers_by_id
 from yoxla.providers.base import Completion, Provider, ProviderError, ProviderOptions, ProviderSpec, Request
-from yoxla.suites.baselines import SEED, SUITE_STRATEGIES, answers_by_id
 
 
 class BaselineProvider(Provider):

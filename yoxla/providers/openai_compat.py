@@ -131,7 +131,7 @@ def _field(obj: Any, name: str) -> Any:
 def _token_logprobs(choice: Any, top_k: int | None) -> tuple[list[dict[str, Any]] | None, str | None]:
     """(the answer's token logprobs as plain JSON: the part that is read, compact_logprobs;
     why they were refused). (None, None) when the server returned none."""
-    from yoxla.calibration.token_logprobs import LogprobsError, compact_logprobs
+    from yoxla.score.calibration.token_logprobs import LogprobsError, compact_logprobs
 
     logprobs = getattr(choice, "logprobs", None)
     content = getattr(logprobs, "content", None) if logprobs is not None else None

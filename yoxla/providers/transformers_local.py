@@ -11,7 +11,7 @@ Settings (``ProviderSpec.settings``):
 - ``attn_implementation``, ``revision``: optional, passed through to ``from_pretrained``.
 - ``label_scoring``: default True. On a closed answer space (choice tasks, reasoning off),
   every label is also scored as a continuation of the same prompt
-  (:func:`yoxla.calibration.label_scoring.score_labels`), which gives the exact
+  (:func:`yoxla.score.calibration.label_scoring.score_labels`), which gives the exact
   distribution over the space; it costs about half a generation (bench/bench_label_scoring.py,
   docs/calibration.md). ``--no-probabilities`` turns it off for a run.
 
@@ -32,8 +32,7 @@ import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from yoxla.calibration.label_scoring import default_end_ids, score_labels
-from yoxla.canonical import sha256_text
+from yoxla.contract.canonical import sha256_text
 from yoxla.providers.base import (
     Completion,
     Provider,
@@ -43,6 +42,7 @@ from yoxla.providers.base import (
     Request,
     wants_probabilities,
 )
+from yoxla.score.calibration.label_scoring import default_end_ids, score_labels
 
 KNOWN_SETTINGS = tuple(
     "device_map dtype trust_remote_code attn_implementation revision label_scoring".split()
@@ -98,7 +98,7 @@ def resolve_hub_model(repo: str, revision: str | None) -> tuple[str, str | None]
     unreachable Hub retries for a minute); offline or unanswered, one line says what to do."""
     from huggingface_hub import HfApi, snapshot_download
 
-    from yoxla.hub import HUB_TIMEOUT_S, hub_offline
+    from yoxla.data.hub import HUB_TIMEOUT_S, hub_offline
 
     try:
         folder = snapshot_download(repo, revision=revision, local_files_only=True)

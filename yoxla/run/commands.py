@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from yoxla.cli_common import UsageError, table
+from yoxla.cli.common import UsageError, table
 from yoxla.providers.base import ProviderError
 from yoxla.providers.transport import TransportSettings
 from yoxla.run.options import (
@@ -292,9 +292,9 @@ TEST_USER = "Azərbaycanın paytaxtı hansı şəhərdir? Yalnız bir sözlə ca
 
 @guard
 def cmd_test(args: argparse.Namespace) -> int:
+    from yoxla.contract.benchmark import benchmark_task, task_ids
     from yoxla.providers.base import ProviderOptions, Request
     from yoxla.providers.registry import create_provider, get_spec, with_overrides
-    from yoxla.suites.benchmark import benchmark_task, task_ids
 
     load_env_file()
     spec = with_overrides(get_spec(args.provider, args.config), args.base_url)
@@ -364,7 +364,7 @@ def thinking_switch_line(on: Any, off: Any) -> str:
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
-    from yoxla.results import SIGN_KEY_ENV, keygen
+    from yoxla.record.signing import SIGN_KEY_ENV, keygen
 
     out = Path(args.out).expanduser()
     if out.exists() and not args.force:
@@ -376,7 +376,7 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    """Add the runner's subcommands to the ``yoxla`` parser (see yoxla.cli.EXTENSIONS)."""
+    """Add the runner's subcommands to the ``yoxla`` parser (see yoxla.cli.main.EXTENSIONS)."""
     p = sub.add_parser("run", help="evaluate a model on the benchmark (same as python runner.py)")
     add_run_args(p)
     p.set_defaults(func=cmd_run)

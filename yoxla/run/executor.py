@@ -28,16 +28,16 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
-from yoxla.calibration.stored import ASKED_KEY, DISTRIBUTION_KEY, LOGPROBS_KEY, REFUSED_KEY
+from yoxla.prompt.prepare import Item
 from yoxla.providers.base import Completion, Provider, ProviderError, Request
 from yoxla.providers.registry import redact
 from yoxla.run.judge import RecordingJudge
 from yoxla.run.plan import PlannedTask, request_for
 from yoxla.run.settings import RunSettings
-from yoxla.suites.prepare import Item
-from yoxla.suites.samples import SampleOutput, SampleResult
-from yoxla.suites.scoring import TaskScorer
-from yoxla.suites.worker import WorkerPool
+from yoxla.score.calibration.stored import ASKED_KEY, DISTRIBUTION_KEY, LOGPROBS_KEY, REFUSED_KEY
+from yoxla.score.replay import TaskScorer
+from yoxla.score.samples import SampleOutput, SampleResult
+from yoxla.score.worker import WorkerPool
 
 ABORT_AFTER_FAILURES = 10  # this many generation errors in a row with no success at all: stop
 

@@ -1,8 +1,8 @@
 """Finishing a run: re-score the stored answers, write the run folder's scores and the result file.
 
 Scores always come from the stored raw outputs through the record's one suite writer
-(:func:`yoxla.record.build_suite_task_result`, which calls
-:func:`yoxla.suites.scoring.score_suite_task`), so a run, its resumption, ``yoxla rescore``
+(:func:`yoxla.record.result.build_suite_task_result`, which calls
+:func:`yoxla.score.replay.score_suite_task`), so a run, its resumption, ``yoxla rescore``
 and admission agree. Judge calls come in two steps, per task with Python graders:
 
 1. **top-up**: the graders run with the run's :class:`~yoxla.run.judge.RecordingJudge`,
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.calibration.stored import LOGPROBS_KEY, probability_counts
+from yoxla.contract.registry import edition_of
 from yoxla.providers.base import oversized
-from yoxla.record import JudgeInfo, RunConditions, RunInfo, SuiteInfo, TaskResult
-from yoxla.record_base import MAX_RAW, DatasetInfo, Usage
-from yoxla.record_derive import build_suite_document, build_suite_task_result, scores_of
-from yoxla.results import SIGN_KEY_ENV, result_filename, write_result
+from yoxla.record.base import MAX_RAW, DatasetInfo, Usage
+from yoxla.record.derive import build_suite_document, build_suite_task_result, scores_of
+from yoxla.record.result import JudgeInfo, RunConditions, RunInfo, SuiteInfo, TaskResult
+from yoxla.record.signing import SIGN_KEY_ENV, result_filename, write_result
 from yoxla.run.artifacts import (
     PREDICTIONS,
     RUN_JSON,
@@ -56,11 +56,11 @@ from yoxla.run.judge import JUDGEMENTS, RecordingJudge, open_judge
 from yoxla.run.model_facts import model_info, published_model
 from yoxla.run.plan import PlannedTask, RunPlan, make_plan
 from yoxla.run.settings import RunSettings, now_iso, settings_from
-from yoxla.suites.judge import unanswered_calls
-from yoxla.suites.registry import edition_of
-from yoxla.suites.samples import SampleOutput
-from yoxla.suites.scoring import score_suite_task
-from yoxla.suites.worker import WorkerPool
+from yoxla.score.calibration.stored import LOGPROBS_KEY, probability_counts
+from yoxla.score.judge import unanswered_calls
+from yoxla.score.replay import score_suite_task
+from yoxla.score.samples import SampleOutput
+from yoxla.score.worker import WorkerPool
 
 STORED = ("id", "raw", "finish_reason", "error")
 Info = dict[str, Any]  # run.json, a document
@@ -146,7 +146,7 @@ def judgements_by_sample(
     """Step 1 (top-up): each sample's judge calls, from the run's judgements or the judge model."""
     if not task.python_graders:
         return [[] for _ in stored]
-    from yoxla.record_derive import align_items
+    from yoxla.record.derive import align_items
 
     items = align_items(task.prepared, [str(p["id"]) for p in stored])
     outputs = [SampleOutput.from_raw(p.get("raw"), p.get("finish_reason"), p.get("error")) for p in stored]
@@ -170,9 +170,9 @@ def add_distributions(
 ) -> None:
     """Each answer's distribution over its item's closed answer space, derived from what its
     line keeps (token logprobs, a local model's label scores), into ``stored`` (none: no key)."""
-    from yoxla.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY, distribution_in
-    from yoxla.record_derive import align_items
-    from yoxla.suites.space import probability_space
+    from yoxla.prompt.space import probability_space
+    from yoxla.record.derive import align_items
+    from yoxla.score.calibration.stored import DISTRIBUTION_KEY, LOGPROBS_KEY, distribution_in
 
     if not any(r.get(LOGPROBS_KEY) or r.get(DISTRIBUTION_KEY) is not None for r in records):
         return  # nothing to derive from (most runs): skip aligning the items
@@ -351,7 +351,7 @@ def recorded_suite(info: dict[str, Any], results: Mapping[str, TaskResult]) -> S
 def build_result(
     info: Info, results: Mapping[str, TaskResult], records: Lines, sign_key: str | None = None
 ) -> Info:
-    """The suite result file, written by :mod:`yoxla.record` (admission reads the same record)."""
+    """The suite result file, written by :mod:`yoxla.record.result` (admission reads the same record)."""
     judge = info.get("judge")
     return build_suite_document(
         suite=recorded_suite(info, results),

@@ -1,7 +1,7 @@
 """The judge model of a suite run: asked through the provider layer, every call kept.
 
 A grader asks a judge with ``ctx.responses_create(...)``; the scoring machinery
-(:mod:`yoxla.suites.judge`) hands the request to a callback. The runner's callback is a
+(:mod:`yoxla.score.judge`) hands the request to a callback. The runner's callback is a
 :class:`RecordingJudge`:
 
 * it answers a request it has answered before from its memo (keyed by the request's
@@ -33,7 +33,7 @@ from yoxla.providers.registry import MASK, create_provider, get_spec, public_url
 from yoxla.run.artifacts import PredictionWriter, read_predictions, repair_predictions
 from yoxla.run.errors import RunError
 from yoxla.run.settings import RunSettings, precheck_provider
-from yoxla.suites.judge import JudgeResponse, request_hash
+from yoxla.score.judge import JudgeResponse, request_hash
 
 JUDGEMENTS = "judgements.jsonl"
 DEFAULT_JUDGE_MAX_TOKENS = 1024

@@ -13,15 +13,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from yoxla.suites.registry import BENCHMARK_EDITIONS
+from yoxla.contract.registry import BENCHMARK_EDITIONS
 
 
 def committed_suite(suite_id: str) -> Any:
     """The committed manifest (under ``suites/``) whose ``metadata.name`` is ``suite_id``; ValueError
     naming the known ones when there is none."""
-    from yoxla.suites.errors import ManifestError
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import find_committed
+    from yoxla.contract.errors import ManifestError
+    from yoxla.contract.loader import load_manifest
+    from yoxla.contract.registry import find_committed
 
     known = []
     for entry in find_committed():

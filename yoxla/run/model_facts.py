@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yoxla.run.errors import RunError
-from yoxla.safetext import plain_https
+from yoxla.safe.text import plain_https
 
 if TYPE_CHECKING:
-    from yoxla.record_base import ModelInfo, ModelMetadata
+    from yoxla.record.base import ModelInfo, ModelMetadata
 
 FACT_KEYS = ("display_name", "model_card", "license", "weights", "params")
 MAX_INFO_BYTES = 64 * 1024
@@ -150,7 +150,7 @@ def reported_model(records: list[dict[str, Any]]) -> str | None:
 def model_info(info: dict[str, Any], records: list[dict[str, Any]]) -> ModelInfo:
     """The result file's ``model`` block."""
     from yoxla.providers.registry import public_url
-    from yoxla.record_base import ModelInfo
+    from yoxla.record.base import ModelInfo
 
     return ModelInfo(
         provider=info["provider"],
@@ -172,7 +172,7 @@ def model_metadata(info: dict[str, Any]) -> ModelMetadata | None:
     """What the provider could tell about the model (a local model's parameter count, a Hub
     model's repository and commit) and what the contributor stated (``--model-card``,
     ``--license``, ``--weights``, ``--params``: these win); None when nothing is known."""
-    from yoxla.record_base import ModelMetadata
+    from yoxla.record.base import ModelMetadata
 
     facts = info.get("provider_info") or {}
     found: dict[str, Any] = {}

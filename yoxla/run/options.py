@@ -21,7 +21,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from yoxla.cli_common import UsageError, one_line_errors
+from yoxla.cli.common import UsageError, one_line_errors
 from yoxla.providers.base import ProviderError
 from yoxla.providers.transport import TransportSettings
 from yoxla.run.artifacts import RUN_JSON, CorruptRun
@@ -263,8 +263,8 @@ def task_selection(args: argparse.Namespace, path: str | None) -> list[str] | No
         return None
     if path is None:
         raise UsageError("--block picks a group of the suite given with --suite")
+    from yoxla.contract.registry import shown_ref
     from yoxla.run.plan import read_manifest
-    from yoxla.suites.registry import shown_ref
 
     try:
         manifest = read_manifest(path)
@@ -300,7 +300,7 @@ def run_suite(args: argparse.Namespace) -> str | None:
 def continued_folder(args: argparse.Namespace, runs_dir: str) -> Path | None:
     """The run folder this ``run`` command continues (``--resume --run-id ID``, ``--retry-errors
     RUN``), if there is one with a run.json; None for anything else (a new run, a result file)."""
-    from yoxla.suites.registry import is_dir, is_file, shown_ref
+    from yoxla.contract.registry import is_dir, is_file, shown_ref
 
     try:
         if args.retry_errors:
@@ -325,7 +325,7 @@ def continued_folder(args: argparse.Namespace, runs_dir: str) -> Path | None:
 def manifest_path(value: str) -> str:
     """The manifest as run.json keeps it: an absolute path, so the run resumes from anywhere
     (``value`` is a file, or the id of a committed suite, e.g. ``yoxla-sample``)."""
-    from yoxla.suites.registry import resolve_suite, resolved, unknown_ref
+    from yoxla.contract.registry import resolve_suite, resolved, unknown_ref
 
     path = resolve_suite(value)
     if path is None:

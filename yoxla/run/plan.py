@@ -1,11 +1,11 @@
 """What a run sends: the manifest's tasks prepared, what is still to ask, and each request.
 
-``python runner.py --suite FILE`` loads the manifest (:func:`yoxla.suites.loader.load_manifest`)
-and prepares every selected task (:func:`yoxla.suites.prepare.prepare_task`): datasets read by
+``python runner.py --suite FILE`` loads the manifest (:func:`yoxla.contract.loader.load_manifest`)
+and prepares every selected task (:func:`yoxla.prompt.prepare.prepare_task`): datasets read by
 content and fingerprinted, preprocessors run in a worker process, few-shot examples and
 messages rendered. All of it happens before any model call; a failing preprocessor refuses
 the run and names the task and the row, and so does a row that breaks a rule of its task's
-built-in graders (:mod:`yoxla.suites.rowchecks`: gold in the answer space, span locatable,
+built-in graders (:mod:`yoxla.data.rowchecks`: gold in the answer space, span locatable,
 number in range): ``task X: item ID: <rule>``, exit status 2.
 
 A request carries the task's messages as ``prepare_task`` renders them (``instructions`` as
@@ -13,7 +13,7 @@ the system message, few-shot examples first) and its generation settings:
 ``temperature``/``top_p``/``max_output_tokens`` (0, 1 and :data:`DEFAULT_MAX_TOKENS` when
 the manifest leaves them out), ``stop`` and the penalties as request fields, the provider
 passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
-(:meth:`~yoxla.suites.generation.GenerationSettings.passthrough`), and the task's own
+(:meth:`~yoxla.prompt.generation.GenerationSettings.passthrough`), and the task's own
 ``timeout_seconds`` and ``max_retries`` in place of the run's.
 """
 
@@ -26,22 +26,22 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from yoxla.contract import registry
+from yoxla.contract.errors import ManifestError, PreprocessError
+from yoxla.contract.hashing import FrozenHashes, aggregation, suite_hash
+from yoxla.contract.loader import SuiteManifest, SuiteTask
+from yoxla.contract.registry import is_dir, repo_path, shown_ref, suite_id
+from yoxla.contract.spec import HubDataset
+from yoxla.data.datasets import HubUnavailable, hub_override, reads_hub
+from yoxla.prompt.generation import GenerationSettings
+from yoxla.prompt.prepare import Item, PreparedTask, prepare_task
+from yoxla.prompt.space import probability_space
 from yoxla.providers.base import Request
 from yoxla.providers.registry import redact
 from yoxla.run.errors import Log, RunError, ValidationFailed, quoting, shown_path
 from yoxla.run.settings import RunSettings, stored_path
-from yoxla.suites import registry
-from yoxla.suites.datasets import HubUnavailable, hub_override, reads_hub
-from yoxla.suites.errors import ManifestError, PreprocessError
-from yoxla.suites.generation import GenerationSettings
-from yoxla.suites.hashing import FrozenHashes, aggregation, suite_hash
-from yoxla.suites.loader import SuiteManifest, SuiteTask
-from yoxla.suites.prepare import Item, PreparedTask, prepare_task
-from yoxla.suites.registry import is_dir, repo_path, shown_ref, suite_id
-from yoxla.suites.sandbox import announce_for
-from yoxla.suites.space import probability_space
-from yoxla.suites.spec import HubDataset
-from yoxla.suites.worker import WorkerPool
+from yoxla.score.sandbox import announce_for
+from yoxla.score.worker import WorkerPool
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.0
@@ -123,7 +123,7 @@ class RunPlan:
     def record(self) -> dict[str, Any]:
         """run.json's ``suite``: id, path, suite hash, task hashes, and the groups, headline and
         analysis hash where the manifest declares them."""
-        from yoxla.suites.hashing import analysis_hash, declared_aggregation
+        from yoxla.contract.hashing import analysis_hash, declared_aggregation
 
         out = {"id": self.suite_id, "path": self.path, "suite_hash": self.hash, "tasks": self.hashes()}
         out.update(declared_aggregation(self.manifest))
@@ -188,8 +188,8 @@ def choose_items(
     """
     if not filters and not scored_only:
         return tasks, {}
-    from yoxla.suites.tally import is_control
-    from yoxla.suites.templates import lookup
+    from yoxla.prompt.templates import lookup
+    from yoxla.score.tally import is_control
 
     columns = {tid: filter_fields(t.task) for tid, t in tasks.items()}
     for name in filters:
@@ -270,7 +270,7 @@ def make_plan(s: RunSettings, pool: WorkerPool | None = None, log: Log | None = 
 def frozen_hashes(manifest: SuiteManifest, log: Log | None) -> dict[str, FrozenHashes] | None:
     """The frozen hashes of a suite with a hash file (as ``yoxla-v1``); None for one without,
     and for one whose hash file cannot be read (a warning: admission will say more)."""
-    from yoxla.suites.hashing import hash_file_path, read_hash_file
+    from yoxla.contract.hashing import hash_file_path, read_hash_file
 
     path = hash_file_path(manifest.path)
     if not path.is_file():
@@ -318,7 +318,7 @@ def warn_unfrozen(
     read with ``--data-dir`` from another copy: a warning per task before any model is asked
     (as the benchmark warns of a fingerprint that differs), since admission will exclude the
     result file."""
-    from yoxla.suites.hashing import compare, hash_file_path, prepared_hashes
+    from yoxla.contract.hashing import compare, hash_file_path, prepared_hashes
 
     now = {tid: prepared_hashes(t.prepared) for tid, t in tasks.items()}
     for line in compare(now, {tid: h for tid, h in frozen.items() if tid in now}):
@@ -351,7 +351,7 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
             f"{' and '.join(given)}: suite {shown_path(s.suite or '')} reads no Hugging Face dataset "
             "(these options override its Hub datasets' revision or read them from a local folder)"
         )
-    from yoxla.record_base import MAX_URL, DatasetInfo
+    from yoxla.record.base import MAX_URL, DatasetInfo
 
     found = dataset_info(s, path)
     try:
@@ -365,7 +365,7 @@ def check_data_options(s: RunSettings, tasks: list[SuiteTask], path: str) -> Non
 
 
 def check_revision(revision: str) -> None:
-    """``--revision`` is a revision as a manifest may write one (:class:`~yoxla.suites.spec.
+    """``--revision`` is a revision as a manifest may write one (:class:`~yoxla.contract.spec.
     HubDataset`: letters, digits, ``_ . - /``, at most 100 characters), and a Git ref's shape: no
     ``..``, no empty part, no part that starts with ``.``. So a URL, a credential, a control
     character or a path never reaches the Hub client, run.json or the result file."""
@@ -397,7 +397,7 @@ def dataset_info(s: RunSettings, path: str) -> dict[str, Any]:
 def refuse_bad_rows(prepared: Iterable[PreparedTask]) -> None:
     """A row that breaks its graders' rules refuses the run before any model call (one line:
     the first three bad rows and how many there are)."""
-    from yoxla.suites.rowchecks import row_problems
+    from yoxla.data.rowchecks import row_problems
 
     problems = [str(problem) for p in prepared for problem in row_problems(p)]
     if problems:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from yoxla.cli_common import table
+from yoxla.cli.common import table
 
 
 def color(text: str, code: str) -> str:

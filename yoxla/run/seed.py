@@ -44,7 +44,7 @@ def retry_result_file(
     is that file; otherwise it stays, and the board shows the newer one (same provider and
     model). Returns None when the file has no generation error (nothing is written).
     """
-    from yoxla.record import ResultFile
+    from yoxla.record.result import ResultFile
 
     rec = _read_result(path)
     if rec.generation_errors == 0:
@@ -72,9 +72,9 @@ def retry_result_file(
 
 
 def _read_result(path: Path) -> Any:
-    from yoxla.leaderboard.admission import MAX_BYTES
-    from yoxla.record import parse_record
-    from yoxla.strictjson import StrictJSONError, loads_strict, read_regular_file
+    from yoxla.admission.rules import MAX_BYTES
+    from yoxla.record.result import parse_record
+    from yoxla.safe.strictjson import StrictJSONError, loads_strict, read_regular_file
 
     raw, problem = read_regular_file(path, MAX_BYTES)
     if raw is None:
@@ -114,7 +114,7 @@ def seeded_line(tid: str, p: Any, rec: Any, verdict: dict[str, Any]) -> dict[str
     """The predictions.jsonl line of answer ``p`` to task ``tid`` of result file ``rec``, as a run
     writes it; ``verdict`` holds what the line keeps of the answer's stored scoring (the finish
     re-scores it from the answer)."""
-    from yoxla.calibration.stored import DISTRIBUTION_KEY
+    from yoxla.score.calibration.stored import DISTRIBUTION_KEY
 
     line = {
         "task": tid,
@@ -136,9 +136,9 @@ def seeded_line(tid: str, p: Any, rec: Any, verdict: dict[str, Any]) -> dict[str
 def seed_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, Any], log: Log) -> None:
     """A suite run folder holding a suite result file's answers and judge calls, as if that run
     had been made here: only with the committed suite the file names, its tasks unchanged."""
-    from yoxla.leaderboard.committed import CommittedSuites
-    from yoxla.record import RunConditions
-    from yoxla.suites.judge import request_hash
+    from yoxla.admission.committed import CommittedSuites
+    from yoxla.record.result import RunConditions
+    from yoxla.score.judge import request_hash
 
     committed, why = CommittedSuites().get(rec.suite.id)
     if committed is None:
@@ -206,7 +206,7 @@ def seed_legacy_run(run_dir: Path, path: Path, rec: Any, overrides: dict[str, An
     ``yoxla-result`` v2 file (the built-in engine's): the same tasks, asked under the same
     contract and prompt hashes, on the suite's own items. Each answer's raw text, finish reason,
     error and distribution are carried over; the finish re-scores every one of them."""
-    from yoxla.suites.registry import resolve_suite, resolved
+    from yoxla.contract.registry import resolve_suite, resolved
 
     cond = rec.run.conditions
     if cond.temperature is not None or cond.system_prompt != "contract":

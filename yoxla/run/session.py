@@ -25,9 +25,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from yoxla.contract.registry import edition_of
 from yoxla.providers.base import Provider, ProviderError
 from yoxla.providers.registry import get_spec, redact, with_overrides
-from yoxla.results import model_slug
+from yoxla.record.signing import model_slug
 from yoxla.run.artifacts import (
     LOCK_FILE,
     PREDICTIONS,
@@ -63,7 +64,6 @@ from yoxla.run.settings import (
     settings_from,
     stored_settings,
 )
-from yoxla.suites.registry import edition_of
 
 Items = Sequence[tuple[Any, Any]]  # (task, item) of a run
 OnRecord = Callable[[dict[str, Any]], None]

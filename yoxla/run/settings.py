@@ -29,7 +29,7 @@ from yoxla.providers.registry import (
     with_overrides,
 )
 from yoxla.providers.transport import TransportSettings
-from yoxla.results import SIGN_KEY_ENV
+from yoxla.record.signing import SIGN_KEY_ENV
 from yoxla.run.errors import RunError
 from yoxla.run.model_facts import public_model, without_path
 

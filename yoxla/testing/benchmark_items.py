@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from yoxla.editions import load_edition, load_rows
-from yoxla.suites.benchmark import gold_field, prepare_rows, strict_rule
-from yoxla.suites.prepare import Item
+from yoxla.contract.benchmark import gold_field, prepare_rows, strict_rule
+from yoxla.data.editions import load_edition, load_rows
+from yoxla.prompt.prepare import Item
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 :func:`write_synthetic_folder` writes N result files of full ``v1`` size (1,443 predictions
 each; the bundled sample rows cycled under new ids to v1's row counts, see
-:func:`yoxla.leaderboard.synthetic.synthetic_rows`) with varied skill, providers, sizes,
+:func:`yoxla.testing.synthetic.synthetic_rows`) with varied skill, providers, sizes,
 open and closed weights, a few thinking runs and one model the release notes report, next to
 copies of the committed ``sample`` and suite files. Half of the distinct answer sets carry
 answer distributions on the choice tasks (:func:`synthetic_distributions`: confidence that
@@ -24,16 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yoxla.calibration.distribution import LabelDistribution
-from yoxla.editions import Edition, load_edition
-from yoxla.leaderboard.board import Board, load_board
-from yoxla.leaderboard.data import DataSource, EditionRows
-from yoxla.leaderboard.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
-from yoxla.results import finalize, write_result
-from yoxla.suites.benchmark import benchmark_task, choice_space, gold_field
+from yoxla.admission.gold import DataSource, EditionRows
+from yoxla.board.loading import Board, load_board
+from yoxla.contract.benchmark import benchmark_task, choice_space, gold_field
+from yoxla.data.editions import Edition, load_edition
+from yoxla.record.signing import finalize, write_result
+from yoxla.score.calibration.distribution import LabelDistribution
+from yoxla.testing.synthetic import build_result, edition_for_rows, random_answers, synthetic_rows
 
 if TYPE_CHECKING:
-    from yoxla.suites.spec import Analysis
+    from yoxla.contract.spec import Analysis
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = ("openrouter", "vllm", "transformers", "openai")
@@ -50,8 +50,8 @@ class SyntheticV1:
 def synthetic_analysis(rows: dict[str, list[dict[str, Any]]]) -> Analysis:
     """v1's ranking, with groups on ``nli_v1`` (the copies of one sample row) and three controls
     on ``sentiment_v1``: so group consistency and controls have something to show."""
-    from yoxla.leaderboard.legacy_v2 import edition_ranking
-    from yoxla.suites.spec import Analysis, TaskAnalysis
+    from yoxla.admission.v2 import edition_ranking
+    from yoxla.contract.spec import Analysis, TaskAnalysis
 
     groups: dict[str, list[str]] = {}
     for r in rows["nli_v1"]:
@@ -80,7 +80,7 @@ def synthetic_distributions(
     """
     import random
 
-    from yoxla.gold import gold_in
+    from yoxla.data.gold import gold_in
 
     bold = 0.15 + 0.06 * (seed % 7)
     out: dict[str, list[dict[str, Any] | None]] = {}

@@ -1,6 +1,6 @@
 """A stand-in for the Hugging Face Hub in tests: a folder plays the dataset repository.
 
-:meth:`FakeHub.install` replaces what :mod:`yoxla.hub` calls (``huggingface_hub.snapshot_download``
+:meth:`FakeHub.install` replaces what :mod:`yoxla.data.hub` calls (``huggingface_hub.snapshot_download``
 and the commit check) and forgets the process's snapshots, so a test sees every request the one
 loading path makes: which repository, at which revision, with which ``allow_patterns``, offline
 or not. A download copies the matching files into ``<cache>/snapshots/<revision>`` (or
@@ -60,7 +60,7 @@ class FakeHub:
         """Stand in for the Hub (online) for the rest of the test (``monkeypatch``: pytest's)."""
         import huggingface_hub
 
-        from yoxla import hub
+        from yoxla.data import hub
 
         monkeypatch.setattr(huggingface_hub, "snapshot_download", self.snapshot_download)
         monkeypatch.setattr(hub, "hub_commit", self.hub_commit)

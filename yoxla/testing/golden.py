@@ -3,16 +3,16 @@
 Two parts, both computed through the path that writes and admits result files today:
 
 * **sample**: for the sample edition and every one of its eleven tasks, for each answer set
-  (the gold answers, each cue-only strategy of :mod:`yoxla.suites.baselines`, and a ``messy`` set
+  (the gold answers, each cue-only strategy of :mod:`yoxla.baselines.strategies`, and a ``messy`` set
   with wrappers, near misses, reasoning, generation errors, truncation and stored
   probabilities; ``messy_parity``, other wrappers with errors stored next to a raw answer; and
   ``edges0``-``edges2``, answers at the edges of each row's answer space), a digest of every rendered prompt, every per-example verdict, every task
   metric (calibration included), each task score, the block scores and the YOXLA score.
   Replayed through the one suite path as admission replays a stored file
-  (:func:`yoxla.record_derive.derive_suite_task` on the package suite ``yoxla-sample``, with
+  (:func:`yoxla.record.derive.derive_suite_task` on the package suite ``yoxla-sample``, with
   its analysis section) and laid out as a task's record.
 * **results**: every committed result file under ``results/`` (benchmark and suite files),
-  re-derived by admission (:func:`yoxla.leaderboard.admission.check_file`, no cache): its
+  re-derived by admission (:func:`yoxla.admission.rules.check_file`, no cache): its
   status, task scores, metrics, outcome counts and headline scores.
 
 ``python -m yoxla.testing.golden --write`` regenerates ``tests/golden/sample_scores.json``;
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from yoxla.canonical import canonical_json, sha256_text
+from yoxla.contract.canonical import canonical_json, sha256_text
 
 GOLDEN_FORMAT = 1
 GOLDEN_PATH = Path("tests") / "golden" / "sample_scores.json"
@@ -102,7 +102,7 @@ def edge_answers(task: Any, item: Any) -> list[str]:
 
 
 def _upper(text: str) -> str:
-    from yoxla.text import az_upper
+    from yoxla.extract.text import az_upper
 
     return az_upper(text)
 
@@ -115,8 +115,8 @@ def gold_answer(task: Any, item: Any) -> str:
 
 def _distribution(task: Any, item: Any, i: int) -> dict[str, Any] | None:
     """A deterministic stored distribution over the item's closed answer space (None when open)."""
-    from yoxla.calibration.distribution import LabelDistribution
-    from yoxla.suites.space import probability_space
+    from yoxla.prompt.space import probability_space
+    from yoxla.score.calibration.distribution import LabelDistribution
 
     space = probability_space(task.spec, item.choices)
     if not space:
@@ -136,8 +136,8 @@ STRATEGIES = ("first", "majority", "random", "overlap", "longest", "most_linked"
 def answer_sets(prepared: Any) -> dict[str, AnswerSet]:
     """Every answer set for one prepared suite task, in item order: name -> (raws, finish
     reasons, errors, distributions). The strategies are the cue-only baselines
-    (:func:`yoxla.suites.baselines.suite_answers`)."""
-    from yoxla.suites.baselines import suite_answers
+    (:func:`yoxla.baselines.strategies.suite_answers`)."""
+    from yoxla.baselines.strategies import suite_answers
 
     task, items = prepared.task, prepared.items
     n = len(items)
@@ -210,17 +210,17 @@ def _stored(items: Sequence[Any], raws: AnswerSet, i: int) -> dict[str, Any]:
 def sample_oracle() -> dict[str, Any]:
     """Prompts, verdicts, metrics and scores of every answer set on the sample edition, replayed
     as admission replays a stored file: each task of the package suite ``yoxla-sample`` prepared
-    over the edition's rows (:func:`yoxla.leaderboard.legacy_v2.prepared_for`),
-    the answers re-scored by :func:`yoxla.record_derive.derive_suite_task` and laid out as a
-    task's record (:func:`yoxla.leaderboard.legacy_v2.legacy_task`)."""
-    from yoxla.editions import load_edition, load_rows
-    from yoxla.leaderboard.data import DataSource
-    from yoxla.leaderboard.legacy_v2 import legacy_task, prepared_for
-    from yoxla.record_derive import derive_suite_task
-    from yoxla.stats import block_scores, yoxla_score
-    from yoxla.suites.benchmark import benchmark_groups
-    from yoxla.suites.loader import load_manifest
-    from yoxla.suites.registry import manifest_path
+    over the edition's rows (:func:`yoxla.admission.v2.prepared_for`),
+    the answers re-scored by :func:`yoxla.record.derive.derive_suite_task` and laid out as a
+    task's record (:func:`yoxla.admission.v2.legacy_task`)."""
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.v2 import legacy_task, prepared_for
+    from yoxla.contract.benchmark import benchmark_groups
+    from yoxla.contract.loader import load_manifest
+    from yoxla.contract.registry import manifest_path
+    from yoxla.data.editions import load_edition, load_rows
+    from yoxla.record.derive import derive_suite_task
+    from yoxla.score.stats import block_scores, yoxla_score
 
     manifest = load_manifest(manifest_path(EDITION))
     blocks = {tid: g.id for g in manifest.groups for tid in g.tasks}
@@ -268,8 +268,8 @@ def result_files(root: Path) -> list[Path]:
 
 def results_oracle(root: Path) -> dict[str, Any]:
     """Every committed result file as admission re-derives it today."""
-    from yoxla.leaderboard.admission import check_file
-    from yoxla.leaderboard.data import DataSource
+    from yoxla.admission.gold import DataSource
+    from yoxla.admission.rules import check_file
 
     data = DataSource()
     out: dict[str, Any] = {}

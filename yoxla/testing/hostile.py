@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yoxla.editions import load_edition
-from yoxla.leaderboard.synthetic import build_result, synthetic_rows
-from yoxla.results import finalize, keygen, sign
-from yoxla.stats import block_scores, yoxla_score
-from yoxla.suites.benchmark import benchmark_groups
+from yoxla.contract.benchmark import benchmark_groups
+from yoxla.data.editions import load_edition
+from yoxla.record.signing import finalize, keygen, sign
+from yoxla.score.stats import block_scores, yoxla_score
+from yoxla.testing.synthetic import build_result, synthetic_rows
 
 
 @dataclass(frozen=True)

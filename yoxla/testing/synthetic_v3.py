@@ -2,12 +2,12 @@
 
 The v1 rows live on the Hugging Face Hub; here the bundled sample rows stand in for them,
 cycled under new ids to v1's frozen item counts (1,443 items in all) and read through the one
-loading path as ``--data-dir`` reads a local copy (:func:`yoxla.suites.datasets.hub_override`).
-A file is written by the runner's own writer (:func:`yoxla.record_derive.derive_suite_task`,
-:func:`yoxla.record_derive.build_suite_document`) from answers that are right with probability
+loading path as ``--data-dir`` reads a local copy (:func:`yoxla.data.datasets.hub_override`).
+A file is written by the runner's own writer (:func:`yoxla.record.derive.derive_suite_task`,
+:func:`yoxla.record.derive.build_suite_document`) from answers that are right with probability
 ``skill`` and otherwise a cue-only strategy's answer or a decorated one, so admission parses
 and scores every kind of answer a model gives. :func:`committed_source` is the
-:class:`~yoxla.leaderboard.committed.CommittedSuites` that admits such files: the package manifest
+:class:`~yoxla.admission.committed.CommittedSuites` that admits such files: the package manifest
 with the synthetic rows prepared (their fingerprints are not v1's frozen ones).
 
 Used by ``bench/bench_admission.py``.
@@ -22,16 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from yoxla import __version__
-from yoxla.record import RunConditions, RunInfo, SuiteInfo, TaskResult
-from yoxla.record_base import ModelInfo, ModelMetadata, Usage
-from yoxla.record_derive import build_suite_document, build_suite_task_result
-from yoxla.results import model_slug
-from yoxla.suites.baselines import suite_answers
-from yoxla.suites.datasets import hub_override, load_dataset
-from yoxla.suites.hashing import aggregation, analysis_hash, declared_aggregation, hash_file_path, suite_hash
-from yoxla.suites.loader import SuiteManifest, load_manifest
-from yoxla.suites.prepare import PreparedTask, prepare_task
-from yoxla.suites.registry import package_suites_dir
+from yoxla.baselines.strategies import suite_answers
+from yoxla.contract.hashing import (
+    aggregation,
+    analysis_hash,
+    declared_aggregation,
+    hash_file_path,
+    suite_hash,
+)
+from yoxla.contract.loader import SuiteManifest, load_manifest
+from yoxla.contract.registry import package_suites_dir
+from yoxla.data.datasets import hub_override, load_dataset
+from yoxla.prompt.prepare import PreparedTask, prepare_task
+from yoxla.record.base import ModelInfo, ModelMetadata, Usage
+from yoxla.record.derive import build_suite_document, build_suite_task_result
+from yoxla.record.result import RunConditions, RunInfo, SuiteInfo, TaskResult
+from yoxla.record.signing import model_slug
 
 SUITE_ID = "yoxla-v1"
 CREATED = "2026-01-01T00:00:00Z"
@@ -219,7 +225,7 @@ def sample_result(
     """A ``yoxla-result`` 3 file of the package suite ``yoxla-sample`` over its committed rows, as
     a run writes it (admitted against the committed suite, nothing to stand in). ``answers``
     gives each task's raw outputs in item order, a function of the task id and its rows, or a
-    cue-only strategy's name (:func:`yoxla.suites.baselines.suite_answers`)."""
+    cue-only strategy's name (:func:`yoxla.baselines.strategies.suite_answers`)."""
     manifest = load_manifest(manifest_file("sample"))
     prepared = {tid: prepare_task(task) for tid, task in manifest.tasks.items()}
     raws: dict[str, Sequence[str | None]] = {}
@@ -251,7 +257,7 @@ def prepare_rows(
     """The package suite of ``edition`` and its tasks prepared over rows of one's own (per task,
     in order), as a run of a local copy of the data prepares them (their fingerprints are the
     rows', not the frozen ones)."""
-    from yoxla.suites.datasets import LoadedDataset, fingerprint
+    from yoxla.data.datasets import LoadedDataset, fingerprint
 
     manifest = load_manifest(manifest_file(edition))
     prepared = {}
@@ -265,10 +271,10 @@ def prepare_rows(
 def committed_source(
     manifest: SuiteManifest, prepared: Mapping[str, PreparedTask], edition: str = "v1"
 ) -> Any:
-    """A :class:`~yoxla.leaderboard.committed.CommittedSuites` whose package suite of ``edition``
+    """A :class:`~yoxla.admission.committed.CommittedSuites` whose package suite of ``edition``
     (``yoxla-v1`` by default) is already prepared from these tasks (what a committed suite is
     after ``prepare``); every other committed suite is found as usual."""
-    from yoxla.leaderboard.committed import CommittedSuite, CommittedSuites
+    from yoxla.admission.committed import CommittedSuite, CommittedSuites
 
     path = manifest_file(edition)
     sid = suite_id(edition)

@@ -52,7 +52,7 @@ SENTENCES = (
 
 def _corpus() -> list[str]:
     """The sentences above, and each benchmark task's instructions and prompt template (its package suite's)."""
-    from yoxla.suites.benchmark import benchmark_manifest
+    from yoxla.contract.benchmark import benchmark_manifest
 
     texts = list(SENTENCES)
     for task in benchmark_manifest().tasks.values():

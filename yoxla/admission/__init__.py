@@ -1,0 +1,1 @@
+"""Admission: the one rule that decides whether a result file is on a board, re-derived from the stored answers."""

@@ -1,0 +1,1 @@
+"""Boards: every admitted file keyed by suite, prepared ranks, bootstrap intervals, floors, breakdowns, published results."""
