@@ -1,20 +1,10 @@
 """What a run sends: the manifest's tasks prepared, what is still to ask, and each request.
 
-``python runner.py --suite FILE`` loads the manifest (:func:`yoxla.contract.loader.load_manifest`)
-and prepares every selected task (:func:`yoxla.prompt.prepare.prepare_task`): datasets read by
-content and fingerprinted, preprocessors run in a worker process, few-shot examples and
-messages rendered. All of it happens before any model call; a failing preprocessor refuses
-the run and names the task and the row, and so does a row that breaks a rule of its task's
-built-in graders (:mod:`yoxla.data.rowchecks`: gold in the answer space, span locatable,
-number in range): ``task X: item ID: <rule>``, exit status 2.
-
-A request carries the task's messages as ``prepare_task`` renders them (``instructions`` as
-the system message, few-shot examples first) and its generation settings:
-``temperature``/``top_p``/``max_output_tokens`` (0, 1 and :data:`DEFAULT_MAX_TOKENS` when
-the manifest leaves them out), ``stop`` and the penalties as request fields, the provider
-passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
-(:meth:`~yoxla.prompt.generation.GenerationSettings.passthrough`), and the task's own
-``timeout_seconds`` and ``max_retries`` in place of the run's.
+Everything is prepared before any model call (:func:`yoxla.prompt.prepare.prepare_task`); a
+failing preprocessor refuses the run and names the task and the row, and so does a row that
+breaks a rule of its task's built-in graders (:mod:`yoxla.data.rowchecks`), exit status 2.
+What a request carries is in docs/suites.md ("What each request carries") and
+:func:`request_for`.
 """
 
 from __future__ import annotations
