@@ -102,18 +102,8 @@ def gate(
         thresholds = {s: declared if s in declared_for and declared is not None else default for s in gated}
         threshold = declared if declared is not None and not applies else default
         failures = tuple(sorted(((s, v) for s, v in gated.items() if v > thresholds[s]), key=lambda x: -x[1]))
-        out.append(
-            GateVerdict(
-                tid,
-                chance,
-                threshold,
-                reason if declared_for else None,
-                gated,
-                failures,
-                thresholds,
-                declared_for,
-            )
-        )
+        why = reason if declared_for else None
+        out.append(GateVerdict(tid, chance, threshold, why, gated, failures, thresholds, declared_for))
     return out
 
 

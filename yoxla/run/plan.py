@@ -166,16 +166,10 @@ def _as_text(value: Any) -> str:
 def choose_items(
     tasks: dict[str, PlannedTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
 ) -> tuple[dict[str, PlannedTask], dict[str, tuple[Item, ...]]]:
-    """(the tasks that keep items, the items each keeps) under ``--filter``/``--category``/
-    ``--difficulty`` and ``--scored-only``.
-
-    A task may be filtered by the fields :func:`filter_fields` names. An item passes when, for
-    every filtered field, its value is one of the given values (a field's values are
-    alternatives; fields must all match), and, under ``--scored-only``, it is not a control. A
-    task without a filtered field is left out of the run, and so is a task with no item left; a
-    field that no selected task has is an error (a typo must not run nothing), and so is a
-    filter that leaves no item at all.
-    """
+    """(the tasks that keep items, the items each keeps) under the row filters (a field's values
+    are alternatives; fields must all match) and ``--scored-only``. A task without a filtered
+    field, or with no item left, is left out; a field no selected task has is an error (a typo
+    must not run nothing), and so is a filter that leaves no item at all."""
     if not filters and not scored_only:
         return tasks, {}
     from yoxla.prompt.templates import lookup
