@@ -1,23 +1,11 @@
 """The shortcut gate: no cue-only strategy may score far above chance on any task.
 
-One gate for every suite, the benchmark's package suites included: ``yoxla suite floors FILE
---gate`` and ``yoxla floors --edition X --gate`` (the package suite ``yoxla-X`` over the
-edition's rows) both judge the cue-only floors (:mod:`yoxla.baselines.strategies`) by the rule of
-the manifest's ``analysis`` section (YOXLA):
-
-* the gated strategies and the margin: ``analysis.gate`` (``strategies``, ``margin``); a
-  suite that declares none gates :data:`yoxla.baselines.strategies.GATED` at chance + 15 points
-  (``--margin`` overrides the margin);
-* a task's declared threshold with its written reason (``gate_threshold`` and ``gate_reason``,
-  in the analysis section or the task's metadata), for the strategies ``gate_strategies``
-  names (all gated strategies when it names none); the others keep chance + margin.
-
-Chance, per task, on the task score's 0–100 scale (:func:`yoxla.baselines.strategies.chance_score`):
-a uniformly random valid answer for a closed answer space; for span answers, the expected
-score of quoting one sentence of the passage chosen uniformly at random (abstention: the
-sentences and the abstain answer), scored by the task's own graders; for a correlation
-(Spearman, Pearson) 0, the expected correlation of an answer that ignores the gold; for other
-open answers, always giving the most common target.
+One gate for every suite (``yoxla suite floors FILE --gate``, ``yoxla floors --edition X --gate``),
+by the rule of the manifest's ``analysis`` section: its gated strategies and margin (default
+:data:`yoxla.baselines.strategies.GATED` at chance + 15 points; ``--margin`` overrides), and a
+task's declared ``gate_threshold`` with its ``gate_reason`` for the strategies ``gate_strategies``
+names. Chance is :func:`yoxla.baselines.strategies.chance_score`; docs/suites.md says how it is
+computed for each kind of answer.
 """
 
 from __future__ import annotations
@@ -114,18 +102,8 @@ def gate(
         thresholds = {s: declared if s in declared_for and declared is not None else default for s in gated}
         threshold = declared if declared is not None and not applies else default
         failures = tuple(sorted(((s, v) for s, v in gated.items() if v > thresholds[s]), key=lambda x: -x[1]))
-        out.append(
-            GateVerdict(
-                tid,
-                chance,
-                threshold,
-                reason if declared_for else None,
-                gated,
-                failures,
-                thresholds,
-                declared_for,
-            )
-        )
+        why = reason if declared_for else None
+        out.append(GateVerdict(tid, chance, threshold, why, gated, failures, thresholds, declared_for))
     return out
 
 

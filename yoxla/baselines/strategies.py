@@ -451,13 +451,9 @@ CORRELATIONS = frozenset(("spearman", "pearson"))  # graders whose chance is 0, 
 
 
 def chance_score(prepared: PreparedTask, pool: Any = None) -> float:
-    """The reference a cue must not beat by much, over the scored items (controls left out): 0
-    for a correlation (the expected correlation of an answer that ignores the gold); a
-    uniformly random valid answer (100 / |answer space|) when the space is closed; for span
-    answers, the expected task score of quoting a sentence of the passage chosen uniformly at
-    random (with the abstention phrase as one more option), scored by the task's own graders;
-    for other open answers, always giving the most common target (100 × its share of the
-    items), the best score that reads nothing of the item."""
+    """The reference a cue must not beat by much, over the scored items (controls left out), as
+    :mod:`yoxla.baselines.gate` states it; for other open answers, always giving the most common
+    target (100 × its share of the items), the best score that reads nothing of the item."""
     if any(getattr(g, "name", None) in CORRELATIONS for g in prepared.task.spec.graders):
         return 0.0
     items = scored_items(prepared)

@@ -1,8 +1,6 @@
 """What every command of the ``yoxla`` command line shares: the one-line error, tables, the data flags.
 
-``yoxla.cli.main`` (the parser) and the command modules it registers (``yoxla.run.commands``,
-``yoxla.annotation.cli``, ``yoxla.baselines.gate``'s report) import this module; it imports none of them, so
-there is no import circle between them (``tests/core/test_core_imports.py``).
+It imports none of the command modules that import it, so there is no import circle between them.
 """
 
 from __future__ import annotations

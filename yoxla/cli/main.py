@@ -6,9 +6,9 @@ Every command ends with one clear line and a non-zero exit on bad input, never a
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from yoxla.cli.common import UsageError, add_data_args, report, table, task_ids
 from yoxla.contract.errors import SuiteError
@@ -148,7 +148,9 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+# The subcommands of later stages, each module's ``register(sub)``; imported only when the parser
+# is built (the runner's heavy imports happen per command).
+EXTENSIONS = ("yoxla.run.commands", "yoxla.cli.verify", "yoxla.annotation.cli", "yoxla.cli.suite")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,42 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--edition", choices=EDITIONS, default="v1")
     p.set_defaults(func=cmd_download)
 
-    for register in EXTENSIONS:
-        register(sub)
+    for module in EXTENSIONS:
+        importlib.import_module(module).register(sub)
     return parser
-
-
-def _runner_commands(sub: Any) -> None:
-    from yoxla.run.commands import register  # light: the runner's heavy imports happen per command
-
-    register(sub)
-
-
-def _verify_command(sub: Any) -> None:
-    from yoxla.cli.verify import register
-
-    register(sub)
-
-
-def _annotate_command(sub: Any) -> None:
-    from yoxla.annotation.cli import register
-
-    register(sub)
-
-
-# Later stages add their subcommands here without touching the above.
-def _suite_command(sub: Any) -> None:
-    from yoxla.cli.suite import register
-
-    register(sub)
-
-
-EXTENSIONS: list[Callable[[Any], None]] = [
-    _runner_commands,
-    _verify_command,
-    _annotate_command,
-    _suite_command,
-]
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -1,23 +1,7 @@
-"""``yoxla suite validate | render | check``: work with a suite manifest before any model call.
+"""``yoxla suite validate | render | floors | check``: work with a suite manifest before any model call.
 
-* ``validate FILE``: schema and limits, data read and fingerprinted, preprocessors run,
-  every row checked by the one row validator (:mod:`yoxla.data.validate`: its dataset's
-  required columns, its graders' rules from :mod:`yoxla.data.rowchecks`; warnings for data
-  other than the frozen data and broken invariants), templates rendered on the first rows, regexes
-  compiled, every grader answers one sample (the target given as the model's answer); prints
-  each task's hash and the suite hash.
-* ``render FILE --task ID -n 3``: the exact messages a model will see, few-shot included.
-  A task with a Python preprocessor is shown only with ``--run-code`` (render and check run
-  none of a manifest's Python unless asked: they are what a reviewer runs on a pull request).
-* ``floors FILE [--gate]``: the cue-only strategies' task scores (``suite-baseline``);
-  ``--gate`` exits 1 when a gated one scores above its threshold (:mod:`yoxla.baselines.gate`: the
-  analysis section's strategies and margin, ``--margin`` overriding it, and declared thresholds).
-* ``check FILE [--write]``: compare every task's hash with the frozen hash file
-  (``<stem>.hashes.json``); a changed task is refused (it needs a new id). ``--write``
-  freezes new tasks (never rewrites a frozen one). A task with a Python preprocessor is
-  hashed only with ``--run-code``; without it, it is listed as not checked (exit status 1).
-  Its rows are checked by their graders' rules too.
-
+What each subcommand checks and prints is in docs/suites.md. ``render`` and ``check`` run none of a
+manifest's Python unless ``--run-code`` is given (they are what a reviewer runs on a pull request).
 Exit status: 0 ok, 1 a problem found, 2 a manifest that cannot be read or a row that breaks
 its graders' rules (one line each, no traceback).
 """

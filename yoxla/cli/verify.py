@@ -2,8 +2,7 @@
 
 Exits 1 when any named file is excluded (so a pull request's CI fails before review), or a
 named folder holds no result file (nothing checked is no pass), 0 otherwise; superseded files
-are reported but are not a failure. Imports stay light: the
-admission machinery is imported when the command runs.
+are reported but are not a failure.
 """
 
 from __future__ import annotations

@@ -11,12 +11,8 @@ answer with the task's graders (Python graders in a worker process). A grader th
 does so through the run's :class:`~yoxla.run.judge.RecordingJudge`, so every judge call is
 recorded in the run folder before the example's line is written. With a judge model, each
 sending thread has its own grader workers, so judge calls of different examples run in
-parallel; without one, the threads share one worker per grader.
-
-The line written to ``predictions.jsonl`` keeps the raw output, finish reason and error (what
-re-scoring starts from), and shows what scoring made of it then (extracted value, outcome,
-scores, grader error, judge calls). The run's final scores always come from the stored
-answers again (:mod:`yoxla.run.finalize`).
+parallel; without one, the threads share one worker per grader. The run's final scores always
+come from the stored answers again (:mod:`yoxla.run.finalize`).
 """
 
 from __future__ import annotations

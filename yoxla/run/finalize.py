@@ -416,13 +416,9 @@ def write_finished(
     rescore: bool = False,
 ) -> RunReport:
     """Write the result file (when ``result_path`` is given), task_scores.json and summary.json
-    in the order that never lies: run.json says ``finalizing`` first and ``complete`` (or
-    ``incomplete``) only once the result file exists. ``document`` and ``summary`` are built
-    after run.json records the finish time and the result file's path.
-
-    A rescore (``rescore``) keeps the run's ``finished_at`` (when it has one) and records its own
-    time apart, as ``rescored_at`` in run.json (the result file's ``created_at`` is the rescore's).
-    """
+    in the order that never lies (the module docstring); ``document`` and ``summary`` are built
+    after run.json records the finish time and the result file's path. A rescore keeps the run's
+    ``finished_at`` (when it has one) and records its own time as ``rescored_at``."""
     if result_path is not None:
         if rescore and info.get("finished_at"):
             info.update(rescored_at=now_iso())

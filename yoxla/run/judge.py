@@ -1,22 +1,14 @@
 """The judge model of a suite run: asked through the provider layer, every call kept.
 
-A grader asks a judge with ``ctx.responses_create(...)``; the scoring machinery
-(:mod:`yoxla.score.judge`) hands the request to a callback. The runner's callback is a
-:class:`RecordingJudge`:
+A grader's ``ctx.responses_create(...)`` reaches the runner's :class:`RecordingJudge`:
 
-* it answers a request it has answered before from its memo (keyed by the request's
+* a request it has answered before is answered from its memo (keyed by the request's
   canonical hash), seeded from the run folder's ``judgements.jsonl``, so a resumed run, a
   second scoring pass and ``yoxla rescore`` never ask twice;
-* otherwise, with a judge model configured (``--judge-provider``/``--judge-model``), it sends
-  the request through the same provider registry and transport as the run's model
-  (:class:`JudgeClient`) and appends the pair to ``judgements.jsonl`` (one flushed line each);
+* otherwise, with a judge model configured, it is sent through the same provider registry and
+  transport as the run's model (:class:`JudgeClient`) and the pair appended to ``judgements.jsonl``;
 * with no judge model (``rescore``, or a run without the flags) an unseen request fails:
   re-scoring never asks a model.
-
-Requests use the Responses-API keywords graders write (``input`` as text or messages,
-``instructions``, ``temperature``, ``top_p``, ``max_output_tokens``); they become one chat
-request. The judge model is the one the flags name; a ``model`` keyword in the request is kept
-in the stored request but does not choose the model.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The runner's library entry points: a run and a run folder's re-scoring.
 
-``yoxla.run(...)`` (this package, callable), ``yoxla.rescore`` and ``yoxla.api`` use these.
-Every run goes through the one engine: an edition name (``v1``/``sample``) stands for the
-package suite ``yoxla-<edition>``. A run folder that the built-in engine of older versions made
-is refused with one line (:func:`yoxla.run.artifacts.refuse_builtin`).
+``yoxla.run(...)`` (this package, callable), ``yoxla.rescore`` and ``yoxla.api`` use these; an
+edition name (``v1``/``sample``) stands for the package suite ``yoxla-<edition>``.
 """
 
 from __future__ import annotations

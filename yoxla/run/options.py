@@ -3,14 +3,7 @@
 Every runner command ends a failure the user can fix with one line (:func:`guard`) and reads
 keys from ./.env (:func:`load_env_file`). The ``yoxla run`` options are declared here
 (:func:`add_run_args`; ``yoxla run-all`` parses the same ones) and read back into checked
-values: the options given (:func:`given_options`), the suite asked, the task selection and the
-row filters.
-
-Every new run is a suite run: ``--suite FILE|ID`` runs an eval suite, and ``--edition sample|v1``
-(default ``v1``) names the package suite ``yoxla-sample``/``yoxla-v1``; ``--task ID`` picks tasks
-of the suite, ``--block G`` the tasks of its group G. A resumed or retried run, and ``yoxla
-rescore``, find out from run.json which suite it ran, so they need no ``--suite``; a folder the
-built-in engine of older versions made is refused.
+values. A resumed or retried run finds its suite in run.json, so it needs no ``--suite``.
 """
 
 from __future__ import annotations

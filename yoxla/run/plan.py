@@ -1,20 +1,10 @@
 """What a run sends: the manifest's tasks prepared, what is still to ask, and each request.
 
-``python runner.py --suite FILE`` loads the manifest (:func:`yoxla.contract.loader.load_manifest`)
-and prepares every selected task (:func:`yoxla.prompt.prepare.prepare_task`): datasets read by
-content and fingerprinted, preprocessors run in a worker process, few-shot examples and
-messages rendered. All of it happens before any model call; a failing preprocessor refuses
-the run and names the task and the row, and so does a row that breaks a rule of its task's
-built-in graders (:mod:`yoxla.data.rowchecks`: gold in the answer space, span locatable,
-number in range): ``task X: item ID: <rule>``, exit status 2.
-
-A request carries the task's messages as ``prepare_task`` renders them (``instructions`` as
-the system message, few-shot examples first) and its generation settings:
-``temperature``/``top_p``/``max_output_tokens`` (0, 1 and :data:`DEFAULT_MAX_TOKENS` when
-the manifest leaves them out), ``stop`` and the penalties as request fields, the provider
-passthrough only for OpenAI-compatible upstreams that are not OpenAI itself
-(:meth:`~yoxla.prompt.generation.GenerationSettings.passthrough`), and the task's own
-``timeout_seconds`` and ``max_retries`` in place of the run's.
+Everything is prepared before any model call (:func:`yoxla.prompt.prepare.prepare_task`); a
+failing preprocessor refuses the run and names the task and the row, and so does a row that
+breaks a rule of its task's built-in graders (:mod:`yoxla.data.rowchecks`), exit status 2.
+What a request carries is in docs/suites.md ("What each request carries") and
+:func:`request_for`.
 """
 
 from __future__ import annotations
@@ -176,16 +166,10 @@ def _as_text(value: Any) -> str:
 def choose_items(
     tasks: dict[str, PlannedTask], filters: dict[str, list[str]], scored_only: bool, log: Log | None = None
 ) -> tuple[dict[str, PlannedTask], dict[str, tuple[Item, ...]]]:
-    """(the tasks that keep items, the items each keeps) under ``--filter``/``--category``/
-    ``--difficulty`` and ``--scored-only``.
-
-    A task may be filtered by the fields :func:`filter_fields` names. An item passes when, for
-    every filtered field, its value is one of the given values (a field's values are
-    alternatives; fields must all match), and, under ``--scored-only``, it is not a control. A
-    task without a filtered field is left out of the run, and so is a task with no item left; a
-    field that no selected task has is an error (a typo must not run nothing), and so is a
-    filter that leaves no item at all.
-    """
+    """(the tasks that keep items, the items each keeps) under the row filters (a field's values
+    are alternatives; fields must all match) and ``--scored-only``. A task without a filtered
+    field, or with no item left, is left out; a field no selected task has is an error (a typo
+    must not run nothing), and so is a filter that leaves no item at all."""
     if not filters and not scored_only:
         return tasks, {}
     from yoxla.prompt.templates import lookup

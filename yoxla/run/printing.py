@@ -42,6 +42,9 @@ def probabilities_line(counts: Any, any_shown: bool) -> str | None:
     return line
 
 
+CALIBRATION = "task|with probabilities|partial|mean gold p|high-conf. errors|ECE|groups|controls".split("|")
+
+
 def print_probabilities(s: dict[str, Any]) -> None:
     """A summary's calibration table (tasks with a calibration block) and its line on answer
     probabilities (benchmark and suite runs alike)."""
@@ -49,33 +52,13 @@ def print_probabilities(s: dict[str, Any]) -> None:
     with_probs = [tid for tid, c in calibrated.items() if c["n_with_probs"]]
     if calibrated:
         print()
-        print(
-            table(
-                [
-                    "task",
-                    "with probabilities",
-                    "partial",
-                    "mean gold p",
-                    "high-conf. errors",
-                    "ECE",
-                    "groups",
-                    "controls",
-                ],
-                [
-                    [
-                        tid,
-                        c["n_with_probs"],
-                        c["n_partial"],
-                        _num(c["mean_gold_p"]),
-                        _num(c["high_confidence_error_rate"]),
-                        _num(c["ece"]),
-                        _num(c["group_consistency"]),
-                        c["controls"],
-                    ]
-                    for tid, c in calibrated.items()
-                ],
-            )
-        )
+        counts = ("n_with_probs", "n_partial")
+        rates = ("mean_gold_p", "high_confidence_error_rate", "ece", "group_consistency")
+        rows = [
+            [tid, *(c[k] for k in counts), *(_num(c[k]) for k in rates), c["controls"]]
+            for tid, c in calibrated.items()
+        ]
+        print(table(CALIBRATION, rows))
     line = probabilities_line(s.get("probabilities"), bool(with_probs))
     if line and s.get("provider") not in ("baseline", "suite-baseline"):
         print(line)

@@ -34,16 +34,9 @@ def retry_result_file(
     path: Path, runs_dir: str, overrides: dict[str, Any], log: Log = log_stderr
 ) -> RunReport | None:
     """``--retry-errors RESULT.json``: re-ask only the examples the file records as generation
-    errors, and write a new, complete result file (a new digest).
-
-    When the suite run folder that wrote the file is in ``runs_dir`` (its ``run.run_id``, the
-    same suite, provider and model), the retry happens there, like ``--retry-errors RUN``.
-    Otherwise a run folder is made from the file (:func:`seed_run`, :func:`seed_legacy_run`)
-    and the retry happens in it. The new result file goes where the run writes it
-    (``results/<edition>/…`` or ``results/suites/<suite>/…``): the old file is replaced when it
-    is that file; otherwise it stays, and the board shows the newer one (same provider and
-    model). Returns None when the file has no generation error (nothing is written).
-    """
+    errors, in the run folder that wrote the file when ``runs_dir`` holds it (same suite, provider
+    and model), else in one made from the file; the new result file goes where the run writes it
+    (the old one is replaced only when it is that file). None when there is no generation error."""
     from yoxla.record.result import ResultFile
 
     rec = _read_result(path)

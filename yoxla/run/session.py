@@ -2,17 +2,10 @@
 
 A run is a folder ``runs/<run_id>/``, held by one process at a time
 (:class:`~yoxla.run.artifacts.RunLock`). Starting, resuming (``--resume``) and re-asking failed
-items (``--retry-errors``) are the same three steps: settle the settings and the plan
-(:mod:`~yoxla.run.settings`, :mod:`~yoxla.run.plan`), send the pending items through the
-executor with the job that sends and scores each one (:mod:`~yoxla.run.executor`), and finish
-with the scores and the result file (:mod:`~yoxla.run.finalize`). Whatever stops a session (a
-refusing server, a full disk, Ctrl-C) leaves every answer received on disk and says in one line
-how to continue.
-
-run.json says ``"kind": "suite"``; a run folder without it was made by the built-in engine of an
-older version, and is refused with one line that says what to do. A run folder holds
-``judgements.jsonl`` too: every judge call (request and response), one flushed line each,
-replayed by later scoring.
+items (``--retry-errors``) are the same three steps: settle the settings and the plan, send the
+pending items through the executor, and finish with the scores and the result file
+(:mod:`~yoxla.run.finalize`). Whatever stops a session (a refusing server, a full disk, Ctrl-C)
+leaves every answer received on disk and says in one line how to continue.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Boards for the app's tests, benches and screenshots: many full-size synthetic models.
 
-:func:`write_synthetic_folder` writes N result files of full ``v1`` size (1,443 predictions
-each; the bundled sample rows cycled under new ids to v1's row counts, see
-:func:`yoxla.testing.synthetic.synthetic_rows`) with varied skill, providers, sizes,
-open and closed weights, a few thinking runs and one model the release notes report, next to
-copies of the committed ``sample`` and suite files. Half of the distinct answer sets carry
-answer distributions on the choice tasks (:func:`synthetic_distributions`: confidence that
-depends on correctness and on the model, a few answers that disagree with the most probable
-label, a few partial distributions), so the calibration views have data; the synthetic v1
-edition's analysis section declares groups (copies of one sample row) on ``nli_v1`` and three controls on
-``sentiment_v1``. :func:`synthetic_board` admits that folder against the synthetic rows, so
-every file is re-checked. ``python -m yoxla.testing.boards DIR`` serves such a folder (the
-browser test and ``bench/screenshots.py`` use it).
+:func:`write_synthetic_folder` writes N result files of full ``v1`` size (the sample rows cycled
+to v1's row counts, :func:`yoxla.testing.synthetic.synthetic_rows`) with varied skill,
+providers, sizes and weights, half of them with answer distributions on the choice tasks
+(:func:`synthetic_distributions`), next to copies of the committed ``sample`` and suite files.
+:func:`synthetic_board` admits that folder against the synthetic rows. ``python -m
+yoxla.testing.boards DIR`` serves such a folder (the browser test and ``bench/screenshots.py``).
 """
 
 from __future__ import annotations

@@ -89,7 +89,6 @@ class FakeServer(LoopbackServer):
         self.peak_inflight = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
 
     # Life cycle -----------------------------------------------------------------------
@@ -99,7 +98,7 @@ class FakeServer(LoopbackServer):
         httpd.allow_reuse_address = True
         httpd.server_bind()
         httpd.server_activate()
-        self._thread = self.serve(httpd)
+        self.serve(httpd)
         self._timer = threading.Timer(self.deadline_s, self.stop)
         self._timer.daemon = True
         self._timer.start()
@@ -220,9 +219,7 @@ def _make_handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                     self._send(200, {"id": "gen-fake", "choices": [], "error": reply.body_error}, headers)
                     return
                 self._send(200, _completion_json(server, body, reply))
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-            finally:
+            finally:  # a dropped connection is ended quietly by QuietHandler.handle
                 with server._lock:
                     server.inflight -= 1
 

@@ -1,24 +1,14 @@
-"""The golden oracle: what today's built-in path gives, written down so a new path must match it.
+"""The golden oracle: what today's path gives, written down so a new path must match it.
 
-Two parts, both computed through the path that writes and admits result files today:
-
-* **sample**: for the sample edition and every one of its eleven tasks, for each answer set
-  (the gold answers, each cue-only strategy of :mod:`yoxla.baselines.strategies`, and a ``messy`` set
-  with wrappers, near misses, reasoning, generation errors, truncation and stored
-  probabilities; ``messy_parity``, other wrappers with errors stored next to a raw answer; and
-  ``edges0``-``edges2``, answers at the edges of each row's answer space), a digest of every rendered prompt, every per-example verdict, every task
-  metric (calibration included), each task score, the block scores and the YOXLA score.
-  Replayed through the one suite path as admission replays a stored file
-  (:func:`yoxla.record.derive.derive_suite_task` on the package suite ``yoxla-sample``, with
-  its analysis section) and laid out as a task's record.
-* **results**: every committed result file under ``results/`` (benchmark and suite files),
-  re-derived by admission (:func:`yoxla.admission.rules.check_file`, no cache): its
-  status, task scores, metrics, outcome counts and headline scores.
+* **sample**: every task of the sample edition under every answer set (:func:`answer_sets`: the
+  gold, each cue-only strategy, messy and edge answers), replayed as admission replays a stored
+  file: a digest of every prompt, every verdict, every metric, the task, block and YOXLA scores.
+* **results**: every committed result file under ``results/`` as admission re-derives it
+  (:func:`yoxla.admission.rules.check_file`, no cache).
 
 ``python -m yoxla.testing.golden --write`` regenerates ``tests/golden/sample_scores.json``;
-``--check`` (the default) compares and prints every difference. The test
-``tests/core/test_golden_oracle.py`` calls :func:`differences`. Floats agree within 1e-9,
-everything else exactly (NaN agrees with NaN).
+``--check`` (the default) compares and prints every difference (:func:`differences`, which
+``tests/core/test_golden_oracle.py`` calls). Floats agree within 1e-9, everything else exactly.
 """
 
 from __future__ import annotations
@@ -316,17 +306,11 @@ def _walk(a: Any, b: Any, where: str) -> Iterator[tuple[str, Any, Any]]:
         return
     if isinstance(a, int | float) and isinstance(b, int | float):
         if isinstance(a, int) and isinstance(b, int):
-            if a != b:
-                yield where, a, b
-            return
-        fa, fb = float(a), float(b)
-        if math.isnan(fa) and math.isnan(fb):
-            return
-        if not (math.isfinite(fa) and math.isfinite(fb)):
-            if fa != fb:
-                yield where, a, b
-            return
-        if abs(fa - fb) > TOLERANCE:
+            same = a == b
+        else:  # NaN agrees with NaN; an infinity only with itself
+            fa, fb = float(a), float(b)
+            same = fa == fb or abs(fa - fb) <= TOLERANCE or (math.isnan(fa) and math.isnan(fb))
+        if not same:
             yield where, a, b
         return
     if isinstance(a, Mapping) and isinstance(b, Mapping):

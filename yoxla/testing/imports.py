@@ -86,50 +86,23 @@ class ImportGraph:
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's algorithm, iterative (no recursion limit on deep chains)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    comps: list[list[str]] = []
-    counter = 0
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work: list[tuple[str, list[str]]] = [(root, sorted(graph.get(root, ())))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, pending = work[-1]
-            if pending:
-                nxt = pending.pop()
-                if nxt not in graph:
-                    continue
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, sorted(graph[nxt])))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                comp: list[str] = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    comp.append(member)
-                    if member == node:
-                        break
-                comps.append(comp)
-    return comps
+    """The graph's strongly connected components: modules that reach one another (a module that
+    reaches no other is its own). Quadratic, which a package's few hundred modules allow."""
+    reach: dict[str, set[str]] = {}
+    for root in graph:
+        seen: set[str] = set()
+        todo = [t for t in graph[root] if t in graph]
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(t for t in graph[node] if t in graph and t not in seen)
+        reach[root] = seen
+    comps: dict[frozenset[str], list[str]] = {}
+    for node in sorted(graph):
+        comp = frozenset({node} | {m for m in reach[node] if node in reach[m]})
+        comps.setdefault(comp, []).append(node)
+    return list(comps.values())
 
 
 def module_name(root: Path, path: Path, package: str) -> str:

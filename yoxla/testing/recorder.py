@@ -1,11 +1,9 @@
 """A recording forwarder on loopback: what the runner sent to a server, and what came back.
 
-``RecordingProxy(upstream)`` listens on 127.0.0.1 (a free port) and forwards every request
-under ``/v1`` to ``upstream`` (an OpenAI-compatible base URL such as
-``http://127.0.0.1:8000/v1``), keeping each exchange: method, path, request body, status and
-reply body (JSON where it parses). The real-server checks (tests/runner/test_real_servers.py)
-point the runner at it to inspect the requests' shape and the server's replies. Bodies are
-bounded (:data:`MAX_BODY`), and so is the wait for the upstream (``timeout_s``).
+``RecordingProxy(upstream)`` forwards every request under ``/v1`` to ``upstream`` (an
+OpenAI-compatible base URL) and keeps each :class:`Exchange`, for the real-server checks
+(tests/runner/test_real_servers.py). Bodies are bounded (:data:`MAX_BODY`), and so is the wait
+for the upstream (``timeout_s``).
 """
 
 from __future__ import annotations

@@ -1,22 +1,19 @@
 """Result documents built with the core, for tests, the browser test and the start-up bench.
 
-:func:`build_result` writes a ``yoxla-result`` version 2 file (the old format, still read) of
-the benchmark over rows (and groups and controls) of its own: each task's answers are replayed
-exactly as admission replays a stored v2 file (the package suite task prepared over the rows,
-with the groups and controls of the edition's own analysis section where it has one,
-:func:`yoxla.admission.v2.prepared_for`;
-re-scored by :func:`yoxla.record.derive.derive_suite_task`; laid out by
-:func:`~yoxla.admission.v2.legacy_task`), so admission treats it like a real file.
-Files of the format runs write are built by :mod:`yoxla.testing.synthetic_v3`. ``answers``
-gives each task's raw outputs in dataset order, or a baseline strategy name.
+:func:`build_result` writes a ``yoxla-result`` version 2 file (the old format, still read) of the
+benchmark over rows of its own, each task's answers replayed exactly as admission replays a
+stored v2 file (:func:`yoxla.admission.v2.prepared_for`, :func:`~yoxla.admission.v2.legacy_task`),
+so admission treats it like a real file. Files of the format runs write are built by
+:mod:`yoxla.testing.synthetic_v3`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yoxla import __version__
 from yoxla.data.editions import Edition, load_edition, load_rows
@@ -25,17 +22,8 @@ from yoxla.record.derive import sealed
 from yoxla.record.signing import model_slug
 from yoxla.record.v2 import ResultFileV2, RunConditionsV2, RunInfoV2, TaskResultV2
 
-Answers = Mapping[str, list[str | None]] | Callable[[str, list[dict[str, Any]]], list[str | None]] | str
-
-
-def _raws(answers: Answers, tid: str, rows: list[dict[str, Any]]) -> list[str | None]:
-    if isinstance(answers, str):
-        from yoxla.baselines.strategies import benchmark_answers as baseline_answers
-
-        return list(baseline_answers(answers, tid, rows))
-    if callable(answers):
-        return answers(tid, rows)
-    return list(answers[tid])
+if TYPE_CHECKING:
+    from yoxla.testing.synthetic_v3 import Answers
 
 
 def build_result(
@@ -54,13 +42,9 @@ def build_result(
     distributions: Mapping[str, list[dict[str, Any] | None]] | None = None,
     metadata: ModelMetadata | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A result document written by the same writer as the runner's (:mod:`yoxla.record.result`).
-
-    ``distributions`` gives a task's stored answer distributions in dataset order
-    (``LabelDistribution.to_dict()`` or None); the edition's analysis section (its own, or its
-    package suite's) decides groups and controls, as for a run. ``metadata`` is the optional
-    model metadata (parameters, open weights, licence, …).
-    """
+    """A v2 result document. ``answers``: each task's raw outputs in dataset order, a function of
+    (task id, rows) giving them, or a baseline strategy's name; ``distributions``: each task's
+    stored answer distributions in dataset order (``LabelDistribution.to_dict()`` or None)."""
     ed = edition if isinstance(edition, Edition) else load_edition(edition)
     now = created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     tasks = _replayed_tasks(answers, ed, rows, errors, finish_reasons, distributions)
@@ -110,9 +94,11 @@ def _replayed_tasks(
     """Each task's v2 record: its answers replayed through the one suite path."""
     from yoxla.admission.gold import DataSource
     from yoxla.admission.v2 import legacy_task, prepared_for
+    from yoxla.baselines.strategies import benchmark_answers
     from yoxla.contract.loader import load_manifest
     from yoxla.contract.registry import manifest_path
     from yoxla.record.derive import derive_suite_task
+    from yoxla.testing.synthetic_v3 import answers_for
 
     manifest = load_manifest(manifest_path(ed.name))
     blocks = {tid: g.id for g in manifest.groups for tid in g.tasks}
@@ -127,7 +113,8 @@ def _replayed_tasks(
             dists = (distributions or {}).get(tid)
             if dists is not None and len(dists) != n:
                 raise ValueError(f"{tid}: {n} rows but {len(dists)} distributions")
-            raws = [None if e else r for r, e in zip(_raws(answers, tid, task_rows), er, strict=True)]
+            given = answers_for(answers, tid, task_rows, partial(benchmark_answers, task=tid, rows=task_rows))
+            raws = [None if e else r for r, e in zip(given, er, strict=True)]
             prepared = prepared_for(data, ed, manifest.tasks[tid], task_rows)
             stored = []
             for i, item in enumerate(prepared.items):

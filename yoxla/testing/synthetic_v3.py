@@ -18,18 +18,13 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from yoxla import __version__
 from yoxla.baselines.strategies import suite_answers
-from yoxla.contract.hashing import (
-    aggregation,
-    analysis_hash,
-    declared_aggregation,
-    hash_file_path,
-    suite_hash,
-)
+from yoxla.contract.hashing import hash_file_path
 from yoxla.contract.loader import SuiteManifest, load_manifest
 from yoxla.contract.registry import package_suites_dir
 from yoxla.data.datasets import hub_override, load_dataset
@@ -38,6 +33,7 @@ from yoxla.record.base import ModelInfo, ModelMetadata, Usage
 from yoxla.record.derive import build_suite_document, build_suite_task_result
 from yoxla.record.result import RunConditions, RunInfo, SuiteInfo, TaskResult
 from yoxla.record.signing import model_slug
+from yoxla.run.plan import PlannedTask, RunPlan
 
 SUITE_ID = "yoxla-v1"
 CREATED = "2026-01-01T00:00:00Z"
@@ -162,27 +158,13 @@ def build_v3(
                 line["distribution"] = dict(d)
             stored.append(line)
         tasks[tid] = build_suite_task_result(p, stored, pool=pool)
-    hashes: dict[str, dict[str, Any]] = {
-        tid: {"hash": p.task_hash, "definition": p.task.definition_hash, "data": dict(p.fingerprints)}
-        for tid, p in prepared.items()
+    path = f"yoxla/editions/{manifest_file(edition).name}"
+    planned = {tid: PlannedTask(p) for tid, p in prepared.items()}
+    suite = SuiteInfo.model_validate(RunPlan(manifest, suite_id(edition), path, planned).record())
+    generation = {  # as the runner states them (yoxla.run.plan.run_conditions)
+        tid: t.generation.model_dump(mode="json", exclude_none=True, exclude={"instructions"})
+        for tid, t in planned.items()
     }
-    found = analysis_hash(manifest)
-    suite = SuiteInfo.model_validate(
-        {
-            "id": suite_id(edition),
-            "path": f"yoxla/editions/{manifest_file(edition).name}",
-            "suite_hash": suite_hash({tid: h["hash"] for tid, h in hashes.items()}, aggregation(manifest)),
-            "tasks": hashes,
-            **declared_aggregation(manifest),
-            **({"analysis_hash": found} if found is not None else {}),
-        }
-    )
-    generation = {}
-    for tid, task in manifest.tasks.items():
-        gen = task.spec.generation
-        generation[tid] = (
-            gen.model_dump(mode="json", exclude_none=True, exclude={"instructions"}) if gen else {}
-        )
     run = RunInfo.model_validate(
         {
             "run_id": f"synthetic-{model_slug(provider)}-{model_slug(model)}",
@@ -211,6 +193,16 @@ def build_v3(
 Answers = Mapping[str, Sequence[str | None]] | Callable[[str, list[dict[str, Any]]], list[str | None]] | str
 
 
+def answers_for(
+    answers: Answers, tid: str, rows: list[dict[str, Any]], by_strategy: Callable[[str], Sequence[str]]
+) -> list[str | None]:
+    """A task's raw outputs from ``answers``: a cue-only strategy's name (``by_strategy`` answers
+    it), a function of the task id and its rows, or a mapping of task id to outputs."""
+    if isinstance(answers, str):
+        return list(by_strategy(answers))
+    return list(answers(tid, rows) if callable(answers) else answers[tid])
+
+
 def sample_result(
     answers: Answers,
     *,
@@ -228,14 +220,10 @@ def sample_result(
     cue-only strategy's name (:func:`yoxla.baselines.strategies.suite_answers`)."""
     manifest = load_manifest(manifest_file("sample"))
     prepared = {tid: prepare_task(task) for tid, task in manifest.tasks.items()}
-    raws: dict[str, Sequence[str | None]] = {}
-    for tid, p in prepared.items():
-        if isinstance(answers, str):
-            raws[tid] = suite_answers(answers, p)
-        elif callable(answers):
-            raws[tid] = answers(tid, [dict(i.row) for i in p.items])
-        else:
-            raws[tid] = answers[tid]
+    raws = {
+        tid: answers_for(answers, tid, [dict(i.row) for i in p.items], partial(suite_answers, prepared=p))
+        for tid, p in prepared.items()
+    }
     return build_v3(
         manifest,
         prepared,

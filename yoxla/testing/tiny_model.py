@@ -1,12 +1,9 @@
 """A tiny random-weight chat model, built locally, for tests and benches (no downloads).
 
-The tokenizer is a byte-level BPE trained on a few Azerbaijani sentences and the suite's
-own system prompts, so real benchmark prompts tokenize without unknown tokens. The model is
-a small Llama with seeded random weights, saved with ``save_pretrained`` so that it loads
-through the same ``from_pretrained`` path a user's model takes.
-
-Needs torch, transformers and tokenizers (``requirements-local.txt``); imported only by
-tests and benches, never by ``import yoxla``.
+A byte-level BPE tokenizer trained on a few Azerbaijani sentences and the suite's own system
+prompts (so real prompts tokenize without unknown tokens), and a small Llama with seeded random
+weights, saved with ``save_pretrained`` so it loads through the path a user's model takes.
+Needs the local extras (``requirements-local.txt``); never imported by ``import yoxla``.
 """
 
 from __future__ import annotations
