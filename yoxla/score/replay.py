@@ -4,43 +4,8 @@ The runner's finalisation, ``rescore`` and admission all call :func:`score_suite
 (or, for one sample at a time, :class:`TaskScorer`). It is a pure function of the prepared
 task and the stored outputs: extraction, built-in graders, Python graders in a worker
 process, and judge calls replayed from the stored records (or, in live mode, answered by the
-runner's callback and recorded).
-
-Task metrics:
-
-* always: ``n``, ``n_valid``, ``invalid_output_rate``, ``generation_errors``, ``truncated``,
-  ``grader_errors``, ``extraction_errors``, ``near_miss`` (strict extraction), ``outcomes``;
-  for closed answer spaces (strict choices, ``label_set``) also ``modal_answer_share`` and
-  ``modal_answer``;
-* each built-in grader's aggregate (see :mod:`yoxla.score.graders`);
-* each declared metric with ``aggregation: mean`` that samples scored: the mean over the
-  samples that have it (a sample whose grader failed has no scores; it is counted in
-  ``grader_errors``, not averaged as 0);
-* a batch grader's returned metrics;
-* ``per_<field>_accuracy`` (primary metric accuracy) or ``per_<field>_score`` (any other)
-  for each field in ``metadata.breakdowns``: the mean sample score per value of that row
-  field (rows without the field are left out).
-
-Declared in the task's ``metadata`` or in the suite's ``analysis`` section (where the
-built-in editions declare theirs; there also by row id, ``control_ids`` and ``group_ids``):
-
-* ``control_field`` (with optional ``control_values``, comma-separated; without them any
-  truthy value: ``true``, a non-zero number, text other than ``false``/``no``/``yox``/``0``),
-  or ``control_ids``: the rows it marks are controls, ambiguous by construction. They are run
-  and their samples scored as usual, but every task metric above leaves them out; ``controls``
-  (their count) and ``control_valid_rate`` (the share with a valid extracted answer; None
-  without controls) report them.
-* ``group_field`` (rows sharing its value, not empty), or ``group_ids`` (group → row ids): rows
-  that are minimal edits of each other. ``group_consistency`` is the share of groups of two or
-  more scored rows (controls left out; a group of one row is not a group) in which every
-  sample's outcome is ``correct``; ``groups`` is their number (``group_consistency`` None when
-  there is none).
-
-A sample's ``score`` is its value of the task's primary metric (the first declared one) when
-that metric is per sample, else of the first declared per-sample metric it has. Its outcome
-is ``generation_error``, ``grader_error``, ``truncated``/``invalid`` (nothing valid was
-extracted), ``abstained``, ``correct`` (score ≥ 1 on a higher-is-better metric), ``wrong``,
-or ``graded`` (no per-sample score, e.g. a batch-graded task).
+runner's callback and recorded). The task metrics, a sample's score and outcome, groups and
+controls are specified in docs/suites.md ("Metrics", "Groups, controls and a ranking order").
 """
 
 from __future__ import annotations
@@ -370,27 +335,6 @@ class TaskScorer:
         return self._result(item, finish_reason, error, ex, scores, problem, ())
 
     # task ---------------------------------------------------------------------------------------
-    def score_builtin(
-        self, items: Sequence[Item], outputs: Sequence[SampleOutput]
-    ) -> tuple[list[SampleResult], tuple[bool, ...], Tally]:
-        """One pass for a task whose graders are all built in (no worker, no judge, no cache).
-
-        Each sample is extracted, graded, given its result and counted into the task's tally
-        (controls apart) as it comes; returns the results, the control marks and the tally.
-        Extraction is a function of the answer text and the item's answer space alone, so a
-        text that recurs in this call (labels, an abstention phrase) is extracted once.
-        """
-        if self.python:
-            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
-        if len(items) != len(outputs):
-            raise ValueError(f"{self.task.id}: {len(items)} items but {len(outputs)} outputs")
-        return self.score_columns(
-            items,
-            [o.output_text for o in outputs],
-            [o.finish_reason for o in outputs],
-            [o.error for o in outputs],
-        )
-
     def score_columns(
         self,
         items: Sequence[Item],
@@ -398,10 +342,11 @@ class TaskScorer:
         finish_reasons: Sequence[str | None],
         errors: Sequence[str | None],
     ) -> tuple[list[SampleResult], tuple[bool, ...], Tally]:
-        """:meth:`score_builtin` of outputs given as columns aligned with ``items``: the answer
-        texts (reasoning removed), finish reasons and generation errors (no judgements: built-in
-        graders never read them). Re-scoring stored answers calls it without making a
-        :class:`SampleOutput` per sample."""
+        """One pass for a task whose graders are all built in (no worker, no judge, no cache),
+        its outputs given as columns aligned with ``items``: the answer texts (reasoning
+        removed), finish reasons and generation errors. Each sample is extracted (a text that
+        recurs is extracted once), graded and counted into the tally (controls apart); returns
+        the results, the control marks and the tally."""
         if self.python:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         if not (len(items) == len(texts) == len(finish_reasons) == len(errors)):
@@ -519,8 +464,6 @@ def score_suite_task(
     """
     its = list(prepared.items if items is None else items)
     if not prepared.task.scoring.python:
-        if len(its) != len(outputs):
-            raise ValueError(f"{prepared.task.id}: {len(its)} items but {len(outputs)} outputs")
         return score_builtin_task(
             prepared,
             its,
