@@ -155,15 +155,7 @@ class TaskScorer:
         self.pool = pool
         self.cache = cache if judge is None else None  # live judgements are never served from a memo
         self.judge = judge
-        plan = self.plan = self.task.scoring
-        self.closed = plan.closed
-        self.builtins = plan.builtins
-        self.python = plan.python
-        self.metrics = plan.metrics
-        self.primary = plan.primary
-        self.higher_is_better = plan.higher_is_better
-        self.decider = plan.decider
-        self.strict = plan.strict
+        self.plan = self.task.scoring
 
     # samples ------------------------------------------------------------------------------------
     def _key(self, item: Item, out: SampleOutput) -> tuple[Any, ...]:
@@ -193,8 +185,8 @@ class TaskScorer:
         return self._extract_text(None if out.error else out.output_text, item.choices)
 
     def _extract_text(self, raw: str | None, choices: tuple[str, ...] | None) -> Extracted:
-        if choices is not None and self.strict is not None:
-            return self.strict.extract_in(raw, choices)  # the item's own answer space
+        if choices is not None and self.plan.strict is not None:
+            return self.plan.strict.extract_in(raw, choices)  # the item's own answer space
         return self.plan.extractor.extract(raw)
 
     def _grade(self, item: Item, ex: Extracted) -> tuple[dict[str, float], str | None]:
@@ -219,13 +211,13 @@ class TaskScorer:
         graded = [self._grade(i, e) for i, e in zip(items, extracted, strict=True)]
         scores = [s for s, _ in graded]
         errors = [err for _, err in graded]
-        judged = any(spec.contract == "sample" for spec, _ in self.python)  # only Python can ask a judge
+        judged = any(spec.contract == "sample" for spec, _ in self.plan.python)  # only Python can ask a judge
         sessions = [
             JudgeSession(i.id, [j for j in o.judgements if j.sample_id != BATCH_SAMPLE_ID], self.judge)
             for i, o in zip(items, outputs, strict=True)
             if judged
         ]
-        for spec, code in self.python:
+        for spec, code in self.plan.python:
             if spec.contract != "sample":
                 continue
             worker = self.pool.get(code.source, code.filename, self.task.base_dir)
@@ -266,11 +258,11 @@ class TaskScorer:
             scores[k].update(got)
 
     def _sample_score(self, scores: Mapping[str, float]) -> float | None:
-        if self.decider is not None:
-            return self.decider.sample_score(scores)
-        if self.primary is not None and self.primary in scores:
-            return scores[self.primary]
-        for mid in self.metrics:
+        if self.plan.decider is not None:
+            return self.plan.decider.sample_score(scores)
+        if self.plan.primary is not None and self.plan.primary in scores:
+            return scores[self.plan.primary]
+        for mid in self.plan.metrics:
             if mid in scores:
                 return scores[mid]
         return None
@@ -285,9 +277,10 @@ class TaskScorer:
         error: str | None,
         judgements: tuple[JudgeRecord, ...],
     ) -> SampleResult:
+        decider = self.plan.decider
         if error:
             score = None
-        elif self.decider is None and (primary := self.primary) is not None and primary in scores:
+        elif decider is None and (primary := self.plan.primary) is not None and primary in scores:
             score = scores[primary]  # _sample_score's usual case, without its call
         else:
             score = self._sample_score(scores)
@@ -302,8 +295,8 @@ class TaskScorer:
         elif score is None:
             outcome = "graded"
         else:
-            decided = self.decider.correct(scores) if self.decider is not None else None
-            correct = decided if decided is not None else self.higher_is_better and score >= 1.0
+            decided = decider.correct(scores) if decider is not None else None
+            correct = decided if decided is not None else self.plan.higher_is_better and score >= 1.0
             outcome = "correct" if correct else "wrong"
         # positional, in the fields' order (this runs once per sample)
         return SampleResult(
@@ -328,7 +321,7 @@ class TaskScorer:
     ) -> SampleResult:
         """One sample as :meth:`score_columns` scores it, without a tally: a run's answer as it
         arrives (built-in graders only)."""
-        if self.python:
+        if self.plan.python:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         ex = self._extract_text(None if error else text, item.choices)
         scores, problem = self._grade(item, ex)
@@ -347,7 +340,7 @@ class TaskScorer:
         removed), finish reasons and generation errors. Each sample is extracted (a text that
         recurs is extracted once), graded and counted into the tally (controls apart); returns
         the results, the control marks and the tally."""
-        if self.python:
+        if self.plan.python:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         if not (len(items) == len(texts) == len(finish_reasons) == len(errors)):
             raise ValueError(f"{self.task.id}: {len(items)} items but {len(texts)} outputs")
@@ -390,25 +383,25 @@ class TaskScorer:
         results: Sequence[SampleResult] = (),
     ) -> tuple[dict[str, Any], list[str], tuple[JudgeRecord, ...]]:
         """The task metrics of a tally (a batch grader also gets the samples counted into it)."""
-        m = tally.counts(self.closed)
-        for grader in self.builtins:
+        m = tally.counts(self.plan.closed)
+        for grader in self.plan.builtins:
             m.update(grader.aggregate(tally.targets, tally.extracted, tally.scores))
         problems: list[str] = []
-        for mid, metric in self.metrics.items():
+        for mid, metric in self.plan.metrics.items():
             if metric.aggregation != "mean" or mid in m:
                 continue
             values = [s[mid] for s in tally.scores if mid in s]
             if values:
                 m[mid] = B.mean(values)
         batch_records: list[JudgeRecord] = []
-        for spec, code in self.python:
+        for spec, code in self.plan.python:
             if spec.contract == "batch":
                 got, problem, records = self._batch(spec, code.source, code.filename, items, outputs, results)
                 batch_records.extend(records)
                 if problem:
                     problems.append(problem)
                 m.update(got)
-        for mid, metric in self.metrics.items():
+        for mid, metric in self.plan.metrics.items():
             if metric.aggregation == "mean" and mid not in m:
                 problems.append(f"metric {mid} was not produced by any grader")
         m.update(tally.breakdowns(self.plan.breakdown_suffix))
@@ -528,8 +521,8 @@ def _task_score(
     return TaskScore(
         task_id=prepared.task.id,
         task_hash=prepared.task_hash,
-        primary=scorer.primary,
-        higher_is_better=scorer.higher_is_better,
+        primary=scorer.plan.primary,
+        higher_is_better=scorer.plan.higher_is_better,
         results=tuple(results),
         metrics=metrics,
         problems=tuple(problems),
