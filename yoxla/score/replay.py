@@ -225,7 +225,12 @@ class TaskScorer:
                 [_sample_dict(o, i, e), i.grader_item(choices)]
                 for i, o, e in zip(items, outputs, extracted, strict=True)
             ]
-            calls = worker.map(SAMPLE_FUNCTIONS, args, spec.timeout_seconds, self._judge_handler(sessions))
+            calls = worker.map(
+                SAMPLE_FUNCTIONS,
+                args,
+                spec.timeout_seconds,
+                lambda i, request: sessions[i].responses_create(request),
+            )
             for k, res in enumerate(calls):
                 self._merge(k, res, spec.metric_id, scores, errors)
         # The judge calls a sample made (live) or replayed: a stored record nothing asked for is dropped.
@@ -234,13 +239,6 @@ class TaskScorer:
             self._result(i, o.finish_reason, o.error, e, s, err, rec)
             for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, used, strict=True)
         ]
-
-    @staticmethod
-    def _judge_handler(sessions: Sequence[JudgeSession]) -> Any:
-        def handle(index: int, request: dict[str, Any]) -> dict[str, Any]:
-            return sessions[index].responses_create(request)
-
-        return handle
 
     @staticmethod
     def _merge(
