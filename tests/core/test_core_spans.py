@@ -46,7 +46,7 @@ def test_score_span(case):
     }
     for name in case.get("nfd", []):
         fields[name] = _nfd(fields[name])
-    got = score_span(fields["passage"], fields["gold"], fields["quote"], case.get("answer_start")).as_dict()
+    got = score_span(fields["passage"], fields["gold"], fields["quote"], case.get("answer_start"))._asdict()
     expected = {k: _num(v) for k, v in case["expect"].items()}
     note = "known bug, see the test report" if case.get("bug") else ""
     assert {k: pytest.approx(got[k]) for k in expected} == expected, (note, got)
@@ -140,7 +140,7 @@ def test_substring_of_gold_has_precision_one(pg, data):
     quote=st.text(alphabet=AZ_LOWER + "İIƏ .,!?«»\"'", max_size=20),
 )
 def test_every_metric_is_between_zero_and_one(passage, gold, quote):
-    got = score_span(passage, gold, quote).as_dict()
+    got = score_span(passage, gold, quote)._asdict()
     for name, value in got.items():
         assert 0.0 <= value <= 1.0, (name, value)
     if got["unsupported"]:

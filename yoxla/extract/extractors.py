@@ -1,26 +1,10 @@
 """Output extraction: a model's raw text -> ``extracted_output`` (and a validity verdict).
 
-Every extractor first drops reasoning (``<think>…</think>``, :func:`yoxla.extract.parsing.answer_text`).
-
-* ``none``: trims white space and symmetric wrappers (```` ``` ````, ``**``, quotes, « »).
-* ``take_first``: the first ``lines`` non-empty lines, each stripped of white space. Wrappers
-  that enclose the whole answer are stripped *before* it is split into lines (``**A\nB**``
-  gives ``A``); a wrapper around one line only stays (``**A**\nB`` gives ``**A**``).
-* ``regex`` / ``regex_last``: the first / last match's ``group``; untrusted patterns run on
-  the ``regex`` module with a time limit, on at most :data:`MAX_REGEX_INPUT` characters
-  (the start for ``regex``, the end for ``regex_last``) and at most :data:`MAX_MATCHES`
-  matches, so a catastrophic pattern costs a fraction of a second, never the run. A cap that
-  is reached is an extraction error with its reason, never a value. The group is stripped of
-  surrounding white space.
-* ``label_set``: the label that occurs first in the text as a whole word (ties: the longer
-  label); case-insensitive matching follows Azerbaijani rules (``İ``↔``i``, ``I``↔``ı``) for
-  Azerbaijani labels and English rules for ASCII labels; under the regex time limit.
-* ``number``: the first (or last) number by the rule of :mod:`yoxla.extract.numbers`
-  (``3,5`` and ``3.5`` are both 3.5; ``3x+2=11``, ``10²``, ``1,000`` are refused, with why).
-* ``strict``: :func:`yoxla.extract.parsing.parse` over the task's closed answer space (choices, a
-  numeric range, free text, or text with an abstention phrase), with its invalid reasons and
-  near-miss kinds. Anything outside the space is invalid. A row-dependent ``answer_space``
-  gives each item its own choices (:meth:`StrictExtractor.extract_in`).
+Every extractor first drops reasoning (``<think>…</think>``, :func:`yoxla.extract.parsing.answer_text`);
+each type's rule is tabled in docs/suites.md ("Output extraction"). Untrusted regexes (and the
+label search) run on the ``regex`` module with a time limit, on at most :data:`MAX_REGEX_INPUT`
+characters and :data:`MAX_MATCHES` matches: a cap that is reached is an extraction error with
+its reason, never a value.
 """
 
 from __future__ import annotations

@@ -1,34 +1,9 @@
 """What counts as a number in a model's answer (the ``number`` extraction), one rule in one place.
 
-A number is written with ASCII digits and is read when it stands as a number of its own:
-
-* a sign ``-``, ``+`` or ``−`` (U+2212) directly before the digits, not after a letter or digit;
-* digits, optionally grouped in threes by a space, a no-break space or a narrow no-break space
-  (``12 500``), or by commas or points when that cannot be a decimal mark: two groups or more
-  (``1,000,000``, ``1.000.000``) or groups followed by the other mark (``1,234.5``, ``1.234,5``);
-* a decimal comma or point (``3,5`` = ``3.5``), also without an integer part (``.5``);
-* an exponent (``1e3``, ``2,5E-3``);
-* anything not a digit may follow directly: a unit (``5km``, ``25AZN``, ``25%``, ``5-ci``).
-
-Not numbers (skipped, the search goes on): digits inside a word or code (``Q3``, ``x2``,
-``COVID-19``), and other scripts' digits.
-
-Refused (the answer is invalid, ``not_a_number`` with the kind as its near miss; the search
-stops, since reading the digits alone would give a value the text does not state):
-
-* ``ambiguous_separator``: one comma or point followed by exactly three digits after a
-  1–3 digit integer part (``1,000`` is 1 with a decimal comma and 1000 with a thousands comma;
-  ``1.000`` the other way round), and numbers followed directly by another separator and digits
-  (dates and versions: ``12.05.2024``, ``1.2.3``);
-* ``power_or_fraction``: digits glued to a superscript, a subscript or a vulgar fraction
-  (``10²`` may be a power or a footnote, ``3½`` a mixed fraction);
-* ``formula``: a number that is part of an expression: an operator (``= + - * / ^ × ÷ < > :``)
-  between operands, glued (``3x+2=11``, ``5/10``, ``2020-2021``, ``12:30``) or standing between
-  two operands on one line (``3x + 2 = 11``). The one exception is a plain assignment, a name
-  and ``=`` before the number and nothing after it (``x=3``, ``Cavab = 3``), read as the number;
-* ``too_large``: a value a float cannot hold (``1e400``).
-
-The text is scanned once (linear time).
+The rule (what is read, what is skipped, and the refused kinds ``ambiguous_separator``,
+``power_or_fraction``, ``formula``, ``too_large``) is docs/suites.md, "What counts as a
+number"; its cases are tests/suites/cases/number_cases.yaml. The text is scanned once
+(linear time).
 """
 
 from __future__ import annotations

@@ -1,36 +1,10 @@
 """Built-in graders: no Python needed, deterministic, and the project's own scorers reused.
 
 Each grader scores a sample (a mapping of metric -> float) and aggregates a task (the means
-of its per-sample metrics, plus task-level metrics). Names and metrics:
-
-==================  ==========================================  ===============================
-grader              per sample                                  task level
-==================  ==========================================  ===============================
-exact_match         exact_match (trimmed, NFC; ``case_sensitive``)
-accuracy            accuracy (the valid extracted value is the  per_class_accuracy (closed
-                    target; numbers compare as numbers)         answer spaces, or ``per_class``)
-macro_f1            –                                           macro_f1 (invalid = no class)
-numeric_tolerance   numeric_tolerance (``tolerance``,
-                    ``relative_tolerance``)
-token_f1            token_f1 (Azerbaijani tokens)
-spearman            closeness, abs_error (``closeness``: 1 -    spearman, pearson, *_valid, mae,
-                    |error| / range, the sample's score;        rmse (invalid imputed: ``impute``,
-                    ``correct_within``: its outcome)            else the strict range's midpoint;
-                                                                mae, rmse: the valid answers',
-                                                                None without one)
-span                span_recall, span_precision,                (their means)
-                    exact_span_rate, unsupported_rate,
-                    over_sentence_rate, token_f1,
-                    normalized_em, strict_em
-                    (:mod:`yoxla.score.spans`, ``passage_field``)
-abstention          overall_score (+ span metrics when          answerability_accuracy,
-                    answered)                                   unanswerable_accuracy,
-                                                                abstention_rate, n_answerable
-==================  ==========================================  ===============================
-
-The benchmark's own scorers are used (``yoxla.score.spans``, ``yoxla.score.stats.macro_f1`` and
-``spearman``): the built-in benchmark tasks are scored by these graders (a parity test holds
-that they score as the benchmark always has).
+of its per-sample metrics, plus task-level metrics); the graders, their metrics and options
+are tabled in docs/suites.md ("Built-in graders"). The benchmark's own scorers are used
+(:mod:`yoxla.score.spans`, :mod:`yoxla.score.stats`): a parity test holds that the built-in
+benchmark tasks score as the benchmark always has.
 """
 
 from __future__ import annotations

@@ -4,43 +4,8 @@ The runner's finalisation, ``rescore`` and admission all call :func:`score_suite
 (or, for one sample at a time, :class:`TaskScorer`). It is a pure function of the prepared
 task and the stored outputs: extraction, built-in graders, Python graders in a worker
 process, and judge calls replayed from the stored records (or, in live mode, answered by the
-runner's callback and recorded).
-
-Task metrics:
-
-* always: ``n``, ``n_valid``, ``invalid_output_rate``, ``generation_errors``, ``truncated``,
-  ``grader_errors``, ``extraction_errors``, ``near_miss`` (strict extraction), ``outcomes``;
-  for closed answer spaces (strict choices, ``label_set``) also ``modal_answer_share`` and
-  ``modal_answer``;
-* each built-in grader's aggregate (see :mod:`yoxla.score.graders`);
-* each declared metric with ``aggregation: mean`` that samples scored: the mean over the
-  samples that have it (a sample whose grader failed has no scores; it is counted in
-  ``grader_errors``, not averaged as 0);
-* a batch grader's returned metrics;
-* ``per_<field>_accuracy`` (primary metric accuracy) or ``per_<field>_score`` (any other)
-  for each field in ``metadata.breakdowns``: the mean sample score per value of that row
-  field (rows without the field are left out).
-
-Declared in the task's ``metadata`` or in the suite's ``analysis`` section (where the
-built-in editions declare theirs; there also by row id, ``control_ids`` and ``group_ids``):
-
-* ``control_field`` (with optional ``control_values``, comma-separated; without them any
-  truthy value: ``true``, a non-zero number, text other than ``false``/``no``/``yox``/``0``),
-  or ``control_ids``: the rows it marks are controls, ambiguous by construction. They are run
-  and their samples scored as usual, but every task metric above leaves them out; ``controls``
-  (their count) and ``control_valid_rate`` (the share with a valid extracted answer; None
-  without controls) report them.
-* ``group_field`` (rows sharing its value, not empty), or ``group_ids`` (group → row ids): rows
-  that are minimal edits of each other. ``group_consistency`` is the share of groups of two or
-  more scored rows (controls left out; a group of one row is not a group) in which every
-  sample's outcome is ``correct``; ``groups`` is their number (``group_consistency`` None when
-  there is none).
-
-A sample's ``score`` is its value of the task's primary metric (the first declared one) when
-that metric is per sample, else of the first declared per-sample metric it has. Its outcome
-is ``generation_error``, ``grader_error``, ``truncated``/``invalid`` (nothing valid was
-extracted), ``abstained``, ``correct`` (score ≥ 1 on a higher-is-better metric), ``wrong``,
-or ``graded`` (no per-sample score, e.g. a batch-graded task).
+runner's callback and recorded). The task metrics, a sample's score and outcome, groups and
+controls are specified in docs/suites.md ("Metrics", "Groups, controls and a ranking order").
 """
 
 from __future__ import annotations
@@ -190,15 +155,7 @@ class TaskScorer:
         self.pool = pool
         self.cache = cache if judge is None else None  # live judgements are never served from a memo
         self.judge = judge
-        plan = self.plan = self.task.scoring
-        self.closed = plan.closed
-        self.builtins = plan.builtins
-        self.python = plan.python
-        self.metrics = plan.metrics
-        self.primary = plan.primary
-        self.higher_is_better = plan.higher_is_better
-        self.decider = plan.decider
-        self.strict = plan.strict
+        self.plan = self.task.scoring
 
     # samples ------------------------------------------------------------------------------------
     def _key(self, item: Item, out: SampleOutput) -> tuple[Any, ...]:
@@ -228,8 +185,8 @@ class TaskScorer:
         return self._extract_text(None if out.error else out.output_text, item.choices)
 
     def _extract_text(self, raw: str | None, choices: tuple[str, ...] | None) -> Extracted:
-        if choices is not None and self.strict is not None:
-            return self.strict.extract_in(raw, choices)  # the item's own answer space
+        if choices is not None and self.plan.strict is not None:
+            return self.plan.strict.extract_in(raw, choices)  # the item's own answer space
         return self.plan.extractor.extract(raw)
 
     def _grade(self, item: Item, ex: Extracted) -> tuple[dict[str, float], str | None]:
@@ -254,13 +211,13 @@ class TaskScorer:
         graded = [self._grade(i, e) for i, e in zip(items, extracted, strict=True)]
         scores = [s for s, _ in graded]
         errors = [err for _, err in graded]
-        judged = any(spec.contract == "sample" for spec, _ in self.python)  # only Python can ask a judge
+        judged = any(spec.contract == "sample" for spec, _ in self.plan.python)  # only Python can ask a judge
         sessions = [
             JudgeSession(i.id, [j for j in o.judgements if j.sample_id != BATCH_SAMPLE_ID], self.judge)
             for i, o in zip(items, outputs, strict=True)
             if judged
         ]
-        for spec, code in self.python:
+        for spec, code in self.plan.python:
             if spec.contract != "sample":
                 continue
             worker = self.pool.get(code.source, code.filename, self.task.base_dir)
@@ -268,7 +225,12 @@ class TaskScorer:
                 [_sample_dict(o, i, e), i.grader_item(choices)]
                 for i, o, e in zip(items, outputs, extracted, strict=True)
             ]
-            calls = worker.map(SAMPLE_FUNCTIONS, args, spec.timeout_seconds, self._judge_handler(sessions))
+            calls = worker.map(
+                SAMPLE_FUNCTIONS,
+                args,
+                spec.timeout_seconds,
+                lambda i, request: sessions[i].responses_create(request),
+            )
             for k, res in enumerate(calls):
                 self._merge(k, res, spec.metric_id, scores, errors)
         # The judge calls a sample made (live) or replayed: a stored record nothing asked for is dropped.
@@ -277,13 +239,6 @@ class TaskScorer:
             self._result(i, o.finish_reason, o.error, e, s, err, rec)
             for i, o, e, s, err, rec in zip(items, outputs, extracted, scores, errors, used, strict=True)
         ]
-
-    @staticmethod
-    def _judge_handler(sessions: Sequence[JudgeSession]) -> Any:
-        def handle(index: int, request: dict[str, Any]) -> dict[str, Any]:
-            return sessions[index].responses_create(request)
-
-        return handle
 
     @staticmethod
     def _merge(
@@ -301,11 +256,11 @@ class TaskScorer:
             scores[k].update(got)
 
     def _sample_score(self, scores: Mapping[str, float]) -> float | None:
-        if self.decider is not None:
-            return self.decider.sample_score(scores)
-        if self.primary is not None and self.primary in scores:
-            return scores[self.primary]
-        for mid in self.metrics:
+        if self.plan.decider is not None:
+            return self.plan.decider.sample_score(scores)
+        if self.plan.primary is not None and self.plan.primary in scores:
+            return scores[self.plan.primary]
+        for mid in self.plan.metrics:
             if mid in scores:
                 return scores[mid]
         return None
@@ -320,9 +275,10 @@ class TaskScorer:
         error: str | None,
         judgements: tuple[JudgeRecord, ...],
     ) -> SampleResult:
+        decider = self.plan.decider
         if error:
             score = None
-        elif self.decider is None and (primary := self.primary) is not None and primary in scores:
+        elif decider is None and (primary := self.plan.primary) is not None and primary in scores:
             score = scores[primary]  # _sample_score's usual case, without its call
         else:
             score = self._sample_score(scores)
@@ -337,8 +293,8 @@ class TaskScorer:
         elif score is None:
             outcome = "graded"
         else:
-            decided = self.decider.correct(scores) if self.decider is not None else None
-            correct = decided if decided is not None else self.higher_is_better and score >= 1.0
+            decided = decider.correct(scores) if decider is not None else None
+            correct = decided if decided is not None else self.plan.higher_is_better and score >= 1.0
             outcome = "correct" if correct else "wrong"
         # positional, in the fields' order (this runs once per sample)
         return SampleResult(
@@ -363,34 +319,13 @@ class TaskScorer:
     ) -> SampleResult:
         """One sample as :meth:`score_columns` scores it, without a tally: a run's answer as it
         arrives (built-in graders only)."""
-        if self.python:
+        if self.plan.python:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         ex = self._extract_text(None if error else text, item.choices)
         scores, problem = self._grade(item, ex)
         return self._result(item, finish_reason, error, ex, scores, problem, ())
 
     # task ---------------------------------------------------------------------------------------
-    def score_builtin(
-        self, items: Sequence[Item], outputs: Sequence[SampleOutput]
-    ) -> tuple[list[SampleResult], tuple[bool, ...], Tally]:
-        """One pass for a task whose graders are all built in (no worker, no judge, no cache).
-
-        Each sample is extracted, graded, given its result and counted into the task's tally
-        (controls apart) as it comes; returns the results, the control marks and the tally.
-        Extraction is a function of the answer text and the item's answer space alone, so a
-        text that recurs in this call (labels, an abstention phrase) is extracted once.
-        """
-        if self.python:
-            raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
-        if len(items) != len(outputs):
-            raise ValueError(f"{self.task.id}: {len(items)} items but {len(outputs)} outputs")
-        return self.score_columns(
-            items,
-            [o.output_text for o in outputs],
-            [o.finish_reason for o in outputs],
-            [o.error for o in outputs],
-        )
-
     def score_columns(
         self,
         items: Sequence[Item],
@@ -398,11 +333,12 @@ class TaskScorer:
         finish_reasons: Sequence[str | None],
         errors: Sequence[str | None],
     ) -> tuple[list[SampleResult], tuple[bool, ...], Tally]:
-        """:meth:`score_builtin` of outputs given as columns aligned with ``items``: the answer
-        texts (reasoning removed), finish reasons and generation errors (no judgements: built-in
-        graders never read them). Re-scoring stored answers calls it without making a
-        :class:`SampleOutput` per sample."""
-        if self.python:
+        """One pass for a task whose graders are all built in (no worker, no judge, no cache),
+        its outputs given as columns aligned with ``items``: the answer texts (reasoning
+        removed), finish reasons and generation errors. Each sample is extracted (a text that
+        recurs is extracted once), graded and counted into the tally (controls apart); returns
+        the results, the control marks and the tally."""
+        if self.plan.python:
             raise ValueError(f"{self.task.id}: a task with a Python grader is scored by score()")
         if not (len(items) == len(texts) == len(finish_reasons) == len(errors)):
             raise ValueError(f"{self.task.id}: {len(items)} items but {len(texts)} outputs")
@@ -445,25 +381,25 @@ class TaskScorer:
         results: Sequence[SampleResult] = (),
     ) -> tuple[dict[str, Any], list[str], tuple[JudgeRecord, ...]]:
         """The task metrics of a tally (a batch grader also gets the samples counted into it)."""
-        m = tally.counts(self.closed)
-        for grader in self.builtins:
+        m = tally.counts(self.plan.closed)
+        for grader in self.plan.builtins:
             m.update(grader.aggregate(tally.targets, tally.extracted, tally.scores))
         problems: list[str] = []
-        for mid, metric in self.metrics.items():
+        for mid, metric in self.plan.metrics.items():
             if metric.aggregation != "mean" or mid in m:
                 continue
             values = [s[mid] for s in tally.scores if mid in s]
             if values:
                 m[mid] = B.mean(values)
         batch_records: list[JudgeRecord] = []
-        for spec, code in self.python:
+        for spec, code in self.plan.python:
             if spec.contract == "batch":
                 got, problem, records = self._batch(spec, code.source, code.filename, items, outputs, results)
                 batch_records.extend(records)
                 if problem:
                     problems.append(problem)
                 m.update(got)
-        for mid, metric in self.metrics.items():
+        for mid, metric in self.plan.metrics.items():
             if metric.aggregation == "mean" and mid not in m:
                 problems.append(f"metric {mid} was not produced by any grader")
         m.update(tally.breakdowns(self.plan.breakdown_suffix))
@@ -519,8 +455,6 @@ def score_suite_task(
     """
     its = list(prepared.items if items is None else items)
     if not prepared.task.scoring.python:
-        if len(its) != len(outputs):
-            raise ValueError(f"{prepared.task.id}: {len(its)} items but {len(outputs)} outputs")
         return score_builtin_task(
             prepared,
             its,
@@ -585,8 +519,8 @@ def _task_score(
     return TaskScore(
         task_id=prepared.task.id,
         task_hash=prepared.task_hash,
-        primary=scorer.primary,
-        higher_is_better=scorer.higher_is_better,
+        primary=scorer.plan.primary,
+        higher_is_better=scorer.plan.higher_is_better,
         results=tuple(results),
         metrics=metrics,
         problems=tuple(problems),

@@ -1,19 +1,11 @@
 """Where a suite's Python runs: inside ``bwrap`` (sandboxed) or, where it cannot run, reduced.
 
-**Sandboxed** (``bwrap``, Debian's ``bubblewrap``, found on ``PATH`` and able to run here):
-each worker runs in new namespaces (``--unshare-all``: no network, its own PID namespace that
-is killed when the worker's ``bwrap`` ends, ``--die-with-parent``), with every capability
-dropped, in a new session, and sees only a read-only view of the system libraries, the
-Python it runs (prefix, standard library, site-packages), the ``yoxla`` package and the
-suite's own folder, plus one private writable temporary folder as ``/tmp`` (its ``HOME``).
-There is no home folder, no checkout, no ``.env``, and none of the parent's processes.
-
-**Reduced** (no ``bwrap``, or it cannot create namespaces, as in many containers): the
-parent makes itself non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``) so a worker, which runs
-without capabilities, cannot read its ``/proc`` entries (``environ``, ``mem``); each worker
-is a child subreaper, so processes it starts stay its descendants even after ``setsid`` and a
-double fork, and ending a worker stops and then kills its whole tree. Files, the network and
-the user's home are **not** protected in this mode; it is announced once per process.
+**Sandboxed**: new namespaces (no network, its own PID namespace), every capability dropped,
+a read-only view of the system, its Python, the ``yoxla`` package and the suite's own folder,
+and one private writable ``/tmp``. **Reduced** (no usable ``bwrap``): the parent is
+non-dumpable and each worker a capability-less child subreaper whose tree is ended with it;
+files, the network and the home are **not** protected, and this is announced once per process.
+docs/suites.md ("The worker process, and what it does not protect against") has the tables.
 
 ``YOXLA_CODE_ISOLATION=reduced`` forces the reduced mode (tests, or a machine where the
 sandbox is known to be unwanted); any other value, or none, probes ``bwrap`` once.

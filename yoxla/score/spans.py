@@ -45,9 +45,6 @@ class SpanScore(NamedTuple):
     normalized_em: float
     strict_em: float
 
-    def as_dict(self) -> dict[str, float]:
-        return self._asdict()
-
 
 ZERO = SpanScore(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -66,8 +63,7 @@ def sentence_bounds(flat: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of a flattened passage; the end includes its punctuation.
 
     A sentence ends with a run of ``.!?…`` and closing quotes followed by white space and a
-    capital letter or a digit (the old single pattern ``_SENTENCE_END``; a failed run is
-    skipped at once instead of being tried again from each of its characters).
+    capital letter or a digit (a failed run is skipped at once, not tried from each of its characters).
     """
     bounds: list[tuple[int, int]] = []
     start = 0

@@ -1,5 +1,5 @@
 """A task's counts over its scored samples: the metrics every task has, its breakdowns, groups
-and controls (see :mod:`yoxla.score.replay` for what each metric means).
+and controls (docs/suites.md, "Metrics", says what each metric means).
 
 :class:`Tally` is filled by :class:`yoxla.score.replay.TaskScorer` one sample at a time, or in
 bulk (:meth:`Tally.add_all`, each count taken in one pass in C) when the samples allow; both give

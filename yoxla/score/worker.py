@@ -1,29 +1,13 @@
 """Run a suite's Python (graders, preprocessors) in a separate worker process.
 
-What the worker gives:
-
-* a separate interpreter (``subprocess``, never ``fork`` of the runner's state) that imports
-  nothing of ``yoxla``, started as ``python -s -P -B`` (no user site, no script folder on
-  ``sys.path``) in a fresh temporary folder that is removed afterwards;
-* an environment built from an allow-list (``PATH``, locale, time zone) plus ``HOME`` and
-  ``TMPDIR`` pointing at that folder: no API keys, tokens or credentials of the parent;
-* a memory limit (``RLIMIT_AS``): a huge allocation raises ``MemoryError`` in the worker;
-* a time limit per call: a soft one inside the worker (the call fails, the worker stays), and
-  a hard one here (the worker is killed with its process group and restarted for the rest);
-* results as JSON lines over pipes; a result that is not JSON, a crash, a timeout or an
-  exception becomes a per-call error with its message, never an exception in the caller.
-
-Where ``bwrap`` can run, each worker runs inside it (:mod:`yoxla.score.sandbox`): no network,
-its own PID namespace, no home, a read-only view of the system, its Python and the suite's own
-folder. Where it cannot, code isolation is reduced (and announced): the parent is made
-non-dumpable, the worker drops its capabilities and is a subreaper whose whole tree is ended
-with it, but the code can read and write this user's files and use the network. docs/suites.md
-says what each mode protects.
-
-The protocol is read as hostile: each line is bounded in size and depth, and only the answer
-to the question asked is accepted (a result for another item, a judge request for another
-item, a line that is not a reply); a bad line gives the element in flight one error and the
-worker is restarted for the rest.
+A separate interpreter (``python -s -P -B``, never a fork of the runner), importing nothing of
+``yoxla``, in a fresh temporary folder, with an allow-listed environment (never the parent's
+keys or tokens), a memory limit and a soft and a hard time limit per call; inside ``bwrap``
+where it can run (:mod:`yoxla.score.sandbox`). The protocol is read as hostile: a bad line
+gives the element in flight one error and the worker is restarted for the rest. A crash, a
+timeout or an exception is a per-call error, never an exception in the caller. What each mode
+protects and what it does not: docs/suites.md, "The worker process, and what it does not
+protect against".
 
 One :class:`Worker` serves every sample of a task (start-up is paid once); calls are
 serialized by a lock, so runner threads may share it.
