@@ -267,22 +267,6 @@ def compare(current: dict[str, FrozenHashes], frozen: dict[str, FrozenHashes]) -
     return out
 
 
-def current_hashes(
-    manifest: SuiteManifest, pool: Any = None, skip: set[str] | frozenset[str] = frozenset()
-) -> dict[str, FrozenHashes]:
-    """Hashes of every task of a manifest but ``skip`` (reads each task's data, runs preprocessors,
-    and renders every item, so that a prompt over the size limit fails here too)."""
-    from yoxla.prompt.prepare import prepare_task
-
-    out = {}
-    for tid, task in manifest.tasks.items():
-        if tid in skip:
-            continue
-        prepared = prepare_task(task, pool)
-        out[tid] = prepared_hashes(prepared)
-    return out
-
-
 def prepared_hashes(prepared: Any) -> FrozenHashes:
     """The hashes and item count of a prepared task (:class:`yoxla.prompt.prepare.PreparedTask`)."""
     return FrozenHashes(

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from yoxla.contract import spec as S
 from yoxla.contract.canonical import canonical_json, sha256_text
 from yoxla.contract.errors import ManifestError
+from yoxla.contract.hashing import task_definition
 from yoxla.contract.paths import suite_file
 from yoxla.extract.extractors import Extractor, build_extractor
 from yoxla.prompt.templates import Template
@@ -149,7 +150,7 @@ class SuiteTask:
     @cached_property
     def scoring(self) -> ScoringPlan:
         """What scoring reads of the task (graders, metrics, groups and controls), worked out once."""
-        from yoxla.score.replay import ScoringPlan  # scoring imports this module
+        from yoxla.score.replay import ScoringPlan  # contract loads without score/
 
         return ScoringPlan(self)
 
@@ -192,8 +193,6 @@ class SuiteTask:
     @cached_property
     def definition(self) -> dict[str, Any]:
         """Everything of the manifest that changes results, as canonical data (no data rows)."""
-        from yoxla.contract.hashing import task_definition
-
         return task_definition(self)
 
     @cached_property
