@@ -100,11 +100,6 @@ def summary(problems: list[str]) -> str:
     return problems[0] + (f" (and {more} more problem(s))" if more > 0 else "")
 
 
-def format_validation_error(exc: ValidationError, raw: Any, source: str) -> str:
-    """One line: file, task, field and reason of the first problem (and how many more)."""
-    return summary(validation_problems(exc, raw, source))
-
-
 # Loaded tasks --------------------------------------------------------------------------------
 
 
