@@ -116,15 +116,10 @@ def required_columns(task: SuiteTask) -> tuple[str, ...]:
 
 
 def _null_gold_problem(task: SuiteTask, gold: Any) -> str | None:
+    mode = task.spec.strict_mode
     if gold is None:
-        return (
-            None
-            if task.spec.strict_mode == "text_or_abstain"
-            else "gold is null but this task has no abstention"
-        )
-    if task.spec.strict_mode in ("text", "text_or_abstain") and (
-        not isinstance(gold, str) or not gold.strip()
-    ):
+        return None if mode == "text_or_abstain" else "gold is null but this task has no abstention"
+    if mode in ("text", "text_or_abstain") and (not isinstance(gold, str) or not gold.strip()):
         return f"gold {gold!r} is not a non-empty string"
     return None
 

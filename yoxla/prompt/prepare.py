@@ -2,17 +2,12 @@
 
 :func:`prepare_task` loads the task's dataset (and a separate few-shot dataset), runs the
 preprocessor in a worker process (a failure fails the task before any model call and names
-the row), assigns ids, renders targets and messages (few-shot examples first), and returns a
-:class:`PreparedTask` with the data fingerprints and the task hash.
+the row), assigns ids, renders targets and messages (few-shot examples first, chosen as
+docs/suites.md, *Few-shot*, says), and returns a :class:`PreparedTask` with the data
+fingerprints and the task hash.
 
 Item ids: the rows' own ``id`` when every row has a distinct text or integer one, else the
 1-based position after preprocessing.
-
-Few-shot: examples come from the separate few-shot dataset (split ``train`` by default) or
-from the task's own rows; the evaluated row is never its own example (neither the same
-position nor a row with the same content). ``first`` takes the first ``count`` allowed rows;
-``random`` draws ``count`` of them with a generator seeded by ``(seed, item position)``, so a
-run, its re-scoring and a partial run draw the same examples.
 """
 
 from __future__ import annotations
