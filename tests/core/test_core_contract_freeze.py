@@ -18,10 +18,11 @@ import yaml
 
 from yoxla.contract.benchmark import benchmark_task, prepare_rows, task_ids
 from yoxla.contract.canonical import canonical_json, sha256_text
-from yoxla.contract.hashing import aggregation, current_hashes, suite_hash
+from yoxla.contract.hashing import aggregation, suite_hash
 from yoxla.contract.loader import load_document, load_manifest
 from yoxla.contract.registry import BENCHMARK_EDITIONS, manifest_path
 from yoxla.data.editions import load_edition, load_rows
+from yoxla.prompt.prepare import current_hashes
 
 FROZEN_CONTRACTS = {
     "extractive_qa_v1": "sha256:ca7e9a611ef911862a5d3e6d3a47389a181b18e4a01860e29e4814b1e18fdcd4",

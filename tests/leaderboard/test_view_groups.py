@@ -39,8 +39,9 @@ STRATEGIES = ("first", "majority")
 
 def _suite(root: Path, name: str, grouped: bool) -> Path:
     """The example copied under ``root/suites/<name>`` with its task twice (and the groups)."""
-    from yoxla.contract.hashing import aggregation, current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.hashing import aggregation, hash_file_path, write_hash_file
     from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import current_hashes
 
     folder = root / "suites" / name
     shutil.copytree(EXAMPLE / "data", folder / "data")

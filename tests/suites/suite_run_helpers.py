@@ -82,8 +82,9 @@ def make_suite(
     root: Path, doc: dict[str, Any] | None = None, rows: list[dict[str, Any]] | None = None
 ) -> Path:
     """suites/sinaq/sinaq.yaml under ``root`` with its data, graders and frozen hashes."""
-    from yoxla.contract.hashing import current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.hashing import hash_file_path, write_hash_file
     from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import current_hashes
 
     folder = root / "suites" / "sinaq"
     folder.mkdir(parents=True, exist_ok=True)

@@ -68,8 +68,9 @@ def task_doc(**metadata: str) -> dict[str, Any]:
 
 def make_suite(root: Path, ranking: str | None = "yoxla, group_consistency", **metadata: str) -> Path:
     """suites/qrup/qrup.yaml under ``root`` with its rows and frozen hashes."""
-    from yoxla.contract.hashing import current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.hashing import hash_file_path, write_hash_file
     from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import current_hashes
 
     folder = root / "suites" / SUITE
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,8 +11,9 @@ import yaml
 from suites_helpers import ROWS, write_jsonl
 
 from yoxla.cli.main import run as cli_run
-from yoxla.contract.hashing import current_hashes, hash_file_path
+from yoxla.contract.hashing import hash_file_path
 from yoxla.contract.loader import load_manifest
+from yoxla.prompt.prepare import current_hashes
 
 BASE = {
     "schema_version": "2026-05-27",

@@ -49,8 +49,9 @@ def doc(**top: Any) -> dict[str, Any]:
 
 
 def make_suite(root: Path, document: dict[str, Any]) -> Path:
-    from yoxla.contract.hashing import aggregation, current_hashes, hash_file_path, write_hash_file
+    from yoxla.contract.hashing import aggregation, hash_file_path, write_hash_file
     from yoxla.contract.loader import load_manifest
+    from yoxla.prompt.prepare import current_hashes
 
     folder = root / "suites" / SUITE
     folder.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from yoxla.baselines.strategies import STRATEGIES
 from yoxla.cli.main import run as cli_run
 from yoxla.contract import benchmark, registry
 from yoxla.contract.errors import ManifestError
-from yoxla.contract.hashing import analysis_hash, current_hashes, hash_file_path, read_hash_file, task_hash
+from yoxla.contract.hashing import analysis_hash, hash_file_path, read_hash_file, task_hash
 from yoxla.contract.loader import load_document, load_manifest
 from yoxla.contract.registry import (
     BENCHMARK_EDITIONS,
@@ -33,6 +33,7 @@ from yoxla.contract.registry import (
     resolve_suite,
 )
 from yoxla.data.editions import load_edition, load_rows
+from yoxla.prompt.prepare import current_hashes
 
 REPO = Path(__file__).resolve().parents[2]
 # The one field each task's board was broken down by before the package suites declared their

@@ -21,8 +21,9 @@ from suite_run_helpers import ROWS, SuiteRunner, judge_answer, make_suite, manif
 from yoxla.admission.committed import CommittedSuites
 from yoxla.admission.gold import DataSource
 from yoxla.admission.rules import check_file
-from yoxla.contract.hashing import current_hashes, hash_file_path, write_hash_file
+from yoxla.contract.hashing import hash_file_path, write_hash_file
 from yoxla.contract.loader import load_manifest
+from yoxla.prompt.prepare import current_hashes
 from yoxla.testing.fakeserver import FakeServer, Reply
 
 SECRET = "sk-suite-retry-5ecret-0123456789"

@@ -2,26 +2,13 @@
 
 The eleven built-in tasks are written, once and for all, in the committed package suites
 ``yoxla/editions/yoxla-sample.yaml`` and ``yoxla-v1.yaml`` (identical task contracts; only the
-``dataset`` differs): they are the source of truth, frozen by their hash files next to them.
-:func:`benchmark_manifest` is the sample one, compiled once per process (its datasets are not
-read). Rows come from the benchmark's own reader (:mod:`yoxla.data.files`, for any edition), so
-:func:`prepare_rows` turns an edition's rows into the suite path's prepared items (messages,
-per-item answer space, targets) without reading a dataset again, tallying only the breakdowns
-its caller asks for (the analysis section declares many; a result record of the built-in
-format holds one, and each costs time on every replay).
+``dataset`` differs), frozen by their hash files next to them. :func:`prepare_rows` turns an
+edition's rows (read by :mod:`yoxla.data.files`) into prepared items without reading a dataset
+again, tallying only the breakdowns its caller asks for (each costs time on every replay).
 
-What older code read off the old contract record (``yoxla/suite.py``'s ``Task``, deleted) it reads here by
-task id, from the package suite: :func:`strict_rule` (the strict extraction, mode resolved),
-:func:`choice_space` (a row's closed answer space, None when open), :func:`parse_answer` (one
-stored answer as the strict extractor reads it), :func:`gold_field` and :func:`benchmark_groups`
-(the blocks). A module the suite path imports (``yoxla.score.calibration`` and its metrics) must not
-call them, not even inside a function: that closes an import circle (test_core_imports).
-
-:func:`frozen_problems` checks a package suite against its hash file without reading its rows:
-its task hashes over the fingerprints and row counts its edition publishes (``v1.json``:
-yoxla-v1's rows are on the Hub; the benchmark's tasks have no preprocessor, so an item is a
-row), its suite and analysis hashes, and the published prompt hash each task records against
-the instructions it sends. ``python -m yoxla.contract.benchmark`` runs it on both (CI does).
+A module the suite path imports (``yoxla.score.calibration`` and its metrics) must not call the
+per-task-id helpers here, not even inside a function: that closes an import circle (test_core_imports).
+``python -m yoxla.contract.benchmark`` runs :func:`frozen_problems` on both package suites (CI does).
 """
 
 from __future__ import annotations
@@ -32,11 +19,23 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from yoxla.contract.canonical import sha256_text
+from yoxla.contract.hashing import (
+    FrozenHashes,
+    aggregation,
+    analysis_hash,
+    compare,
+    hash_file_path,
+    read_hash_file,
+    suite_hash,
+    task_hash,
+)
 from yoxla.contract.loader import SuiteManifest, SuiteTask, load_document, load_manifest
 from yoxla.contract.registry import BENCHMARK_EDITIONS, manifest_path
 from yoxla.contract.spec_answers import StrictExtraction
 from yoxla.data.datasets import LoadedDataset
 from yoxla.data.editions import fingerprint as rows_fingerprint
+from yoxla.data.editions import load_edition
 from yoxla.extract.parsing import Parsed, parse
 from yoxla.prompt.prepare import PreparedTask, prepare_task
 
@@ -131,21 +130,9 @@ def choice_space(task_id: str, row: Mapping[str, Any] | None) -> tuple[str, ...]
 
 def frozen_problems(edition: str) -> list[str]:
     """What in the package suite ``yoxla-<edition>`` disagrees with its frozen hash file or its
-    edition's published fingerprints ([] = nothing), its rows never read; ManifestError when the
+    edition's published fingerprints and row counts (an item is a row: no preprocessor), or with
+    the prompt hash each task records ([] = nothing), its rows never read; ManifestError when the
     manifest or its hash file does not load."""
-    from yoxla.contract.canonical import sha256_text
-    from yoxla.contract.hashing import (
-        FrozenHashes,
-        aggregation,
-        analysis_hash,
-        compare,
-        hash_file_path,
-        read_hash_file,
-        suite_hash,
-        task_hash,
-    )
-    from yoxla.data.editions import load_edition
-
     path = manifest_path(edition)
     manifest, ed = load_manifest(path), load_edition(edition)
     frozen = read_hash_file(hash_file_path(path))
@@ -158,8 +145,7 @@ def frozen_problems(edition: str) -> list[str]:
         if entry is not None:
             data = {"dataset": entry.fingerprint}
             now[tid] = FrozenHashes(task_hash(task, data), task.definition_hash, data, entry.rows)
-        instructions = task.spec.generation.instructions if task.spec.generation else None
-        if sha256_text(instructions or "") != task.spec.metadata.get("prompt_hash"):
+        if sha256_text(task.instructions or "") != task.spec.metadata.get("prompt_hash"):
             problems.append(f"{tid}: its instructions are not the system prompt its prompt_hash records")
     problems += [
         f"{c.task}: {c.status} {c.detail}".rstrip() for c in compare(now, frozen) if c.status != "unchanged"

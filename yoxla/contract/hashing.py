@@ -1,34 +1,11 @@
 """Task and suite hashes, the frozen hash file, and ``yoxla suite check``.
 
-A task's hash covers everything that changes its results:
-
-* its **definition** (no data): the dataset's identity (local path and format, or Hub path,
-  config, split, revision, data files, row cap), prompt and target templates, choices,
-  few-shot settings (and the few-shot dataset's identity), the preprocessor (contract and
-  source), the output extraction, the metrics (id, aggregation, direction), the graders
-  (built-in options, or contract, metric id and source), ``generation.instructions`` (the
-  system message), ``metadata.breakdowns`` and, when declared, ``metadata.group_field``,
-  ``metadata.control_field`` and ``metadata.control_values`` (controls leave the metrics);
-* the **fingerprints** of the data it read (task dataset, few-shot dataset).
-
-A row-dependent ``answer_space`` (YOXLA) is part of the definition when declared. The suite's
-hash covers its tasks' hashes and, when the manifest declares ``groups`` or a ``headline``
-rule (YOXLA), how the suite score is made of them (group ids and tasks, the rule; not names).
-The ``analysis`` section (YOXLA: breakdowns, groups and controls, gate thresholds, ranking) is
-covered by no task hash: :func:`analysis_hash` covers it, recorded in the hash file and the
-result file, so declaring a breakdown there never changes a task.
-
-Not hashed: names, type labels, descriptions, other metadata (``ranking`` included), and run-specific choices
-(models, sampling settings, retries, timeouts, concurrency, sample caps), which the run records.
-
-A suite's frozen hashes live next to its manifest, in ``<manifest stem>.hashes.json``. A
-task id, once frozen, keeps its hash: ``yoxla suite check`` refuses a changed task (give it a
-new id, e.g. ``…_v2``) and ``--write`` adds new tasks, never rewrites a frozen one.
-
-Next to each task's hashes the file records its item count (``items``: items after
-preprocessing, controls included), which admission compares with a file's predictions even
-when the rows cannot be read. The count is not hashed (the hashes already cover the rows it
-follows from); ``--write`` records it for a frozen task of an older file that lacks it.
+What a task's hash covers (its **definition**, :func:`task_definition`, and the **fingerprints**
+of the data it read) and what it does not, the suite hash, the item count recorded next to each
+task, and the rules of ``<manifest stem>.hashes.json`` are in docs/suites.md, *Hashes and
+versions*. Fields added to the format (``answer_space``, ``group_field``, controls) enter the
+definition only when declared, so that the frozen hashes of tasks without them stay as they were;
+the ``analysis`` section is covered by :func:`analysis_hash` alone, never by a task hash.
 """
 
 from __future__ import annotations
@@ -264,22 +241,6 @@ def compare(current: dict[str, FrozenHashes], frozen: dict[str, FrozenHashes]) -
     for tid in frozen:
         if tid not in current:
             out.append(CheckLine(tid, "removed", "results for it can no longer be re-scored"))
-    return out
-
-
-def current_hashes(
-    manifest: SuiteManifest, pool: Any = None, skip: set[str] | frozenset[str] = frozenset()
-) -> dict[str, FrozenHashes]:
-    """Hashes of every task of a manifest but ``skip`` (reads each task's data, runs preprocessors,
-    and renders every item, so that a prompt over the size limit fails here too)."""
-    from yoxla.prompt.prepare import prepare_task
-
-    out = {}
-    for tid, task in manifest.tasks.items():
-        if tid in skip:
-            continue
-        prepared = prepare_task(task, pool)
-        out[tid] = prepared_hashes(prepared)
     return out
 
 

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from yoxla.contract import spec as S
 from yoxla.contract.canonical import canonical_json, sha256_text
 from yoxla.contract.errors import ManifestError
+from yoxla.contract.hashing import task_definition
 from yoxla.contract.paths import suite_file
 from yoxla.extract.extractors import Extractor, build_extractor
 from yoxla.prompt.templates import Template
@@ -99,11 +100,6 @@ def summary(problems: list[str]) -> str:
     return problems[0] + (f" (and {more} more problem(s))" if more > 0 else "")
 
 
-def format_validation_error(exc: ValidationError, raw: Any, source: str) -> str:
-    """One line: file, task, field and reason of the first problem (and how many more)."""
-    return summary(validation_problems(exc, raw, source))
-
-
 # Loaded tasks --------------------------------------------------------------------------------
 
 
@@ -149,7 +145,7 @@ class SuiteTask:
     @cached_property
     def scoring(self) -> ScoringPlan:
         """What scoring reads of the task (graders, metrics, groups and controls), worked out once."""
-        from yoxla.score.replay import ScoringPlan  # scoring imports this module
+        from yoxla.score.replay import ScoringPlan  # contract loads without score/
 
         return ScoringPlan(self)
 
@@ -192,8 +188,6 @@ class SuiteTask:
     @cached_property
     def definition(self) -> dict[str, Any]:
         """Everything of the manifest that changes results, as canonical data (no data rows)."""
-        from yoxla.contract.hashing import task_definition
-
         return task_definition(self)
 
     @cached_property

@@ -1,24 +1,15 @@
 """Suites by id: a manifest's suite id, its path in the repository, and the committed suites.
 
-A suite's **id** is its manifest's ``metadata.name`` (else the file's stem), written with
-letters, digits, ``_``, ``.`` and ``-``: it names the result folder
-(``results/suites/<id>/``) and is how admission finds the committed suite a result file
-was made with. A **committed** suite is a manifest with its frozen hash file next to it
-(``<stem>.hashes.json``): reviewed code and data, the only suites the leaderboard re-scores
-with. They are, in this order, the package's benchmark suites (``yoxla-sample``,
-``yoxla-v1`` in ``yoxla/editions/``, package data) and the manifests under the repository's
-``suites/`` folder.
-
-The repository is never looked up from this package's location: its root is given
-explicitly (``root=``; ``app.py`` and the command line pass it), else ``$YOXLA_ROOT``, else
-the current working directory. ``$YOXLA_SUITES_DIR`` names another suites folder.
+A suite's **id** is its manifest's ``metadata.name`` (else the file's stem): it names the result
+folder (``results/suites/<id>/``) and is how admission finds the committed suite a result file
+was made with. A **committed** suite has its frozen hash file next to it; which they are, and
+where the repository root comes from, is in docs/suites.md, *Internals*, "Registry and roots".
 
 A reference (a path or an id) comes from a user: one that cannot be a path here (too long, a
 NUL, a symbolic-link loop) is no file, an id is only :data:`SUITE_ID` (never a path, so
 ``../x`` or ``yoxla-sample/../..`` names no suite), and a message quotes it on one line, cut
-short (:func:`shown_ref`). A root or suites folder that is not a folder (``$YOXLA_ROOT``
-naming a file or nothing, a link loop) holds no suites, which the message for an unknown id
-says.
+short (:func:`shown_ref`). A root or suites folder that is not a folder holds no suites, which
+the message for an unknown id says.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The manifest's fields, as typed records with every limit.
 
-The surface follows the MKA1 eval-suite manifest field for field (``schema_version``,
-``tasks``, ``metadata``; per task ``id``, ``name``, ``type``, ``dataset``,
-``prompt_template``, ``target_template``, ``choices``, ``num_fewshot`` | ``fewshot``,
-``preprocess``, ``output_extraction``, ``metrics``, ``grader``, ``generation``,
-``metadata``). YOXLA adds a few things where the reference leaves a gap, each marked where it is declared:
-``strict`` extraction, built-in graders (``type: builtin``), local files by ``path``, a
-row-dependent ``answer_space``, per-sample STS options of the ``spearman`` grader
-(``closeness``, ``correct_within``), a suite's ``groups`` and ``headline``, and its ``analysis``
-section (breakdowns, groups and controls by field or by row id, the shortcut gate's strategies,
-margin and per-task thresholds with reasons, the ranking order; hashed apart from the tasks). A manifest
-that uses none of them loads, renders and hashes exactly as before they existed.
+The surface follows the MKA1 eval-suite manifest field for field; what YOXLA adds where the
+reference leaves a gap is marked "YOXLA" where it is declared (docs/suites.md lists it). A
+manifest that uses none of it loads, renders and hashes exactly as before it existed.
 
 Validation is strict (no coercion: ``"3"`` is not a number) and closed (unknown keys are
 refused, so a misspelt field never silently does nothing). Messages are made readable by
-:func:`yoxla.contract.loader.format_validation_error`.
+:func:`yoxla.contract.loader.validation_problems`.
 
 The records are in four modules by what they describe; this one holds the task and the suite:
 ``spec_base`` (limits, the base record), ``spec_data`` (datasets, few-shot), ``spec_grading``
@@ -25,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
 
@@ -101,7 +93,6 @@ TaskType = Literal[
     "math",
     "custom",
 ]
-TASK_TYPES: tuple[str, ...] = get_args(TaskType)
 
 
 # Task and manifest ---------------------------------------------------------------------------
@@ -444,9 +435,6 @@ class Group(Spec):
     id: Id
     name: Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | None = None
     tasks: Annotated[list[Id], Field(min_length=1, max_length=MAX_TASKS)]
-
-
-HEADLINE_RULES = ("mean_of_tasks", "mean_of_groups")
 
 
 class Headline(Spec):

@@ -1,25 +1,12 @@
 """Dataset rows for a suite task: a manifest's dataset spec mapped onto the one loading path.
 
-The rows are read by :mod:`yoxla.data.files` and Hugging Face data is fetched by
+Rows are read by :mod:`yoxla.data.files` and Hugging Face data is fetched by
 :func:`yoxla.data.hub.snapshot`, the code that loads the benchmark's editions (the same readers,
-limits, content cache and error messages):
-
-* a local file (path relative to the manifest's folder) is read as JSONL or CSV, rows as written;
-* a Hugging Face dataset (``path: owner/name``): the revision is resolved to a commit with a
-  quick check, only ``README.md`` and the files of the requested config's split are downloaded
-  at that commit, and they are read as an edition's config is (the card's ``configs``, else the
-  conventions; JSONL, JSON, CSV or Parquet), with the schema ``datasets`` would give them;
-* the ``json``/``csv`` builders: ``data_files`` that are Hugging Face file URLs, each file
-  downloaded at its repository's resolved commit; other hosts are refused.
-
-Rows are fingerprinted over what was read (:func:`yoxla.data.editions.fingerprint`), and a loaded
-Hugging Face dataset records the commit it was read at.
-
-A run may override where its Hugging Face datasets come from (:func:`hub_override`, the
-runner's ``--revision``/``--data-dir``): another revision of every Hub dataset, or a local
-folder in the Hub repository's layout (``DIR/<owner>/<name>/`` when it exists, else ``DIR``
-itself). The manifest, and so every definition hash, stays as it is: the data's identity is
-its fingerprint, which admission compares.
+limits, content cache and error messages). What each dataset form reads, and what
+``--revision``/``--data-dir`` (:func:`hub_override`) change, is in docs/suites.md, *Datasets*.
+Rows are fingerprinted over what was read (:func:`yoxla.data.editions.fingerprint`); a Hugging
+Face dataset records the commit it was read at. An override leaves the manifest, and so every
+definition hash, as it is: the data's identity is its fingerprint, which admission compares.
 """
 
 from __future__ import annotations

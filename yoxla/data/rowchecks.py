@@ -1,31 +1,12 @@
 """Row checks that a task's built-in graders declare: a malformed row is refused before scoring.
 
-A suite gets these rules as hooks of its built-in graders, each grader name declaring the checks
-its scoring relies on (:data:`GRADER_CHECKS`); the one row validator
-(:mod:`yoxla.data.validate`) calls the same checks on a suite's or an edition's rows:
-
-* **gold in the answer space** (``accuracy``, ``exact_match``, ``macro_f1`` on a task with a
-  closed space): the item's target is one of the item's answers (its row-dependent options,
-  else the task's ``choices``/``answer_space`` labels, else the ``label_set`` labels), compared
-  as the grader compares an extracted answer with it: extraction gives the label in NFC as the
-  task declares it, ``accuracy`` and ``macro_f1`` compare it with the target exactly (a target in
-  another casing or another Unicode form could never score), ``exact_match`` after trimming and
-  NFC, blind to case only when the grader says ``case_sensitive: false``. A look-alike letter
-  (Cyrillic ``А`` for Latin ``A``, dotless ``ı`` for ``i``) is another letter;
-* **span locatable** (``span``, ``abstention``): the target is found in the row's passage
-  (NFC, collapsed white space, as scoring finds it), and a given ``answer_start_field`` is a
-  character offset (an integer from 0 to the passage's length, not a string, bool or float)
-  that points at it; an abstention item with an empty target (unanswerable) has nothing to
-  locate. A caller can ask for the stricter form (:data:`STRICTER`), which ``yoxla
-  validate-benchmark`` holds the frozen benchmark's rows to: the target occurs *exactly once* in
-  the passage, as written (NFC, collapsed white space), so its place is not ambiguous;
-* **number in range** (``numeric_tolerance``, ``spearman``): the target is a number, inside
-  the strict extraction's ``range`` when the task declares one.
-
-:func:`row_problems` runs them over a prepared task's items: one :class:`RowProblem` per bad
-item (its first broken rule), every other item still checked. ``yoxla suite validate``,
-``yoxla suite check`` and a suite run (before any model call) refuse a task with a bad row,
-one line ``task X: item ID: <rule>`` each, exit status 2.
+Each built-in grader name declares the checks its scoring relies on (:data:`GRADER_CHECKS`; the
+rules are tabled in docs/suites.md, *Built-in graders*, "Row checks"): gold in the answer space,
+compared as the grader compares an extracted answer (a look-alike letter, Cyrillic ``А`` for
+Latin ``A``, is another letter); span locatable; number in range. :data:`STRICTER` is the form
+``yoxla validate-benchmark`` holds the frozen rows to (a gold span occurs exactly once).
+:func:`row_problems` gives one :class:`RowProblem` per bad item (its first broken rule), every
+other item still checked; the one row validator (:mod:`yoxla.data.validate`) calls the same checks.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """The one row validator of a suite task: its rows checked before any model is called.
 
 ``yoxla validate-benchmark`` (an edition's rows, every task of its package suite) and ``yoxla
-suite validate`` (any suite's prepared items) both call it. The rules come from the task:
+suite validate`` (any suite's prepared items) both call it. The rules come from the task: the
+columns it reads (:func:`read_columns`) and those its dataset declares (``required_columns``,
+which no hash covers), the row checks of its built-in graders (:mod:`yoxla.data.rowchecks`), a
+null gold only where the task abstains, a prompt that renders, unique ids, list inputs lists.
 
-* **columns** (:func:`required_columns`): what its templates, graders, answer space and
-  breakdowns read (:func:`read_columns`), plus the columns the suite declares a row must carry
-  though nothing reads them (YOXLA: its dataset's ``required_columns``, which no hash covers:
-  declaring them changes no task, contract or prompt hash);
-* **the gold**: the row checks its built-in graders declare (:mod:`yoxla.data.rowchecks`:
-  gold in the answer space, span locatable, number in range; ``strict``: in their stricter form,
-  a gold span occurs exactly once in its passage), a null gold only where the task abstains, an
-  ``is_answerable`` that agrees with it, a prompt that renders; ids unique, list inputs lists.
-
-Errors refuse a run; each names the row id and the rule it breaks. Warnings (a fingerprint that
-differs from the published or frozen one, a broken distribution invariant: a label never used
-as gold, A/B positions unbalanced, list inputs of different sizes) are reported but do not
-refuse: they mean results are not comparable with published runs.
+Errors refuse a run; each names the row id and the rule it breaks. Warnings (another fingerprint
+than the published or frozen one, a broken distribution invariant) do not refuse: they mean
+results are not comparable with published runs.
 """
 
 from __future__ import annotations
@@ -29,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from yoxla.contract.benchmark import benchmark_task, task_ids
 from yoxla.contract.errors import SuiteError
 from yoxla.contract.loader import SuiteTask
-from yoxla.contract.spec_answers import StrictExtraction
 from yoxla.contract.spec_grading import BuiltinGrader
 from yoxla.data.editions import ID_FIELD, Edition, ManifestEntry, fingerprint, load_rows
 from yoxla.data.rowchecks import declared_checks, first_problem, row_problems
@@ -73,12 +65,6 @@ class TaskReport:
     @property
     def ok(self) -> bool:
         return not self.errors
-
-
-def _mode(task: SuiteTask) -> str | None:
-    """The strict extraction's mode (resolved), None for a task not read strictly."""
-    rule = task.spec.output_extraction
-    return (rule.mode or task.spec.strict_mode) if isinstance(rule, StrictExtraction) else None
 
 
 def gold_field(task: SuiteTask) -> str | None:
@@ -130,9 +116,10 @@ def required_columns(task: SuiteTask) -> tuple[str, ...]:
 
 
 def _null_gold_problem(task: SuiteTask, gold: Any) -> str | None:
+    mode = task.spec.strict_mode
     if gold is None:
-        return None if _mode(task) == "text_or_abstain" else "gold is null but this task has no abstention"
-    if _mode(task) in ("text", "text_or_abstain") and (not isinstance(gold, str) or not gold.strip()):
+        return None if mode == "text_or_abstain" else "gold is null but this task has no abstention"
+    if mode in ("text", "text_or_abstain") and (not isinstance(gold, str) or not gold.strip()):
         return f"gold {gold!r} is not a non-empty string"
     return None
 
@@ -151,7 +138,7 @@ def _prompt_problem(task: SuiteTask, row: Mapping[str, Any]) -> str | None:
 def _row_problems(task: SuiteTask, row: Mapping[str, Any], strict: bool) -> tuple[list[tuple[str, str]], str]:
     """(rule, message) for each rule one row breaks, in the order they are checked; its target."""
     out: list[tuple[str, str]] = []
-    spec, gold_at, target, mode = task.spec, gold_field(task), "", _mode(task)
+    spec, gold_at, target, mode = task.spec, gold_field(task), "", task.spec.strict_mode
     gold = lookup(row, gold_at.split(".")) if gold_at else ""
     problem = _null_gold_problem(task, gold)
     if problem:

@@ -1,10 +1,7 @@
 """Generation settings of a suite task, and which of them an upstream may receive.
 
-The manifest's ``generation`` carries normalized fields (``instructions``, ``temperature``,
-``top_p``, ``max_output_tokens``, ``stop``, penalties), lm-eval aliases (``max_gen_toks``,
-``until``), execution controls (``max_retries``, ``max_empty_retries``, ``timeout_seconds``)
-and provider passthrough (``top_k``, ``min_p``, ``repetition_penalty``, ``do_sample``,
-``extra_body``, ``chat_template_kwargs``, ``prefill_think``, ``use_cache``).
+The manifest's ``generation`` carries normalized fields, lm-eval aliases (``max_gen_toks``,
+``until``), execution controls and provider passthrough (:data:`PASSTHROUGH_KEYS`).
 
 Passthrough goes only to OpenAI-compatible upstreams that are not OpenAI itself
 (:func:`passthrough_allowed`); the real OpenAI API would refuse unknown fields. Sending is the
@@ -195,8 +192,3 @@ class GenerationSettings(BaseModel):
             if key != "extra_body" and value is not None:
                 out[key] = value
         return out
-
-    def execution(self) -> dict[str, Any]:
-        """Execution controls that are set: max_retries, max_empty_retries, timeout_seconds."""
-        keys = ("max_retries", "max_empty_retries", "timeout_seconds")
-        return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}

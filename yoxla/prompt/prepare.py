@@ -2,17 +2,12 @@
 
 :func:`prepare_task` loads the task's dataset (and a separate few-shot dataset), runs the
 preprocessor in a worker process (a failure fails the task before any model call and names
-the row), assigns ids, renders targets and messages (few-shot examples first), and returns a
-:class:`PreparedTask` with the data fingerprints and the task hash.
+the row), assigns ids, renders targets and messages (few-shot examples first, chosen as
+docs/suites.md, *Few-shot*, says), and returns a :class:`PreparedTask` with the data
+fingerprints and the task hash.
 
 Item ids: the rows' own ``id`` when every row has a distinct text or integer one, else the
 1-based position after preprocessing.
-
-Few-shot: examples come from the separate few-shot dataset (split ``train`` by default) or
-from the task's own rows; the evaluated row is never its own example (neither the same
-position nor a row with the same content). ``first`` takes the first ``count`` allowed rows;
-``random`` draws ``count`` of them with a generator seeded by ``(seed, item position)``, so a
-run, its re-scoring and a partial run draw the same examples.
 """
 
 from __future__ import annotations
@@ -20,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from yoxla.contract.canonical import canonical_json, sha256_text
 from yoxla.contract.errors import DatasetError, PreprocessError, TemplateError
-from yoxla.contract.loader import SuiteTask
+from yoxla.contract.hashing import FrozenHashes, prepared_hashes, task_hash
+from yoxla.contract.loader import SuiteManifest, SuiteTask
 from yoxla.data.datasets import LoadedDataset, load_dataset
 from yoxla.data.editions import fingerprint
 from yoxla.prompt.space import item_space, row_dependent, space_problem, template_extra
@@ -75,7 +71,6 @@ class PreparedTask:
     items: tuple[Item, ...]
     datasets: dict[str, LoadedDataset]  # "dataset", and "fewshot" for a separate few-shot dataset
     rows_total: int  # items before a run's limit
-    fewshot_pool: tuple[dict[str, Any], ...] = field(default=(), repr=False)
 
     @property
     def fingerprints(self) -> dict[str, str]:
@@ -89,8 +84,6 @@ class PreparedTask:
     @cached_property
     def task_hash(self) -> str:
         """The task's definition and the fingerprints of the data it read."""
-        from yoxla.contract.hashing import task_hash
-
         return task_hash(self.task, self.fingerprints)
 
     @cached_property
@@ -259,15 +252,12 @@ def prepare_task(
         rows = preprocess(task, data.rows, workers, "dataset")
         fs = task.spec.fewshot_settings
         fewshot: _Fewshot | None = None
-        pool_rows: list[dict[str, Any]] = []
         if fs is not None:
             if fs.dataset is not None:
                 shots = load_dataset(fs.dataset, task.base_dir, "train", f"{task.where}, fewshot.dataset")
                 datasets["fewshot"] = shots
-                pool_rows = preprocess(task, shots.rows, workers, "few-shot dataset")
-                fewshot = _Fewshot(task, pool_rows, same_list=False)
+                fewshot = _Fewshot(task, preprocess(task, shots.rows, workers, "few-shot dataset"), False)
             else:
-                pool_rows = rows
                 fewshot = _Fewshot(task, rows, same_list=True)
     finally:
         if own:
@@ -321,7 +311,13 @@ def prepare_task(
                 choices=choices if dependent else None,
             )
         )
-    return PreparedTask(task, tuple(items), datasets, len(rows), tuple(pool_rows))
+    return PreparedTask(task, tuple(items), datasets, len(rows))
+
+
+def current_hashes(manifest: SuiteManifest, pool: WorkerPool | None = None) -> dict[str, FrozenHashes]:
+    """Hashes of every task of a manifest (reads each task's data, runs preprocessors, and
+    renders every item, so that a prompt over the size limit fails here too)."""
+    return {tid: prepared_hashes(prepare_task(task, pool)) for tid, task in manifest.tasks.items()}
 
 
 def messages_text(messages: Sequence[Message]) -> str:

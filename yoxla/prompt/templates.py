@@ -1,18 +1,10 @@
 """A tiny linear template renderer: field references, nothing else.
 
-``{{field}}`` reads a row field, ``{{nested.field}}`` walks objects (and list positions:
-``{{options.0}}``), ``{{row}}`` is the row as JSON, ``{{choices}}`` the task's choices as
-JSON and ``{{choice_list}}`` the choices joined by newlines. A missing value renders as an
-empty string; ``null`` too; objects and arrays render as JSON; other scalars as their JSON
-text (``true``, ``3.5``); strings as themselves. Space inside the braces is allowed.
-
-YOXLA adds one form: ``{{field | numbered}}`` renders a list as numbered lines
-(``1. first`` …, the options of a row-dependent answer space); anything else renders as
-``{{field}}`` does. A task with an ``answer_space`` passes its items' own answers as the
-choices, and ``{{answer_space}}`` (only there) lists them with their descriptions.
-
-Anything else between ``{{`` and ``}}`` (other filters, expressions, Jinja statements
-``{% %}``) is refused when the manifest is loaded: templates are not a programming language.
+The forms (``{{field}}``, ``{{nested.field}}``, ``{{row}}``, ``{{choices}}``, ``{{choice_list}}``,
+YOXLA's ``{{field | numbered}}`` and ``{{answer_space}}``) and how values render are tabled in
+docs/suites.md, *Templates*. Anything else between ``{{`` and ``}}`` (other filters, expressions,
+Jinja statements ``{% %}``) is refused when the manifest is loaded: templates are not a
+programming language.
 """
 
 from __future__ import annotations

@@ -14,17 +14,19 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yoxla.contract import spec as S
-from yoxla.contract.loader import SuiteTask
 from yoxla.extract.extractors import Extracted, StrictExtractor
-from yoxla.prompt.prepare import Item, PreparedTask
 from yoxla.score import graders as B
 from yoxla.score.judge import BATCH_SAMPLE_ID, JudgeCallback, JudgeRecord, JudgeSession
 from yoxla.score.samples import SampleCache, SampleOutput, SampleResult, TaskScore
 from yoxla.score.tally import BULK, Tally, as_extracted, control_marks
 from yoxla.score.worker import CallResult, WorkerPool
+
+if TYPE_CHECKING:
+    from yoxla.contract.loader import SuiteTask
+    from yoxla.prompt.prepare import Item, PreparedTask
 
 SAMPLE_FUNCTIONS = ("grade",)
 BATCH_FUNCTIONS = ("grade_batch",)
