@@ -161,11 +161,6 @@ def _resample(
     return Boot([t.task_id for t in tasks], block_ids, t_reps, b_reps, y_reps, B)
 
 
-def arena_ranks(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """1 + the number of models whose interval lies wholly above this one's (LMArena's rule)."""
-    return np.array([1 + int(np.sum(lo > hi[i])) for i in range(len(lo))], dtype=int)
-
-
 def paired_interval(reps_a: np.ndarray, reps_b: np.ndarray, alpha: float = ALPHA) -> tuple[float, float]:
     d = reps_a - reps_b
     return float(np.percentile(d, 100 * alpha / 2)), float(np.percentile(d, 100 * (1 - alpha / 2)))

@@ -1,15 +1,10 @@
 """Everything the app's views read, computed once at start-up from the admitted board.
 
 Per edition: each ranked board (the models run under the same conditions, with their
-bootstrap intervals and rank ranges), the files whose scores could not be re-checked (kept
-apart, never ranked), the cue-only floors and chance levels, and the reported results of
-that edition. Views only slice these; nothing here changes after :func:`prepare`, so one
-instance is shared, read-only, by every visitor.
-
-Rank ranges: a model's best rank is one plus the number of models whose 95% interval lies
-wholly above its own (LMArena's rule); its worst rank is the number of models minus those
-whose interval lies wholly below its own. ``1–3`` means the intervals cannot order it more
-finely than that.
+bootstrap intervals and rank ranges: docs/leaderboard.md states the rule), the files whose
+scores could not be re-checked (kept apart, never ranked), the cue-only floors and chance
+levels, and the reported results of that edition. Nothing here changes after :func:`prepare`,
+so one instance is shared, read-only, by every visitor.
 """
 
 from __future__ import annotations
@@ -165,7 +160,6 @@ class Ranked:
     task_rank_best: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=int))
     task_rank_worst: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=int))
     by_key: dict[str, int] = field(default_factory=dict)
-    by_name: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -223,7 +217,6 @@ def rank_board(board: Board, board_id: str, group: str) -> Ranked:
     r = Ranked(board_id, group, models, tids, groups, headline_name, meta.headline_rule)
     r.group_titles, r.group_tasks = titles, group_tasks
     r.by_key = {v.key: i for i, v in enumerate(models)}
-    r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
         return r
     boot = _follow(board.boot(board_id, group), board.shown(board_id, group), models)

@@ -84,10 +84,6 @@ def near_miss_table(models: list[Verdict], task_id: str | None = None) -> pd.Dat
     return df[["Model", "Invalid outputs", *kinds]]
 
 
-def span_tasks(task_ids: Iterable[str]) -> list[str]:
-    return [t for t in task_ids if task_kind(t) in ("span", "abstention")]
-
-
 def span_why(v: Verdict, task_id: str) -> str:
     """Why span recall and token F1 disagree for one model, from its own numbers (our words)."""
     m = v.tasks[task_id].metrics
@@ -129,7 +125,7 @@ def span_table(models: list[Verdict], task_ids: Iterable[str]) -> pd.DataFrame:
         "Why they differ",
     ]
     out = []
-    for tid in span_tasks(task_ids):
+    for tid in [t for t in task_ids if task_kind(t) in ("span", "abstention")]:
         for v in models:
             m = v.tasks[tid].metrics
             rec = 100 * float(m.get("span_recall", 0.0))

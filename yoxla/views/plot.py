@@ -143,10 +143,6 @@ def empty_figure(title: str, message: str, width: int = 100) -> Figure:
     }
 
 
-def is_empty(fig: Figure) -> bool:
-    return not fig["data"]
-
-
 def no_models_message(edition: str) -> str:
     return f"No re-checked result file on {edition} yet: nothing to plot (see Submit to add one)."
 
