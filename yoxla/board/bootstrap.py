@@ -1,4 +1,4 @@
-"""Bootstrap intervals over examples, paired differences, McNemar's test, LMArena-style ranks.
+"""Bootstrap intervals over examples, paired differences and McNemar's test.
 
 Every model of an edition is resampled with the *same* indices (per task, fixed seed), so
 one set of replicates gives each model's interval and, by subtraction, the paired interval

@@ -23,6 +23,7 @@ from yoxla.board.bootstrap import Boot
 from yoxla.board.breakdown import Field, RowValues, fields, row_values
 from yoxla.board.floors import Reference, reference
 from yoxla.board.loading import Board, SuiteMeta
+from yoxla.board.loading import headline as headline
 from yoxla.board.loading import suite_board_id as suite_board_id
 from yoxla.board.loading import suite_of as suite_of
 from yoxla.board.published import Publication, for_edition
@@ -57,19 +58,11 @@ ANNOTATIONS_ENV = "YOXLA_ANNOTATIONS_DIR"
 
 
 def default_annotations_root(root: str | os.PathLike[str] | None = None) -> Path:
-    """Where the editions' annotation folders are: ``$YOXLA_ANNOTATIONS_DIR``, else ``annotations/``
-    of the repository ``root`` (``annotations/<edition>/``, docs/annotation.md;
-    :func:`yoxla.contract.registry.repo_root`: given, else ``$YOXLA_ROOT``, else the working directory)."""
+    """``$YOXLA_ANNOTATIONS_DIR``, else ``annotations/`` of the repository ``root`` (docs/annotation.md)."""
     from yoxla.contract.registry import repo_root
 
     env = os.environ.get(ANNOTATIONS_ENV)
     return Path(env) if env else repo_root(root) / "annotations"
-
-
-def headline(v: Verdict) -> float:
-    """The board's headline score of a file: YOXLA, or a suite board's suite score (NaN when absent)."""
-    value = v.scores.get("yoxla") if "yoxla" in v.scores else v.scores.get("suite")
-    return float(value) if isinstance(value, int | float) else float("nan")
 
 
 def group_score(v: Verdict, group: str) -> float:
@@ -172,7 +165,6 @@ class Ranked:
         return rank_text(int(self.rank_best[i]), int(self.rank_worst[i]))
 
     def group_title(self, group: str) -> str:
-        """A group's title in tables (the benchmark's blocks: Understanding, …; a suite's: its name)."""
         return self.group_titles.get(group, group)
 
     def yoxla_interval(self, i: int) -> tuple[float, float]:
@@ -279,13 +271,9 @@ def _rankable(points: np.ndarray) -> np.ndarray:
 
 @dataclass
 class EditionData:
-    """One board of the app: an edition of the benchmark, or a committed eval suite.
-
-    ``name`` is the board id (``v1``, ``sample``, ``suite:<id>``); a suite board has ``suite``
-    (its :class:`~yoxla.board.loading.SuiteMeta`, the committed manifest as the board presents
-    it) and no floors or reported results. The views read the board's headline and groups (the
-    benchmark's blocks, a suite's declared ``groups``) from its :attr:`standard` board.
-    """
+    """One board of the app: an edition of the benchmark (``v1``, ``sample``), or a committed eval
+    suite (``suite:<id>``: no floors or reported results). The views read its headline and groups
+    from its :attr:`standard` board."""
 
     name: str
     boards: dict[str, Ranked]  # every group; empty boards included
@@ -301,12 +289,10 @@ class EditionData:
 
     @property
     def breakdowns(self) -> dict[str, list[str]]:
-        """Per task, the row fields the board's suite declares to break it down by."""
         return self.suite.breakdowns
 
     @property
     def headline(self) -> str:
-        """The name of the board's headline score, as its suite gives it (the benchmark: YOXLA)."""
         return self.standard.headline
 
     @property
@@ -315,7 +301,6 @@ class EditionData:
         return self.standard.headline_rule == "mean_of_groups"
 
     def group_title(self, group: str) -> str:
-        """A group's title in tables (:meth:`Ranked.group_title`)."""
         return self.standard.group_title(group)
 
     @property
@@ -355,16 +340,13 @@ class EditionData:
         return (None, v) if v is not None else None
 
     def groups_of_tasks(self) -> dict[str, list[str]]:
-        """The suite definition's groups with their tasks on this board, in its order: the
-        benchmark's blocks (its package suite's groups), a suite's declared ``groups`` (none: {})."""
+        """The suite's groups (the benchmark's blocks) with their tasks on this board, in its order."""
         return {g: list(tasks) for g, tasks in self.standard.group_tasks.items()}
 
     def group_name(self, group: str) -> str:
-        """A group's name as the suite definition gives it (else its id)."""
         return self.suite.group_names.get(group, group)
 
     def breakdown_fields(self, task_id: str) -> list[Field]:
-        """The fields this board breaks a task down by (:func:`yoxla.board.breakdown.fields`)."""
         return fields(self.suite.breakdowns, task_id)
 
 

@@ -84,6 +84,10 @@ def near_miss_table(models: list[Verdict], task_id: str | None = None) -> pd.Dat
     return df[["Model", "Invalid outputs", *kinds]]
 
 
+def span_tasks(task_ids: Iterable[str]) -> list[str]:
+    return [t for t in task_ids if task_kind(t) in ("span", "abstention")]
+
+
 def span_why(v: Verdict, task_id: str) -> str:
     """Why span recall and token F1 disagree for one model, from its own numbers (our words)."""
     m = v.tasks[task_id].metrics
@@ -125,7 +129,7 @@ def span_table(models: list[Verdict], task_ids: Iterable[str]) -> pd.DataFrame:
         "Why they differ",
     ]
     out = []
-    for tid in [t for t in task_ids if task_kind(t) in ("span", "abstention")]:
+    for tid in span_tasks(task_ids):
         for v in models:
             m = v.tasks[tid].metrics
             rec = 100 * float(m.get("span_recall", 0.0))
@@ -216,17 +220,7 @@ def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> plo
                 "precision %{customdata[1]:.1f}, over sentence %{customdata[2]:.1f}%<extra></extra>",
             }
         )
-    data.append(
-        {
-            "type": "scatter",
-            "x": [0, 100],
-            "y": [0, 100],
-            "mode": "lines",
-            "name": "F1 = recall",
-            "line": {"color": "#999999", "dash": "dot"},
-            "hoverinfo": "skip",
-        }
-    )
+    data.append(plot.line_trace([0, 100], "F1 = recall", {"color": "#999999", "dash": "dot"}))
     cut = f" (best {plot.MAX_PLOT_MODELS} of {len(models)})" if len(models) > plot.MAX_PLOT_MODELS else ""
     return plot.figure(
         data,
