@@ -255,16 +255,10 @@ class Board:
 
     # Bootstrap ------------------------------------------------------------------------
     def boot(self, board: str, group: str = "standard") -> Boot:
-        """Bootstrap replicates of one board (``group``: its run conditions), computed once:
-        per task, and the headline as their mean, or under the headline rule ``mean_of_groups``
-        as the mean of the group means (the suite's ``groups`` as blocks).
-
-        One rule for every task of every board, where each model has a finite score on the same
-        examples with the same controls (left out, as from the score): a correlation primary
-        metric (the benchmark's STS) is recomputed on each resample from the predictions and
-        the gold values of the board's rows; a score that is the mean of its per-sample scores
-        resamples them; any other (batch graders, grader errors, a correlation without rows)
-        keeps its score (no interval). A task some model lacks, or lower-is-better (NaN score),
+        """Bootstrap replicates of one board (``group``: its run conditions), computed once: per
+        task, and the headline as their mean (``mean_of_groups``: of the group means). The rule
+        (docs/leaderboard.md, "Eval suites") holds where every model has a finite score on the same
+        examples with the same controls; a task some model lacks, or lower-is-better (NaN score),
         is left out, as from the headline. :meth:`interval_tasks` names the resampled tasks."""
         key = f"{board}/{group}"
         if key not in self._boot:
