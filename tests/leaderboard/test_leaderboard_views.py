@@ -20,7 +20,7 @@ from leaderboard_helpers import COMMITTED, REPO, view_context, write
 
 from yoxla.admission.gold import DataSource
 from yoxla.board import explorer
-from yoxla.board.bootstrap import arena_ranks, average_ranks, mcnemar, resample_counts, spearman_reps
+from yoxla.board.bootstrap import average_ranks, mcnemar, resample_counts, spearman_reps
 from yoxla.board.loading import Board, load_board, model_key
 from yoxla.board.prepared import Prepared, block_title, prepare, rank_ranges
 from yoxla.board.published import publications
@@ -96,7 +96,7 @@ def test_bootstrap_helpers_agree_with_references() -> None:
     assert np.allclose(counts.sum(axis=1), 40)
     reps = spearman_reps(pred, gold, idx)
     assert abs(reps[1, 7] - spearman(pred[1][idx[7]], gold[idx[7]])) < 1e-12
-    assert list(arena_ranks(np.array([50.0, 40.0, 10.0]), np.array([60.0, 55.0, 20.0]))) == [1, 1, 3]
+    assert list(rank_ranges(np.array([50.0, 40.0, 10.0]), np.array([60.0, 55.0, 20.0]))[0]) == [1, 1, 3]
     assert mcnemar(np.array([1, 1, 1, 1, 0]), np.array([0, 0, 0, 0, 0]))[:2] == (4, 0)
     assert mcnemar(np.array([1, 0]), np.array([1, 0]))[2] == 1.0
 

@@ -1,4 +1,4 @@
-"""Bootstrap intervals over examples, paired differences, McNemar's test, LMArena-style ranks.
+"""Bootstrap intervals over examples, paired differences and McNemar's test.
 
 Every model of an edition is resampled with the *same* indices (per task, fixed seed), so
 one set of replicates gives each model's interval and, by subtraction, the paired interval
@@ -159,11 +159,6 @@ def _resample(
     present = [bi for bi, b in enumerate(block_ids) if any(t.block == b for t in tasks)]
     y_reps = b_reps[:, present, :].mean(axis=1) if present else np.zeros((m, B))
     return Boot([t.task_id for t in tasks], block_ids, t_reps, b_reps, y_reps, B)
-
-
-def arena_ranks(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """1 + the number of models whose interval lies wholly above this one's (LMArena's rule)."""
-    return np.array([1 + int(np.sum(lo > hi[i])) for i in range(len(lo))], dtype=int)
 
 
 def paired_interval(reps_a: np.ndarray, reps_b: np.ndarray, alpha: float = ALPHA) -> tuple[float, float]:

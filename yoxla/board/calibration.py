@@ -1,27 +1,11 @@
 """How sure the models are, on one board: calibration metrics with bootstrap intervals.
 
-The point values are the reports admission re-derived (``TaskRecord.calibration`` per task,
-``Verdict.calibration`` pooled per block and overall; docs/calibration.md has the formulas).
-A suite board has no blocks: its scopes are all tasks (pooled) and each task with a report,
-from the distributions its files store over each item's closed answer space.
-The intervals come from the per-example arrays admission keeps on each task
-(``p_top``, ``p_gold``, ``brier``, ``top_correct``, the parsed answer and the control mask):
-examples are resampled with replacement within each task, B times with a fixed seed, the same
-resamples for every model (so two models' intervals are paired, as for the scores); a pooled
-metric is recomputed on each replicate from the resampled examples of all its tasks. Every
-metric is a ratio of sums over examples, so one matrix product per task gives all replicates:
-
-* mean gold probability = Σ_P p(gold) / |P|, Brier = Σ_P brier term / |P|
-  (P: scored examples with a complete distribution);
-* high-confidence error rate = #{scored, valid, wrong, p(answer) ≥ 0.90} / |scored|; a wrong
-  answer with p ≥ 0.90 is necessarily the most probable label, so p(answer) is ``p_top``;
-* answer agreement = #{answer = most probable label} / #{examples with a distribution,
-  controls included};
-* ECE = Σ_b |Σ_{P∩b} [top = gold] − Σ_{P∩b} p_top| / |P| over the 15 equal-width bins.
-
-Group consistency and the controls get no interval: the group ids are not kept on the board,
-and controls are few by construction. ECE is biased upward under resampling (empty and thin
-bins fill with noise), so its interval can sit above the point value; it is shown as computed.
+The point values are the reports admission re-derived; the intervals resample the per-example
+arrays admission keeps on each task (``p_top``, ``p_gold``, ``brier``, ``top_correct``, the parsed
+answer, the control mask) as docs/calibration.md ("In the app") states: every
+metric is a ratio of sums over examples, so one matrix product per task gives all replicates. A
+wrong answer with p ≥ 0.90 is necessarily the most probable label, so its p(answer) is ``p_top``.
+A suite board has no blocks: its scopes are all tasks (pooled) and each task with a report.
 """
 
 from __future__ import annotations

@@ -300,9 +300,7 @@ def _suite_detail(board: Board, v: Verdict, task_id: str, example_id: str) -> st
     return "\n".join(bits)
 
 
-def suite_example_view(
-    board: Board, edition: str, task_id: str, key: str, example_id: str
-) -> ExampleView | None:
+def example_view(board: Board, edition: str, task_id: str, key: str, example_id: str) -> ExampleView | None:
     v = model_of(board, edition, key)
     if v is None or task_id not in v.tasks or example_id not in v.tasks[task_id].ids:
         return None
@@ -310,47 +308,31 @@ def suite_example_view(
     i = rec.ids.index(example_id)
     raw = _raw_by_id(board, edition, key, task_id).get(example_id, "")
     answer, reasoning = split_reasoning(raw)
-    item = board.items(edition, task_id).get(example_id)
-    if item is None:
-        inputs, gold = "(the committed suite could not be prepared here, so the prompt is not shown)", ""
-    else:
-        inputs, gold = messages_text(item.messages), str(item.target or "")
+    suite = suite_of(edition) is not None
     score = float(rec.scores[i])
-    verdict = verdict_of(rec.outcomes[i], score)
-    scored = f"score {score:.3f}" if np.isfinite(score) else "no per-item score"
-    detail = f"{verdict} (outcome: {rec.outcomes[i]}, {scored}"
+    scored = "no per-item score" if suite and not np.isfinite(score) else f"score {score:.3f}"
+    detail = f"{verdict_of(rec.outcomes[i], score)} (outcome: {rec.outcomes[i]}, {scored}"
     if rec.near_miss[i]:
         detail += f", near miss: {rec.near_miss[i]}"
     detail += ")"
-    extra = _suite_detail(board, v, task_id, example_id)
-    if extra:
-        detail += "\n" + extra
-    return ExampleView(
-        example_id, inputs, gold, answer, reasoning, rec.parsed[i] or "(invalid)", detail, None
-    )
-
-
-def example_view(board: Board, edition: str, task_id: str, key: str, example_id: str) -> ExampleView | None:
-    if suite_of(edition) is not None:
-        return suite_example_view(board, edition, task_id, key, example_id)
-    v = model_of(board, edition, key)
-    if v is None or task_id not in v.tasks:
-        return None
-    rec = v.tasks[task_id]
-    if example_id not in rec.ids:
-        return None
-    i = rec.ids.index(example_id)
+    hl = None
+    if suite:
+        item = board.items(edition, task_id).get(example_id)
+        if item is None:
+            inputs, gold = "(the committed suite could not be prepared here, so the prompt is not shown)", ""
+        else:
+            inputs, gold = messages_text(item.messages), str(item.target or "")
+        extra = _suite_detail(board, v, task_id, example_id)
+        if extra:
+            detail += "\n" + extra
+        return ExampleView(
+            example_id, inputs, gold, answer, reasoning, rec.parsed[i] or "(invalid)", detail, hl
+        )
     task = row_fields(task_id)
-    raw = _raw_by_id(board, edition, key, task_id).get(example_id, "")
-    answer, reasoning = split_reasoning(raw)
     rows = _rows_by_id(board, edition, task_id)
     row = rows.get(example_id) if rows is not None else None
     if row is None:
-        inputs, gold, hl = (
-            "(the edition's rows are not available here, so inputs and gold are not shown)",
-            "",
-            None,
-        )
+        inputs, gold = "(the edition's rows are not available here, so inputs and gold are not shown)", ""
     else:
         parts = []
         for f in task.inputs:
@@ -360,15 +342,9 @@ def example_view(board: Board, edition: str, task_id: str, key: str, example_id:
             parts.append(f"{f}:\n{val}")
         inputs = "\n\n".join(parts)
         gold = gold_text(task, row)
-        hl = None
         if task_kind(task_id) in ("span", "abstention"):
             passage = str(row[task.inputs[0]])
             hl = highlight_spans(
                 passage, row.get(task.gold), answer if rec.parsed[i] else None, row.get("answer_start")
             )
-    verdict = verdict_of(rec.outcomes[i], float(rec.scores[i]))
-    detail = f"{verdict} (outcome: {rec.outcomes[i]}, score {float(rec.scores[i]):.3f}"
-    if rec.near_miss[i]:
-        detail += f", near miss: {rec.near_miss[i]}"
-    detail += ")"
     return ExampleView(example_id, inputs, gold, answer, reasoning, rec.parsed[i] or "(invalid)", detail, hl)

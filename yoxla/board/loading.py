@@ -10,6 +10,7 @@ so the explorer never shows bytes that were not admitted).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import time
 from collections import OrderedDict
@@ -51,12 +52,8 @@ MAX_DEPTH = 8
 
 
 def find_result_files(folder: str | os.PathLike[str]) -> list[Path]:
-    """Every ``*.json`` entry under ``folder``, whatever it is (admission says what is wrong with it).
-
-    Directories are walked without following symbolic links (no loops), at most
-    :data:`MAX_DEPTH` levels and :data:`MAX_FILES` entries; ``partial/`` is skipped (partial
-    runs never reach the board).
-    """
+    """Every ``*.json`` entry under ``folder``, whatever it is (admission says what is wrong with it);
+    links are not followed, ``partial/`` is skipped (partial runs never reach the board)."""
     return walk_files(
         Path(folder),
         max_depth=MAX_DEPTH,
@@ -113,8 +110,8 @@ class Board:
         best headline score (YOXLA, a suite's suite score) first (ties by name)."""
 
         def key(v: Verdict) -> tuple[float, str, str]:
-            score = v.scores.get("yoxla") if "yoxla" in v.scores else v.scores.get("suite")
-            return (-float(score) if isinstance(score, int | float) else float("inf"), v.name, v.key)
+            score = headline(v)
+            return (-score if not math.isnan(score) else math.inf, v.name, v.key)
 
         return sorted((v for v in self._on(board) if v.rechecked and v.group == group), key=key)
 
@@ -142,8 +139,7 @@ class Board:
         ]
 
     def admission_line(self, board: str | None = None) -> str:
-        """One line: how many files of a board (of all, by default) are admitted (re-checked or
-        not), excluded and superseded."""
+        """How many files of a board (default: all) are admitted, excluded and superseded."""
         vs = self.listed(board)
         shown = [v for v in vs if v.shown]
         rechecked = sum(v.rechecked for v in shown)
@@ -155,8 +151,7 @@ class Board:
         )
 
     def default_edition(self) -> str:
-        """The published benchmark (the first edition): its re-checked files, or until there
-        are any the results its authors reported, fill the first screen."""
+        """The published benchmark (the first edition) fills the first screen."""
         return EDITIONS[0]
 
     def edition(self, name: str) -> Edition:
@@ -174,11 +169,9 @@ class Board:
         return list(self.meta(board).tasks)
 
     def meta(self, board: str) -> SuiteMeta:
-        """The suite a board shows (:class:`SuiteMeta`): a committed suite, or a benchmark
-        edition's package suite (``yoxla/editions/yoxla-<edition>.yaml``,
-        :func:`~yoxla.contract.registry.manifest_path`) with its tasks and groups in the edition's
-        task order. A suite that does not load leaves its files' task ids (an edition: its own),
-        no groups and the generic headline (the app still starts)."""
+        """The suite a board shows: a committed suite, or an edition's package suite (its tasks and
+        groups in the edition's order). One that does not load leaves its files' task ids (an
+        edition: its own), no groups and the generic headline (the app still starts)."""
         if board not in self._metas:
             self._metas[board] = self._load_meta(board)
         return self._metas[board]
@@ -221,10 +214,8 @@ class Board:
         return sorted({v.suite for v in self.verdicts if v.shown and v.rechecked and v.suite is not None})
 
     def suite_boards(self) -> list[str]:
-        """Every suite with a board in the app: each suite committed under ``suites/`` (an empty
-        board until a file of it is admitted) and any suite with ranked files, sorted. The
-        package's benchmark suites (``yoxla-sample``, ``yoxla-v1``) have none: their files are
-        admitted onto their editions' boards (:func:`~yoxla.contract.registry.edition_of`)."""
+        """Every suite committed under ``suites/`` (an empty board until a file of it is admitted) and
+        any suite with ranked files, sorted; the package's suites' files are on their editions' boards."""
         from yoxla.contract.registry import package_suites_dir
 
         try:
@@ -237,10 +228,8 @@ class Board:
 
     # Ranking order ----------------------------------------------------------------------
     def ranking(self, board: str) -> tuple[str, ...]:
-        """The ranking order the board's suite declares (a benchmark: its package suite's
-        ``analysis.ranking``; a committed suite: ``metadata.ranking``), else the suite score.
-        An edition made in code with its own analysis section ranks by its order (the default
-        order where it declares none)."""
+        """The ranking order the board's suite declares, else the suite score (an edition made in
+        code with its own analysis section: its order, else the default order)."""
         from yoxla.score.calibration.ranking import DEFAULT_ORDER, SUITE_ORDER
 
         own = getattr(self.editions.get(board), "analysis", None)
@@ -256,10 +245,8 @@ class Board:
         return explain_order(self.ranking(board), None if self.meta(board).edition else SUITE_WORDS)
 
     def ranked(self, board: str, group: str = "standard", task_id: str | None = None) -> list[Verdict]:
-        """The models of one board sorted by the declared order, best first (ties: :meth:`shown`'s order).
-
-        For the whole board the entries are the headline score and the calibration pooled
-        over its tasks (a suite file's: group consistency); with ``task_id``, that task's."""
+        """The models of one board in the declared order, best first (ties: :meth:`shown`'s order);
+        with ``task_id``, by that task's entries."""
         from yoxla.score.calibration.ranking import rank
 
         models = self.shown(board, group)
@@ -268,16 +255,10 @@ class Board:
 
     # Bootstrap ------------------------------------------------------------------------
     def boot(self, board: str, group: str = "standard") -> Boot:
-        """Bootstrap replicates of one board (``group``: its run conditions), computed once:
-        per task, and the headline as their mean, or under the headline rule ``mean_of_groups``
-        as the mean of the group means (the suite's ``groups`` as blocks).
-
-        One rule for every task of every board, where each model has a finite score on the same
-        examples with the same controls (left out, as from the score): a correlation primary
-        metric (the benchmark's STS) is recomputed on each resample from the predictions and
-        the gold values of the board's rows; a score that is the mean of its per-sample scores
-        resamples them; any other (batch graders, grader errors, a correlation without rows)
-        keeps its score (no interval). A task some model lacks, or lower-is-better (NaN score),
+        """Bootstrap replicates of one board (``group``: its run conditions), computed once: per
+        task, and the headline as their mean (``mean_of_groups``: of the group means). The rule
+        (docs/leaderboard.md, "Eval suites") holds where every model has a finite score on the same
+        examples with the same controls; a task some model lacks, or lower-is-better (NaN score),
         is left out, as from the headline. :meth:`interval_tasks` names the resampled tasks."""
         key = f"{board}/{group}"
         if key not in self._boot:
@@ -315,8 +296,7 @@ class Board:
         return run_bootstrap(inputs, blocks, len(models), B=self.B), resampled
 
     def _correlation(self, board: str, task: TaskInput, recs: list[TaskRecord]) -> TaskInput:
-        """A correlation task resampled as one: every model's predictions and the rows' gold
-        values (controls left out); ``task`` as it is when either is missing."""
+        """``task`` with every model's predictions and the rows' gold values (controls left out)."""
         from yoxla.contract.benchmark import gold_field
 
         rows = self.rows(board)
@@ -346,8 +326,13 @@ class Board:
         return doc
 
 
+def headline(v: Verdict) -> float:
+    """The board's headline score of a file: YOXLA, or a suite board's suite score (NaN when absent)."""
+    value = v.scores.get("yoxla") if "yoxla" in v.scores else v.scores.get("suite")
+    return float(value) if isinstance(value, int | float) else float("nan")
+
+
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Whether two files' control masks are the same (both none, or equal)."""
     return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 
@@ -395,8 +380,8 @@ def _meta(
     edition: str | None,
     order: list[str] | None,
 ) -> SuiteMeta:
-    """A board's :class:`SuiteMeta` from its manifest (None: it is not here; ``order``'s task ids
-    alone); ``order`` (a benchmark edition's task ids) orders the tasks and each group's."""
+    """A board's :class:`SuiteMeta` from its manifest (None: ``order``'s task ids alone);
+    ``order`` (an edition's task ids) orders the tasks and each group's."""
     judged = sorted({tid for v in shown for tid, t in v.tasks.items() if t.judge_scored})
     judges = sorted({v.judge for v in shown if v.judge})
     if m is None:

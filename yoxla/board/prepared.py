@@ -1,15 +1,10 @@
 """Everything the app's views read, computed once at start-up from the admitted board.
 
 Per edition: each ranked board (the models run under the same conditions, with their
-bootstrap intervals and rank ranges), the files whose scores could not be re-checked (kept
-apart, never ranked), the cue-only floors and chance levels, and the reported results of
-that edition. Views only slice these; nothing here changes after :func:`prepare`, so one
-instance is shared, read-only, by every visitor.
-
-Rank ranges: a model's best rank is one plus the number of models whose 95% interval lies
-wholly above its own (LMArena's rule); its worst rank is the number of models minus those
-whose interval lies wholly below its own. ``1–3`` means the intervals cannot order it more
-finely than that.
+bootstrap intervals and rank ranges: docs/leaderboard.md states the rule), the files whose
+scores could not be re-checked (kept apart, never ranked), the cue-only floors and chance
+levels, and the reported results of that edition. Nothing here changes after :func:`prepare`,
+so one instance is shared, read-only, by every visitor.
 """
 
 from __future__ import annotations
@@ -28,6 +23,7 @@ from yoxla.board.bootstrap import Boot
 from yoxla.board.breakdown import Field, RowValues, fields, row_values
 from yoxla.board.floors import Reference, reference
 from yoxla.board.loading import Board, SuiteMeta
+from yoxla.board.loading import headline as headline
 from yoxla.board.loading import suite_board_id as suite_board_id
 from yoxla.board.loading import suite_of as suite_of
 from yoxla.board.published import Publication, for_edition
@@ -62,19 +58,11 @@ ANNOTATIONS_ENV = "YOXLA_ANNOTATIONS_DIR"
 
 
 def default_annotations_root(root: str | os.PathLike[str] | None = None) -> Path:
-    """Where the editions' annotation folders are: ``$YOXLA_ANNOTATIONS_DIR``, else ``annotations/``
-    of the repository ``root`` (``annotations/<edition>/``, docs/annotation.md;
-    :func:`yoxla.contract.registry.repo_root`: given, else ``$YOXLA_ROOT``, else the working directory)."""
+    """``$YOXLA_ANNOTATIONS_DIR``, else ``annotations/`` of the repository ``root`` (docs/annotation.md)."""
     from yoxla.contract.registry import repo_root
 
     env = os.environ.get(ANNOTATIONS_ENV)
     return Path(env) if env else repo_root(root) / "annotations"
-
-
-def headline(v: Verdict) -> float:
-    """The board's headline score of a file: YOXLA, or a suite board's suite score (NaN when absent)."""
-    value = v.scores.get("yoxla") if "yoxla" in v.scores else v.scores.get("suite")
-    return float(value) if isinstance(value, int | float) else float("nan")
 
 
 def group_score(v: Verdict, group: str) -> float:
@@ -165,7 +153,6 @@ class Ranked:
     task_rank_best: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=int))
     task_rank_worst: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=int))
     by_key: dict[str, int] = field(default_factory=dict)
-    by_name: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -178,7 +165,6 @@ class Ranked:
         return rank_text(int(self.rank_best[i]), int(self.rank_worst[i]))
 
     def group_title(self, group: str) -> str:
-        """A group's title in tables (the benchmark's blocks: Understanding, …; a suite's: its name)."""
         return self.group_titles.get(group, group)
 
     def yoxla_interval(self, i: int) -> tuple[float, float]:
@@ -223,7 +209,6 @@ def rank_board(board: Board, board_id: str, group: str) -> Ranked:
     r = Ranked(board_id, group, models, tids, groups, headline_name, meta.headline_rule)
     r.group_titles, r.group_tasks = titles, group_tasks
     r.by_key = {v.key: i for i, v in enumerate(models)}
-    r.by_name = {v.name: i for i, v in enumerate(models)}
     if not models:
         return r
     boot = _follow(board.boot(board_id, group), board.shown(board_id, group), models)
@@ -286,13 +271,9 @@ def _rankable(points: np.ndarray) -> np.ndarray:
 
 @dataclass
 class EditionData:
-    """One board of the app: an edition of the benchmark, or a committed eval suite.
-
-    ``name`` is the board id (``v1``, ``sample``, ``suite:<id>``); a suite board has ``suite``
-    (its :class:`~yoxla.board.loading.SuiteMeta`, the committed manifest as the board presents
-    it) and no floors or reported results. The views read the board's headline and groups (the
-    benchmark's blocks, a suite's declared ``groups``) from its :attr:`standard` board.
-    """
+    """One board of the app: an edition of the benchmark (``v1``, ``sample``), or a committed eval
+    suite (``suite:<id>``: no floors or reported results). The views read its headline and groups
+    from its :attr:`standard` board."""
 
     name: str
     boards: dict[str, Ranked]  # every group; empty boards included
@@ -308,12 +289,10 @@ class EditionData:
 
     @property
     def breakdowns(self) -> dict[str, list[str]]:
-        """Per task, the row fields the board's suite declares to break it down by."""
         return self.suite.breakdowns
 
     @property
     def headline(self) -> str:
-        """The name of the board's headline score, as its suite gives it (the benchmark: YOXLA)."""
         return self.standard.headline
 
     @property
@@ -322,7 +301,6 @@ class EditionData:
         return self.standard.headline_rule == "mean_of_groups"
 
     def group_title(self, group: str) -> str:
-        """A group's title in tables (:meth:`Ranked.group_title`)."""
         return self.standard.group_title(group)
 
     @property
@@ -362,16 +340,13 @@ class EditionData:
         return (None, v) if v is not None else None
 
     def groups_of_tasks(self) -> dict[str, list[str]]:
-        """The suite definition's groups with their tasks on this board, in its order: the
-        benchmark's blocks (its package suite's groups), a suite's declared ``groups`` (none: {})."""
+        """The suite's groups (the benchmark's blocks) with their tasks on this board, in its order."""
         return {g: list(tasks) for g, tasks in self.standard.group_tasks.items()}
 
     def group_name(self, group: str) -> str:
-        """A group's name as the suite definition gives it (else its id)."""
         return self.suite.group_names.get(group, group)
 
     def breakdown_fields(self, task_id: str) -> list[Field]:
-        """The fields this board breaks a task down by (:func:`yoxla.board.breakdown.fields`)."""
         return fields(self.suite.breakdowns, task_id)
 
 

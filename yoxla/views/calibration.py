@@ -139,15 +139,7 @@ def reliability_figure(bins: Sequence[dict[str, Any]], title: str, empty: str) -
             "hovertemplate": "confidence in (%{customdata[0]:.3f}, %{customdata[1]:.3f}]: %{y} example(s)"
             "<extra></extra>",
         },
-        {
-            "type": "scatter",
-            "x": [0, 1],
-            "y": [0, 1],
-            "mode": "lines",
-            "name": "perfect calibration",
-            "line": {"color": "#000000", "dash": "dot", "width": 1.5},
-            "hoverinfo": "skip",
-        },
+        plot.line_trace([0, 1], "perfect calibration", {"color": "#000000", "dash": "dot", "width": 1.5}),
         {
             "type": "scatter",
             "x": [float(b["mean_confidence"]) for b in filled],

@@ -111,10 +111,6 @@ def compare_table(r: Ranked, key_a: str, key_b: str) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def ranked_choices(r: Ranked) -> list[tuple[str, str]]:
-    return [(f"{v.name} · {v.provider}", v.key) for v in r.models]
-
-
 def compare_figure(table: pd.DataFrame, edition: str) -> plot.Figure:
     title = "A − B with paired 95% intervals (right of 0: A is better)"
     if table.empty:
@@ -182,7 +178,7 @@ class CompareView(View):
 
     def render(self, ctx: Context, edition: str, params: dict[str, str] | None = None) -> Update:
         ed = ctx.prepared.edition(edition)
-        choices = ranked_choices(ed.standard)
+        choices = [(f"{v.name} · {v.provider}", v.key) for v in ed.standard.models]
         keys = [k for _, k in choices]
         a = keep_or_first(None, choices)
         b = keys[1] if len(keys) > 1 else None

@@ -220,17 +220,7 @@ def span_figure(models: list[Verdict], task_ids: list[str], edition: str) -> plo
                 "precision %{customdata[1]:.1f}, over sentence %{customdata[2]:.1f}%<extra></extra>",
             }
         )
-    data.append(
-        {
-            "type": "scatter",
-            "x": [0, 100],
-            "y": [0, 100],
-            "mode": "lines",
-            "name": "F1 = recall",
-            "line": {"color": "#999999", "dash": "dot"},
-            "hoverinfo": "skip",
-        }
-    )
+    data.append(plot.line_trace([0, 100], "F1 = recall", {"color": "#999999", "dash": "dot"}))
     cut = f" (best {plot.MAX_PLOT_MODELS} of {len(models)})" if len(models) > plot.MAX_PLOT_MODELS else ""
     return plot.figure(
         data,

@@ -262,12 +262,10 @@ class ExplorerView(View):
             return {**out, **self.results(ctx, edition, replace(q, bval=None, nm=None, page=1))}
 
         outs = self.result_outputs()
-        picks: list[Any] = [self.task, self.a]
-        for comp in picks:
-            comp.input(repick, inputs, [self.bval, self.nm, *outs])
-        narrows: list[Any] = [self.b, self.verdict, self.pair, self.bval, self.nm]
-        for comp in narrows:
-            comp.input(refresh_first_page, inputs, outs)
+        for pick in (self.task, self.a):
+            pick.input(repick, inputs, [self.bval, self.nm, *outs])
+        for narrow in (self.b, self.verdict, self.pair, self.bval, self.nm):
+            narrow.input(refresh_first_page, inputs, outs)
         self.search.submit(refresh_first_page, inputs, outs)
         self.page.submit(refresh, inputs, outs)
 

@@ -153,7 +153,7 @@ def task_label(ed: EditionData, task_id: str) -> str:
     """A task's column header: its short name (a task without one: its id), marked when
     judge-scored or when lower is better (then the column holds the raw metric, not a 0-100 score)."""
     marks = []
-    if suite_judged(ed, task_id):
+    if task_id in ed.suite.judge_scored_tasks:
         marks.append("judge-scored")
     if lower_is_better(ed, task_id):
         marks.append("raw, lower is better")
@@ -163,11 +163,6 @@ def task_label(ed: EditionData, task_id: str) -> str:
 def primary_name(ed: EditionData, task_id: str) -> str:
     """A task's primary metric's name, as its suite definition gives it."""
     return ed.suite.primary.get(task_id, "score")
-
-
-def suite_judged(ed: EditionData, task_id: str) -> bool:
-    """Whether the board's shown results of the task were scored with a judge model."""
-    return task_id in ed.suite.judge_scored_tasks
 
 
 def lower_is_better(ed: EditionData, task_id: str) -> bool:

@@ -25,6 +25,7 @@ from yoxla.board.prepared import (
     group_score,
     headline,
     licence,
+    parameters,
     rank_board,
     size_band,
     weights,
@@ -83,7 +84,7 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
             "Provider": v.provider,
             "Model id": v.model,
             "Trust": v.trust,
-            "Parameters": _params(v),
+            "Parameters": parameters(v),
             "Size band": size_band(v),
             "Weights": weights(v),
             "Licence": licence(v),
@@ -112,11 +113,6 @@ def leaderboard_frame(ed: EditionData, group: str = "standard") -> pd.DataFrame:
         rec["File"] = model_key(v)
         records.append(rec)
     return pd.DataFrame.from_records(records, columns=cols)
-
-
-def _params(v: Verdict) -> Any:
-    md = v.model_info.metadata if v.model_info is not None else None
-    return md.parameters if md is not None and md.parameters is not None else None
 
 
 def _notes(v: Verdict) -> list[str]:
@@ -288,7 +284,7 @@ def leaderboard_view(
                         if with_iv or not r.blocks
                         else num_text(row[tid])
                     )
-        rec["Trust"] = "✔ verified" if row["Trust"] == "verified" else "community"
+        rec["Trust"] = trust_badge(row["Trust"])
         if with_diag:
             rec["Provider"] = row["Provider"]
             rec["Size"] = "" if pd.isna(row["Parameters"]) else f"{row['Parameters'] / 1e9:.3g}B"
@@ -363,8 +359,8 @@ def _number(value: Any) -> float:
     return x if np.isfinite(x) else float("nan")
 
 
-def trust_badge(v: Verdict) -> str:
-    return "✔ verified" if v.trust == "verified" else "community"
+def trust_badge(trust: str) -> str:
+    return "✔ verified" if trust == "verified" else "community"
 
 
 def unchecked_table(ed: EditionData) -> pd.DataFrame:
@@ -374,7 +370,7 @@ def unchecked_table(ed: EditionData) -> pd.DataFrame:
     cols = ["Model", "Provider", "Trust", head, *parts.values(), "Why not re-checked", "File"]
     out = []
     for v in ed.unchecked:
-        rec: dict[str, Any] = {"Model": v.name, "Provider": v.provider, "Trust": trust_badge(v)}
+        rec: dict[str, Any] = {"Model": v.name, "Provider": v.provider, "Trust": trust_badge(v.trust)}
         rec[head] = num_text(headline(v))
         for g, title in parts.items():
             rec[title] = num_text(group_score(v, g))

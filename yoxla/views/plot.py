@@ -143,10 +143,6 @@ def empty_figure(title: str, message: str, width: int = 100) -> Figure:
     }
 
 
-def is_empty(fig: Figure) -> bool:
-    return not fig["data"]
-
-
 def no_models_message(edition: str) -> str:
     return f"No re-checked result file on {edition} yet: nothing to plot (see Submit to add one)."
 
@@ -215,18 +211,18 @@ def reference_line(
     """(shapes, traces): a vertical line at ``x`` and its legend entry; nothing when ``x`` is None."""
     if x is None or not math.isfinite(x):
         return [], []
-    return vline(x, color, dash), [_legend_line(f"{label} {x:.1f}", color, dash)]
+    return vline(x, color, dash), [line_trace([None], f"{label} {x:.1f}", {"color": color, "dash": dash})]
 
 
-def _legend_line(label: str, color: str, dash: str) -> dict[str, Any]:
-    """A trace with no points that gives a reference line its legend entry."""
+def line_trace(xy: list[Any], name: str, line: dict[str, Any]) -> dict[str, Any]:
+    """A line through (x, x) for each x of ``xy`` (a diagonal; ``[None]``: a legend entry alone)."""
     return {
         "type": "scatter",
-        "x": [None],
-        "y": [None],
+        "x": xy,
+        "y": list(xy),
         "mode": "lines",
-        "name": label,
-        "line": {"color": color, "dash": dash},
+        "name": name,
+        "line": line,
         "hoverinfo": "skip",
     }
 
