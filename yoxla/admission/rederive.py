@@ -1,32 +1,12 @@
-"""Admission of suite result files (the suite body: ``yoxla-result`` 3, ``yoxla-suite-result`` 1), after the shared checks.
+"""Checks 4 to 6 (docs/leaderboard.md, docs/suites.md) of a suite result file (``yoxla-result``
+3, ``yoxla-suite-result`` 1), after the shared checks of :func:`yoxla.admission.rules.check_document`.
 
-:func:`yoxla.admission.rules.check_document` reads the file (strict JSON, the typed
-record), checks its digest and signature, and hands a suite record to
-:func:`check_suite_record`, which adds:
-
-4. **Suite**: the suite the file names by id is committed in this repository
-   (:class:`~yoxla.admission.committed.CommittedSuites`); its tasks are exactly the file's; the
-   file's task hashes (definition and data fingerprints) and suite hash equal the committed
-   suite's, which equal its frozen hash file; the run is complete (no ``--limit``, no task
-   or row filter, no control skipped). Nothing of the file is used to score it but its stored answers and judge calls:
-   no path, no code.
-5. **Coverage**: per task the predicted ids are exactly the task's items, in item order.
-6. **Re-derivation**: every task is re-scored from the stored answers through the one suite
-   derivation (:func:`yoxla.record.result.derive_suite_task`: graders in a worker process, stored
-   judge calls replayed, never sent) and compared with what is stored, field by field (every
-   prediction's extracted value, validity, scores, outcome, grader error and judge calls;
-   every metric, count and breakdown; the task score); then the suite and task scores and the
-   generation-error count. The first difference is named. A task with a sample whose judge
-   call has no stored answer (the judge failed, or none was given) is incomplete: excluded.
-
-A run whose generation settings differ from the committed manifest's is admitted on a board
-of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
-
-A file of one of the package's benchmark suites (``yoxla-sample``, ``yoxla-v1``:
-:func:`yoxla.contract.registry.edition_of`) goes on that edition's own board, as a ``yoxla-result`` file of the
-edition does: its verdict names the edition (no suite board), its scores are YOXLA, the
-blocks (the suite's groups) and the tasks, and each task record has its block and, for a
-correlation task, the values it correlates.
+The suite the file names must be committed here (:class:`~yoxla.admission.committed.CommittedSuites`);
+nothing of the file is used to score it but its stored answers and judge calls (no path, no
+code), re-scored through :func:`yoxla.record.derive.derive_suite_task` (stored judge calls
+replayed, never sent). A task with a judge call that has no stored answer is incomplete.
+A file of a package benchmark suite (``yoxla-sample``, ``yoxla-v1``) goes on its edition's
+board: YOXLA, block and task scores, each task record with its block.
 """
 
 from __future__ import annotations

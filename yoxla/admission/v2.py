@@ -1,28 +1,13 @@
-"""Admission of a ``yoxla-result`` version 2 file (the built-in engine's body, read only) through
-the one suite replay, after the shared checks of :func:`yoxla.admission.rules.check_document`
-(reading, digest, signature).
+"""Checks 4 to 6 (docs/leaderboard.md) of a ``yoxla-result`` version 2 file, after the shared
+checks of :func:`yoxla.admission.rules.check_document`.
 
-A v2 file names its edition (``sample``, ``v1``); its benchmark is the package suite of that
-edition (``yoxla-sample``, ``yoxla-v1``: :func:`yoxla.contract.registry.edition_of`), whose tasks
-keep the published contract and prompt hashes as recorded values. :func:`check_legacy_record` adds:
-
-4. **Contract**, against that suite: the file's suite hash is the hash of the suite's groups and
-   recorded contract hashes (as the built-in engine hashed them); exactly the suite's tasks; per
-   task its block (the task's group), primary metric, contract and prompt hashes, row count and
-   dataset fingerprint; the run conditions are those of a complete run (no ``limit``, no row
-   filters).
-5. **Coverage**: per task the predicted ids are exactly the edition's row ids, in order.
-6. **Re-derivation**: the stored answers (raw text, finish reason, error, answer distribution)
-   are replayed as a run of the suite task over the edition's rows
-   (:func:`yoxla.record.derive.derive_suite_task`, the one replay of every suite file) and the
-   result is laid out as a v2 task stores it (:func:`legacy_task`): every prediction's parsed
-   value, validity, outcome, reason, near-miss kind, score, distribution and control mark, every
-   metric of the v2 layout, the calibration block, the task score; then the block and YOXLA
-   scores (the suite's groups and headline) and the generation-error count. The first field
-   that differs is named. An edition made in code (tests) may carry an analysis section of its
-   own (``Edition.analysis``): its groups and controls (by field or row id) replace the package
-   suite task's for the replay. Where the edition's rows cannot be read,
-   the file is admitted as *not re-checked* after the checks that need no rows.
+Its benchmark is the package suite of its edition (``yoxla-sample``, ``yoxla-v1``), whose tasks
+keep the published contract and prompt hashes as recorded values. The stored answers are
+replayed through the one suite replay (:func:`yoxla.record.derive.derive_suite_task`) and laid
+out as a v2 task stores them (:func:`legacy_task`); the first field that differs is named. An
+edition made in code (tests) may carry an analysis section of its own (``Edition.analysis``):
+its groups and controls replace the package suite task's for the replay. Where the edition's
+rows cannot be read, the file is admitted as *not re-checked* after the checks that need no rows.
 """
 
 from __future__ import annotations

@@ -203,7 +203,6 @@ class Verdict:
     display_name: str = ""
     trust: str = COMMUNITY
     key_id: str | None = None
-    signature_ok: bool = False
     rechecked: bool = False
     generation_errors: int = 0
     created_at: str = ""
@@ -240,21 +239,10 @@ class Verdict:
             score = rec.score if rec is not None else None
             report = (rec.calibration if rec is not None else None) or {}
         groups = report.get("groups") or {}
-        entry = {
-            "yoxla": score,  # the board's headline: the YOXLA score, or the task's score
-            "score": score,
-            "group_consistency": groups.get("value"),
-        }
-        for key in (
-            "accuracy",
-            "high_confidence_error_rate",
-            "mean_gold_p",
-            "brier",
-            "ece",
-            "answer_agreement",
-        ):
-            entry[key] = report.get(key)
-        return entry
+        # the board's headline ("yoxla"): the YOXLA score, or the task's score
+        entry = {"yoxla": score, "score": score, "group_consistency": groups.get("value")}
+        keys = ("accuracy", "high_confidence_error_rate", "mean_gold_p", "brier", "ece", "answer_agreement")
+        return entry | {key: report.get(key) for key in keys}
 
     # Suite result files: the suite board's id (None for a file of a package benchmark suite,
     # whose board is its edition's), the judge model, and a board other than the conditions'

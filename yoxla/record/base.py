@@ -13,7 +13,6 @@ is not 1).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
@@ -41,7 +40,6 @@ SIGNATURE_FIELDS = ("content_sha256", "signature")
 # Limits ------------------------------------------------------------------------------------
 MAX_NAME = 200  # model ids, reported model ids
 MAX_DISPLAY_NAME = 80
-MAX_PROVIDER = 64
 MAX_ID = 200  # example ids, run ids
 MAX_RAW = 1_000_000  # characters of one stored model output
 MAX_ERROR = 2_000
@@ -61,7 +59,6 @@ _TIMESTAMP_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\
 _TASK_ID_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
 _PROVIDER_RE = r"^[a-z0-9][a-z0-9._\-]{0,63}$"
 _METRIC_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
-_SECRET_QUERY = re.compile(r"(?i)(key|token|secret|password|passwd|auth|sig|signature|credential)")
 
 
 def _name_validator(max_len: int) -> Any:

@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -274,7 +272,3 @@ class ResultFileV2(Record):
     created_at: Timestamp
     content_sha256: Hash
     signature: Signature | None = None
-
-
-def outcome_counts(predictions: Sequence[PredictionV2]) -> dict[str, int]:
-    return dict(sorted(Counter(p.outcome for p in predictions).items()))
