@@ -11,7 +11,7 @@ board: YOXLA, block and task scores, each task record with its block.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -155,25 +155,29 @@ def _check_task_hashes(tid: str, stored: TaskHashes, p: Any, v: Verdict) -> None
             v.notes.append(f"task {tid}: its {role} was read at another Hugging Face commit (same rows)")
 
 
+def id_problems(
+    tid: str, ids: list[str], expected: Sequence[str], noun: str, within: str, order: str
+) -> list[str]:
+    """Why ``ids`` (none twice) are not exactly ``expected`` in order: ids missing, ids extra, or the order."""
+    got, want = set(ids), set(expected)
+    out = []
+    if want - got:
+        missing = _fmt_ids(i for i in expected if i not in got)
+        out.append(f"task {tid}: {noun} ids missing from the predictions: {missing}")
+    if got - want:
+        out.append(f"task {tid}: {noun} ids not in {within}: {_fmt_ids(i for i in ids if i not in want)}")
+    return out or [f"task {tid}: predictions are not in {order} order"]
+
+
 def _check_coverage(tid: str, t: TaskResult, expected: list[str], v: Verdict) -> bool:
     """Check 5: the predictions are the task's items, each once, in item order."""
     ids = [p.id for p in t.predictions]
     if ids == expected and t.rows == len(ids) and t.items == len(expected):
         return True
-    want, got = set(expected), set(ids)
-    if len(got) != len(ids):
+    if len(set(ids)) != len(ids):
         v.reasons.append(f"task {tid}: item ids predicted more than once")
-    elif got != want:
-        if want - got:
-            v.reasons.append(
-                f"task {tid}: item ids missing from the predictions: {_fmt_ids(i for i in expected if i not in got)}"
-            )
-        if got - want:
-            v.reasons.append(
-                f"task {tid}: item ids not in the task: {_fmt_ids(i for i in ids if i not in want)}"
-            )
     elif ids != expected:
-        v.reasons.append(f"task {tid}: predictions are not in item order")
+        v.reasons.extend(id_problems(tid, ids, expected, "item", "the task", "item"))
     else:
         v.reasons.append(
             f"task {tid}: rows/items say {t.rows}/{t.items} but there are {len(ids)} predictions of {len(expected)} items"
@@ -193,8 +197,8 @@ def _board(rec: ResultFile, suite: CommittedSuite) -> str | None:
     return None
 
 
-def _suite_cases(p: Any, derived: dict[str, Any]) -> list[Case]:
-    """The calibration cases of an admitted suite task, from its derived predictions."""
+def task_cases(p: Any, derived: Mapping[str, Any]) -> list[Case]:
+    """The calibration cases of an admitted task (``p``: prepared), from its derived predictions."""
     from yoxla.prompt.space import calibration_inputs
 
     return suite_cases(p.task.id, *calibration_inputs(p.task.spec, p.items), derived["predictions"])
@@ -283,7 +287,7 @@ def check_suite_record(doc: dict[str, Any], rec: ResultFile, v: Verdict, data: D
         gold = [i.target for i in p.items] if t.calibration is not None else None
         records[tid] = _record(tid, t, p.task, blocks, gold)
         if "calibration" in derived:
-            cases[tid] = _suite_cases(p, derived)
+            cases[tid] = task_cases(p, derived)
             partial[tid] = int(derived["calibration"]["n_partial"])
     if v.reasons:
         return

@@ -20,14 +20,14 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from yoxla.admission.rederive import check_totals, correlated_values
+from yoxla.admission.rederive import check_totals, correlated_values, id_problems, task_cases
 from yoxla.admission.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record.base import TOLERANCE, first_difference
 from yoxla.record.derive import derive_scores, derive_suite_task
 from yoxla.record.result import SuiteGroup, SuiteHeadline
 from yoxla.record.v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFileV2, TaskResultV2
 from yoxla.score.calibration.ranking import DEFAULT_ORDER
-from yoxla.score.calibration.stored import pooled_calibration, report_document, suite_cases
+from yoxla.score.calibration.stored import pooled_calibration, report_document
 
 if TYPE_CHECKING:
     from yoxla.admission.gold import DataSource
@@ -143,24 +143,13 @@ def _check_contract(rec: ResultFileV2, edition: Edition, manifest: Any, v: Verdi
 
 def _check_coverage(tid: str, t: TaskResultV2, expected: Sequence[str] | None, v: Verdict) -> bool:
     ids = [p.id for p in t.predictions]
-    if expected is None or ids != list(expected) or len(set(ids)) != len(ids):
-        counts = Counter(ids)
-        dup = [i for i, c in counts.items() if c > 1]
-        if dup:
-            v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
-            return False
-        if expected is not None:
-            want = set(expected)
-            missing = [i for i in expected if i not in counts]
-            extra = [i for i in ids if i not in want]
-            if missing:
-                v.reasons.append(f"task {tid}: example ids missing from the predictions: {_fmt_ids(missing)}")
-            if extra:
-                v.reasons.append(f"task {tid}: example ids not in the dataset: {_fmt_ids(extra)}")
-            if missing or extra:
-                return False
-            v.reasons.append(f"task {tid}: predictions are not in dataset order")
-            return False
+    dup = [i for i, c in Counter(ids).items() if c > 1]
+    if dup:
+        v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
+        return False
+    if expected is not None and ids != list(expected):
+        v.reasons.extend(id_problems(tid, ids, expected, "example", "the dataset", "dataset"))
+        return False
     if t.rows != len(ids):
         v.reasons.append(f"task {tid}: rows says {t.rows} but there are {len(ids)} predictions")
         return False
@@ -264,15 +253,8 @@ def legacy_task(prepared: Any, derived: Mapping[str, Any], entry: Any, block: st
     if "calibration" in derived:
         doc["calibration"] = derived["calibration"]
     elif task.spec.has_groups or task.spec.has_controls:  # a v2 task reports its groups and controls there
-        doc["calibration"] = report_document(_cases(prepared, derived), 0)
+        doc["calibration"] = report_document(task_cases(prepared, derived), 0)
     return doc
-
-
-def _cases(prepared: Any, derived: Mapping[str, Any]) -> list[Any]:
-    from yoxla.prompt.space import calibration_inputs
-
-    inputs = calibration_inputs(prepared.task.spec, prepared.items)
-    return suite_cases(prepared.task.id, *inputs, derived["predictions"])
 
 
 # Checks that need no rows -------------------------------------------------------------------------
@@ -366,7 +348,7 @@ def check_legacy_record(
         gold = [i.target for i in prepared.items] if t.calibration is not None else None
         records[tid] = _record(task, t, laid["metrics"], blocks[tid], gold)
         if "calibration" in laid:
-            cases[tid] = _cases(prepared, derived)
+            cases[tid] = task_cases(prepared, derived)
             partial[tid] = int(laid["calibration"]["n_partial"])
     if v.reasons:
         return

@@ -1,13 +1,9 @@
-"""What every result-file record shares: the header constants, every limit, the checked text,
-id and number types, the strict :class:`Record` base, the records both bodies use (model, dataset,
-run basics, distribution, calibration, usage, signature), sealing a body (digest and signature)
-and :func:`first_difference`, the comparison admission names a re-derivation's difference with.
-
-Every limit lives here: lengths of names, ids and texts, characters allowed in names (no
-control, bidi or zero-width characters), numbers finite and in range, list sizes. Nesting
-is bounded by the models themselves (every free-form mapping is typed), and by the reader's
-depth limit before that. Validation is strict: no coercion (``"12"`` is not a number, ``true``
-is not 1).
+"""What every result-file record shares: the header constants, every limit (lengths, allowed
+characters: no control, bidi or zero-width; numbers finite and in range; list sizes), the checked
+types, the strict :class:`Record` base, the records both bodies use, and :func:`first_difference`,
+which admission names a re-derivation's difference with. Nesting is bounded by the models (every
+free-form mapping is typed) and before that by the reader's depth limit. Validation is strict: no
+coercion (``"12"`` is not a number, ``true`` is not 1).
 """
 
 from __future__ import annotations
@@ -35,7 +31,6 @@ ACCEPTED_FORMATS = (
     (SUITE_FORMAT, SUITE_FORMAT_VERSION),
 )
 SUITE_HEADERS = ((FORMAT, FORMAT_VERSION), (SUITE_FORMAT, SUITE_FORMAT_VERSION))
-SIGNATURE_FIELDS = ("content_sha256", "signature")
 
 # Limits ------------------------------------------------------------------------------------
 MAX_NAME = 200  # model ids, reported model ids

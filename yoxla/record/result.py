@@ -339,10 +339,6 @@ class RunConditions(Record):
     )
 
     @property
-    def standard(self) -> bool:
-        return not self.thinking and self.limit is None and self.tasks is None and not self.filters
-
-    @property
     def group(self) -> str:
         return "thinking" if self.thinking else "standard"
 

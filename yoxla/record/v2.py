@@ -211,16 +211,6 @@ class RunConditionsV2(Record):
     )
 
     @property
-    def standard(self) -> bool:
-        return (
-            not self.thinking
-            and self.temperature is None
-            and self.system_prompt == "contract"
-            and self.limit is None
-            and not self.filters
-        )
-
-    @property
     def group(self) -> str:
         """The board a run is ranked on: standard, thinking, or non-standard."""
         if self.temperature is not None or self.system_prompt != "contract":
