@@ -29,6 +29,7 @@ from yoxla.admission.verdict import (
 )
 from yoxla.admission.workers import check_jobs
 from yoxla.data.editions import Edition
+from yoxla.record.base import TOLERANCE as TOLERANCE  # one tolerance; the views quote it
 from yoxla.record.result import ResultFile, parse_record
 from yoxla.record.signing import content_digest, verify_signature
 from yoxla.record.v2 import ResultFileV2
@@ -36,7 +37,6 @@ from yoxla.safe.strictjson import StrictJSONError, gc_paused, loads_strict, read
 from yoxla.safe.text import one_line, skeleton
 
 MAX_BYTES = 50 * 1024 * 1024
-TOLERANCE = 1e-9
 MAX_REASONS = 8
 
 

@@ -171,9 +171,6 @@ class TaskMetricsV2(Record):
             return default if value is None else value
         return (self.__pydantic_extra__ or {}).get(key, default)
 
-    def breakdowns(self) -> dict[str, dict[str, CellV2]]:
-        return dict(self.__pydantic_extra__ or {})
-
 
 class TaskResultV2(Record):
     """One task of a run: its identity (what was asked, on which rows) and its results."""
