@@ -1,15 +1,9 @@
 """The committed suites admission re-scores with: found by id under ``suites/``, prepared once.
 
-A suite result file names its suite by id. The only suites the leaderboard knows are the
-manifests committed under the repository's ``suites/`` folder with their frozen hash files
-(:func:`yoxla.contract.registry.find_committed`): reviewed code and data. Nothing of a result
-file is ever used as a suite: not its path, not any code in it.
-
-:class:`CommittedSuites` finds the committed suites once per process and prepares a suite's
-tasks the first time a file needs them (datasets read by content, preprocessors run in a
-worker process, task hashes computed and compared with the frozen ones). Its graders run in
-the same worker pool. :meth:`CommittedSuites.token` is what a cached verdict of a suite file
-rests on: the committed manifest, its hash file, its code and its local data files.
+The only suites the leaderboard knows are the manifests committed under ``suites/`` with their
+frozen hash files (:func:`yoxla.contract.registry.find_committed`): reviewed code and data.
+Nothing of a result file is ever used as a suite: not its path, not any code in it.
+:meth:`CommittedSuites.token` is what a cached verdict of a suite file rests on.
 """
 
 from __future__ import annotations

@@ -24,10 +24,6 @@ class EditionRows:
     source: str
     problem: str | None = None  # why rows is None
 
-    @property
-    def available(self) -> bool:
-        return self.rows is not None
-
 
 @dataclass
 class DataSource:
@@ -39,7 +35,7 @@ class DataSource:
     verdicts: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # admission's cache
     _tokens: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
     suites: CommittedSuites = field(default_factory=CommittedSuites)  # the committed eval suites
-    # the package suite's tasks prepared over an edition's rows, for v2 files (leaderboard.legacy_v2)
+    # the package suite's tasks prepared over an edition's rows, for v2 files (admission.v2)
     prepared: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False)
 
     def rows(self, edition: Edition) -> EditionRows:

@@ -1,37 +1,17 @@
-"""Admission of suite result files (the suite body: ``yoxla-result`` 3, ``yoxla-suite-result`` 1), after the shared checks.
+"""Checks 4 to 6 (docs/leaderboard.md, docs/suites.md) of a suite result file (``yoxla-result``
+3, ``yoxla-suite-result`` 1), after the shared checks of :func:`yoxla.admission.rules.check_document`.
 
-:func:`yoxla.admission.rules.check_document` reads the file (strict JSON, the typed
-record), checks its digest and signature, and hands a suite record to
-:func:`check_suite_record`, which adds:
-
-4. **Suite**: the suite the file names by id is committed in this repository
-   (:class:`~yoxla.admission.committed.CommittedSuites`); its tasks are exactly the file's; the
-   file's task hashes (definition and data fingerprints) and suite hash equal the committed
-   suite's, which equal its frozen hash file; the run is complete (no ``--limit``, no task
-   or row filter, no control skipped). Nothing of the file is used to score it but its stored answers and judge calls:
-   no path, no code.
-5. **Coverage**: per task the predicted ids are exactly the task's items, in item order.
-6. **Re-derivation**: every task is re-scored from the stored answers through the one suite
-   derivation (:func:`yoxla.record.result.derive_suite_task`: graders in a worker process, stored
-   judge calls replayed, never sent) and compared with what is stored, field by field (every
-   prediction's extracted value, validity, scores, outcome, grader error and judge calls;
-   every metric, count and breakdown; the task score); then the suite and task scores and the
-   generation-error count. The first difference is named. A task with a sample whose judge
-   call has no stored answer (the judge failed, or none was given) is incomplete: excluded.
-
-A run whose generation settings differ from the committed manifest's is admitted on a board
-of its own (``non-standard``); reasoning on ranks it among ``thinking`` runs.
-
-A file of one of the package's benchmark suites (``yoxla-sample``, ``yoxla-v1``:
-:func:`yoxla.contract.registry.edition_of`) goes on that edition's own board, as a ``yoxla-result`` file of the
-edition does: its verdict names the edition (no suite board), its scores are YOXLA, the
-blocks (the suite's groups) and the tasks, and each task record has its block and, for a
-correlation task, the values it correlates.
+The suite the file names must be committed here (:class:`~yoxla.admission.committed.CommittedSuites`);
+nothing of the file is used to score it but its stored answers and judge calls (no path, no
+code), re-scored through :func:`yoxla.record.derive.derive_suite_task` (stored judge calls
+replayed, never sent). A task with a judge call that has no stored answer is incomplete.
+A file of a package benchmark suite (``yoxla-sample``, ``yoxla-v1``) goes on its edition's
+board: YOXLA, block and task scores, each task record with its block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -175,25 +155,29 @@ def _check_task_hashes(tid: str, stored: TaskHashes, p: Any, v: Verdict) -> None
             v.notes.append(f"task {tid}: its {role} was read at another Hugging Face commit (same rows)")
 
 
+def id_problems(
+    tid: str, ids: list[str], expected: Sequence[str], noun: str, within: str, order: str
+) -> list[str]:
+    """Why ``ids`` (none twice) are not exactly ``expected`` in order: ids missing, ids extra, or the order."""
+    got, want = set(ids), set(expected)
+    out = []
+    if want - got:
+        missing = _fmt_ids(i for i in expected if i not in got)
+        out.append(f"task {tid}: {noun} ids missing from the predictions: {missing}")
+    if got - want:
+        out.append(f"task {tid}: {noun} ids not in {within}: {_fmt_ids(i for i in ids if i not in want)}")
+    return out or [f"task {tid}: predictions are not in {order} order"]
+
+
 def _check_coverage(tid: str, t: TaskResult, expected: list[str], v: Verdict) -> bool:
     """Check 5: the predictions are the task's items, each once, in item order."""
     ids = [p.id for p in t.predictions]
     if ids == expected and t.rows == len(ids) and t.items == len(expected):
         return True
-    want, got = set(expected), set(ids)
-    if len(got) != len(ids):
+    if len(set(ids)) != len(ids):
         v.reasons.append(f"task {tid}: item ids predicted more than once")
-    elif got != want:
-        if want - got:
-            v.reasons.append(
-                f"task {tid}: item ids missing from the predictions: {_fmt_ids(i for i in expected if i not in got)}"
-            )
-        if got - want:
-            v.reasons.append(
-                f"task {tid}: item ids not in the task: {_fmt_ids(i for i in ids if i not in want)}"
-            )
     elif ids != expected:
-        v.reasons.append(f"task {tid}: predictions are not in item order")
+        v.reasons.extend(id_problems(tid, ids, expected, "item", "the task", "item"))
     else:
         v.reasons.append(
             f"task {tid}: rows/items say {t.rows}/{t.items} but there are {len(ids)} predictions of {len(expected)} items"
@@ -213,8 +197,8 @@ def _board(rec: ResultFile, suite: CommittedSuite) -> str | None:
     return None
 
 
-def _suite_cases(p: Any, derived: dict[str, Any]) -> list[Case]:
-    """The calibration cases of an admitted suite task, from its derived predictions."""
+def task_cases(p: Any, derived: Mapping[str, Any]) -> list[Case]:
+    """The calibration cases of an admitted task (``p``: prepared), from its derived predictions."""
     from yoxla.prompt.space import calibration_inputs
 
     return suite_cases(p.task.id, *calibration_inputs(p.task.spec, p.items), derived["predictions"])
@@ -303,7 +287,7 @@ def check_suite_record(doc: dict[str, Any], rec: ResultFile, v: Verdict, data: D
         gold = [i.target for i in p.items] if t.calibration is not None else None
         records[tid] = _record(tid, t, p.task, blocks, gold)
         if "calibration" in derived:
-            cases[tid] = _suite_cases(p, derived)
+            cases[tid] = task_cases(p, derived)
             partial[tid] = int(derived["calibration"]["n_partial"])
     if v.reasons:
         return

@@ -1,30 +1,10 @@
 """Admission: the one rule that decides whether a result file appears on the leaderboard.
 
-``yoxla verify`` (pull-request CI) and the app call the same :func:`check_file` and
-:func:`admit`. A file is admitted only when every check holds; otherwise it is excluded
-with its reasons, each one line:
-
-1. **Reading.** A regular file (no FIFO, device, socket, loop, or link leaving the results
-   folder) of at most :data:`MAX_BYTES`, strict JSON (:mod:`yoxla.safe.strictjson`: no duplicate
-   keys, bounded nesting and integers, no NaN, valid Unicode), then the typed record
-   (:func:`yoxla.record.result.parse_record`: known format version, every field typed and bounded).
-2. **Digest**: ``content_sha256`` equals the digest recomputed from the content.
-3. **Signature**, if present, verifies (a failing one excludes); a valid signature by a key in
-   the trusted-keys file makes the file *verified*, anything else *community*.
-4-6. **Contract, coverage, re-derivation**, by the file's body: a suite body (``yoxla-result``
-   3, ``yoxla-suite-result`` 1) against its committed suite
-   (:func:`yoxla.admission.rederive.check_suite_record`); a ``yoxla-result`` 2 body
-   (the built-in engine's) against the package suite of its edition, its stored answers
-   replayed through the same suite replay
-   (:func:`yoxla.admission.v2.check_legacy_record`). Either way every stored number
-   is re-derived from the stored answers and the first field that differs is named; where the
-   rows cannot be read, the file is admitted as *not re-checked* after the checks that need no
-   rows, and the board keeps it apart from re-checked files.
-
-Board rules (:func:`admit`): per edition, board (conditions) and model, the newest file is
-shown only if no file of higher trust exists (a community file never replaces a verified
-one); display names are unique per board, compared by a confusable skeleton; a file's key
-is its path under the results folder.
+``yoxla verify`` and the app call the same :func:`check_file` and :func:`admit`. The checks
+(1 reading, 2 digest, 3 signature, 4-6 contract, coverage, re-derivation) and the board rules
+are in docs/leaderboard.md; 4-6 are :func:`yoxla.admission.rederive.check_suite_record` for a
+suite body and :func:`yoxla.admission.v2.check_legacy_record` for a ``yoxla-result`` 2 body.
+A file is admitted only when every check holds; otherwise it is excluded, each reason one line.
 """
 
 from __future__ import annotations
@@ -49,6 +29,7 @@ from yoxla.admission.verdict import (
 )
 from yoxla.admission.workers import check_jobs
 from yoxla.data.editions import Edition
+from yoxla.record.base import TOLERANCE as TOLERANCE  # one tolerance; the views quote it
 from yoxla.record.result import ResultFile, parse_record
 from yoxla.record.signing import content_digest, verify_signature
 from yoxla.record.v2 import ResultFileV2
@@ -56,7 +37,6 @@ from yoxla.safe.strictjson import StrictJSONError, gc_paused, loads_strict, read
 from yoxla.safe.text import one_line, skeleton
 
 MAX_BYTES = 50 * 1024 * 1024
-TOLERANCE = 1e-9
 MAX_REASONS = 8
 
 
@@ -96,7 +76,6 @@ def _check_signature(doc: dict[str, Any], trusted: Mapping[str, str], v: Verdict
     if not ok:
         v.reasons.append(f"the signature does not verify against the key it names ({kid or 'no key id'})")
         return
-    v.signature_ok = True
     if kid is not None and kid in trusted and trusted[kid] == sig.get("public_key"):
         v.trust = VERIFIED
     else:

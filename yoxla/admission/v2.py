@@ -1,28 +1,13 @@
-"""Admission of a ``yoxla-result`` version 2 file (the built-in engine's body, read only) through
-the one suite replay, after the shared checks of :func:`yoxla.admission.rules.check_document`
-(reading, digest, signature).
+"""Checks 4 to 6 (docs/leaderboard.md) of a ``yoxla-result`` version 2 file, after the shared
+checks of :func:`yoxla.admission.rules.check_document`.
 
-A v2 file names its edition (``sample``, ``v1``); its benchmark is the package suite of that
-edition (``yoxla-sample``, ``yoxla-v1``: :func:`yoxla.contract.registry.edition_of`), whose tasks
-keep the published contract and prompt hashes as recorded values. :func:`check_legacy_record` adds:
-
-4. **Contract**, against that suite: the file's suite hash is the hash of the suite's groups and
-   recorded contract hashes (as the built-in engine hashed them); exactly the suite's tasks; per
-   task its block (the task's group), primary metric, contract and prompt hashes, row count and
-   dataset fingerprint; the run conditions are those of a complete run (no ``limit``, no row
-   filters).
-5. **Coverage**: per task the predicted ids are exactly the edition's row ids, in order.
-6. **Re-derivation**: the stored answers (raw text, finish reason, error, answer distribution)
-   are replayed as a run of the suite task over the edition's rows
-   (:func:`yoxla.record.derive.derive_suite_task`, the one replay of every suite file) and the
-   result is laid out as a v2 task stores it (:func:`legacy_task`): every prediction's parsed
-   value, validity, outcome, reason, near-miss kind, score, distribution and control mark, every
-   metric of the v2 layout, the calibration block, the task score; then the block and YOXLA
-   scores (the suite's groups and headline) and the generation-error count. The first field
-   that differs is named. An edition made in code (tests) may carry an analysis section of its
-   own (``Edition.analysis``): its groups and controls (by field or row id) replace the package
-   suite task's for the replay. Where the edition's rows cannot be read,
-   the file is admitted as *not re-checked* after the checks that need no rows.
+Its benchmark is the package suite of its edition (``yoxla-sample``, ``yoxla-v1``), whose tasks
+keep the published contract and prompt hashes as recorded values. The stored answers are
+replayed through the one suite replay (:func:`yoxla.record.derive.derive_suite_task`) and laid
+out as a v2 task stores them (:func:`legacy_task`); the first field that differs is named. An
+edition made in code (tests) may carry an analysis section of its own (``Edition.analysis``):
+its groups and controls replace the package suite task's for the replay. Where the edition's
+rows cannot be read, the file is admitted as *not re-checked* after the checks that need no rows.
 """
 
 from __future__ import annotations
@@ -35,14 +20,14 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from yoxla.admission.rederive import check_totals, correlated_values
+from yoxla.admission.rederive import check_totals, correlated_values, id_problems, task_cases
 from yoxla.admission.verdict import ADMITTED, NOT_RECHECKED, TaskRecord, Verdict, _differs, _fmt_ids
 from yoxla.record.base import TOLERANCE, first_difference
 from yoxla.record.derive import derive_scores, derive_suite_task
 from yoxla.record.result import SuiteGroup, SuiteHeadline
 from yoxla.record.v2 import LEGACY_BREAKDOWNS, LEGACY_METRICS, ResultFileV2, TaskResultV2
 from yoxla.score.calibration.ranking import DEFAULT_ORDER
-from yoxla.score.calibration.stored import pooled_calibration, report_document, suite_cases
+from yoxla.score.calibration.stored import pooled_calibration, report_document
 
 if TYPE_CHECKING:
     from yoxla.admission.gold import DataSource
@@ -158,24 +143,13 @@ def _check_contract(rec: ResultFileV2, edition: Edition, manifest: Any, v: Verdi
 
 def _check_coverage(tid: str, t: TaskResultV2, expected: Sequence[str] | None, v: Verdict) -> bool:
     ids = [p.id for p in t.predictions]
-    if expected is None or ids != list(expected) or len(set(ids)) != len(ids):
-        counts = Counter(ids)
-        dup = [i for i, c in counts.items() if c > 1]
-        if dup:
-            v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
-            return False
-        if expected is not None:
-            want = set(expected)
-            missing = [i for i in expected if i not in counts]
-            extra = [i for i in ids if i not in want]
-            if missing:
-                v.reasons.append(f"task {tid}: example ids missing from the predictions: {_fmt_ids(missing)}")
-            if extra:
-                v.reasons.append(f"task {tid}: example ids not in the dataset: {_fmt_ids(extra)}")
-            if missing or extra:
-                return False
-            v.reasons.append(f"task {tid}: predictions are not in dataset order")
-            return False
+    dup = [i for i, c in Counter(ids).items() if c > 1]
+    if dup:
+        v.reasons.append(f"task {tid}: example ids predicted more than once: {_fmt_ids(dup)}")
+        return False
+    if expected is not None and ids != list(expected):
+        v.reasons.extend(id_problems(tid, ids, expected, "example", "the dataset", "dataset"))
+        return False
     if t.rows != len(ids):
         v.reasons.append(f"task {tid}: rows says {t.rows} but there are {len(ids)} predictions")
         return False
@@ -279,15 +253,8 @@ def legacy_task(prepared: Any, derived: Mapping[str, Any], entry: Any, block: st
     if "calibration" in derived:
         doc["calibration"] = derived["calibration"]
     elif task.spec.has_groups or task.spec.has_controls:  # a v2 task reports its groups and controls there
-        doc["calibration"] = report_document(_cases(prepared, derived), 0)
+        doc["calibration"] = report_document(task_cases(prepared, derived), 0)
     return doc
-
-
-def _cases(prepared: Any, derived: Mapping[str, Any]) -> list[Any]:
-    from yoxla.prompt.space import calibration_inputs
-
-    inputs = calibration_inputs(prepared.task.spec, prepared.items)
-    return suite_cases(prepared.task.id, *inputs, derived["predictions"])
 
 
 # Checks that need no rows -------------------------------------------------------------------------
@@ -381,7 +348,7 @@ def check_legacy_record(
         gold = [i.target for i in prepared.items] if t.calibration is not None else None
         records[tid] = _record(task, t, laid["metrics"], blocks[tid], gold)
         if "calibration" in laid:
-            cases[tid] = _cases(prepared, derived)
+            cases[tid] = task_cases(prepared, derived)
             partial[tid] = int(laid["calibration"]["n_partial"])
     if v.reasons:
         return

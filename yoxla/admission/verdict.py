@@ -156,33 +156,22 @@ def _calibration_fields(t: TaskResultV2 | TaskResult, gold: Sequence[Any] | None
     out["calibration"] = t.calibration.model_dump(mode="json")
     if not any(p.distribution is not None for p in preds):
         return out
-    nan = float("nan")
-    tops: list[str | None] = []
-    p_top: list[float] = []
-    p_gold: list[float] = []
-    brier: list[float] = []
-    top_correct: list[bool] = []
+    n = len(preds)
+    p_top, p_gold, brier = (np.full(n, float("nan")) for _ in range(3))
+    top_correct = np.zeros(n, dtype=bool)
     for i, p in enumerate(preds):
         d = p.distribution
-        complete = d is not None and not d.missing
-        tops.append(d.top if d is not None else None)
-        p_top.append(d.probs[d.top] if complete and d is not None else nan)
-        g = None if gold is None else gold[i]
-        known = complete and d is not None and g is not None and str(g) in d.probs
-        p_gold.append(float(d.probs[str(g)]) if known and d is not None else nan)
-        brier.append(
-            math.fsum((q - (1.0 if k == str(g) else 0.0)) ** 2 for k, q in d.probs.items())
-            if known and d is not None
-            else nan
-        )
-        top_correct.append(bool(known and d is not None and d.top == str(g)))
-    out.update(
-        top=tops,
-        p_top=np.array(p_top, dtype=float),
-        p_gold=np.array(p_gold, dtype=float),
-        brier=np.array(brier, dtype=float),
-        top_correct=np.array(top_correct, dtype=bool),
-    )
+        if d is None or d.missing:  # no complete distribution: NaN, not the top label
+            continue
+        p_top[i] = d.probs[d.top]
+        g = None if gold is None or gold[i] is None else str(gold[i])
+        if g is None or g not in d.probs:
+            continue
+        p_gold[i] = d.probs[g]
+        brier[i] = math.fsum((q - (1.0 if k == g else 0.0)) ** 2 for k, q in d.probs.items())
+        top_correct[i] = d.top == g
+    tops = [None if p.distribution is None else p.distribution.top for p in preds]
+    out.update(top=tops, p_top=p_top, p_gold=p_gold, brier=brier, top_correct=top_correct)
     return out
 
 
@@ -203,7 +192,6 @@ class Verdict:
     display_name: str = ""
     trust: str = COMMUNITY
     key_id: str | None = None
-    signature_ok: bool = False
     rechecked: bool = False
     generation_errors: int = 0
     created_at: str = ""
@@ -240,21 +228,10 @@ class Verdict:
             score = rec.score if rec is not None else None
             report = (rec.calibration if rec is not None else None) or {}
         groups = report.get("groups") or {}
-        entry = {
-            "yoxla": score,  # the board's headline: the YOXLA score, or the task's score
-            "score": score,
-            "group_consistency": groups.get("value"),
-        }
-        for key in (
-            "accuracy",
-            "high_confidence_error_rate",
-            "mean_gold_p",
-            "brier",
-            "ece",
-            "answer_agreement",
-        ):
-            entry[key] = report.get(key)
-        return entry
+        # the board's headline ("yoxla"): the YOXLA score, or the task's score
+        entry = {"yoxla": score, "score": score, "group_consistency": groups.get("value")}
+        keys = ("accuracy", "high_confidence_error_rate", "mean_gold_p", "brier", "ece", "answer_agreement")
+        return entry | {key: report.get(key) for key in keys}
 
     # Suite result files: the suite board's id (None for a file of a package benchmark suite,
     # whose board is its edition's), the judge model, and a board other than the conditions'

@@ -1,15 +1,11 @@
 """Admission in worker processes: the files a restart has no verdict for, checked on every core.
 
-Each worker is a fork of the process that admits, so it holds the same rows, suites, editions
-and trusted keys without pickling them; it reads the file again, checks it with
-the check function admission hands in (:func:`yoxla.admission.rules._check_job`: every
-stored number re-derived, exactly as in one process) and sends the verdict back. The parent alone writes the caches. The first file
-is checked here before any fork, so what it loads (an edition's rows, a committed suite) is
-loaded once and inherited. Forking a process that runs other threads can deadlock a child,
-so with threads alive (but the sandbox's idle spawner, :data:`FORK_SAFE_THREADS`), or off
-Linux, files are checked here, one after another. A child
-never uses the grader workers (suite Python code) it inherited: it starts its own and ends
-them when it exits.
+Each worker is a fork of the admitting process (same rows, suites, editions and keys, nothing
+pickled); it reads the file again, checks it with the function admission hands in, and sends the
+verdict back; the parent alone writes the caches. The first file is checked before any fork, so
+what it loads is inherited. Forking with other threads alive can deadlock a child, so then (but
+for :data:`FORK_SAFE_THREADS`), or off Linux, files are checked here in turn. A child never uses
+the grader workers it inherited: it starts its own.
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
-"""What every result-file record shares: the header constants, every limit, the checked text,
-id and number types, the strict :class:`Record` base, the records both bodies use (model, dataset,
-run basics, distribution, calibration, usage, signature), sealing a body (digest and signature)
-and :func:`first_difference`, the comparison admission names a re-derivation's difference with.
-
-Every limit lives here: lengths of names, ids and texts, characters allowed in names (no
-control, bidi or zero-width characters), numbers finite and in range, list sizes. Nesting
-is bounded by the models themselves (every free-form mapping is typed), and by the reader's
-depth limit before that. Validation is strict: no coercion (``"12"`` is not a number, ``true``
-is not 1).
+"""What every result-file record shares: the header constants, every limit (lengths, allowed
+characters: no control, bidi or zero-width; numbers finite and in range; list sizes), the checked
+types, the strict :class:`Record` base, the records both bodies use, and :func:`first_difference`,
+which admission names a re-derivation's difference with. Nesting is bounded by the models (every
+free-form mapping is typed) and before that by the reader's depth limit. Validation is strict: no
+coercion (``"12"`` is not a number, ``true`` is not 1).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
@@ -36,12 +31,10 @@ ACCEPTED_FORMATS = (
     (SUITE_FORMAT, SUITE_FORMAT_VERSION),
 )
 SUITE_HEADERS = ((FORMAT, FORMAT_VERSION), (SUITE_FORMAT, SUITE_FORMAT_VERSION))
-SIGNATURE_FIELDS = ("content_sha256", "signature")
 
 # Limits ------------------------------------------------------------------------------------
 MAX_NAME = 200  # model ids, reported model ids
 MAX_DISPLAY_NAME = 80
-MAX_PROVIDER = 64
 MAX_ID = 200  # example ids, run ids
 MAX_RAW = 1_000_000  # characters of one stored model output
 MAX_ERROR = 2_000
@@ -61,7 +54,6 @@ _TIMESTAMP_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\
 _TASK_ID_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
 _PROVIDER_RE = r"^[a-z0-9][a-z0-9._\-]{0,63}$"
 _METRIC_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
-_SECRET_QUERY = re.compile(r"(?i)(key|token|secret|password|passwd|auth|sig|signature|credential)")
 
 
 def _name_validator(max_len: int) -> Any:

@@ -128,7 +128,6 @@ def derive_suite_task(
     for res, raw, finish, error, is_control in zip(
         scored.results, raws, finishes, errors, control, strict=True
     ):
-        grader_error, extraction_error = res.grader_error, res.extraction_error
         preds.append(
             {
                 "id": res.id,
@@ -144,10 +143,8 @@ def derive_suite_task(
                 "scores": dict(res.scores),
                 "score": res.score,
                 "outcome": res.outcome,
-                "grader_error": grader_error if grader_error is None else _bounded_text(grader_error),
-                "extraction_error": extraction_error
-                if extraction_error is None
-                else _bounded_text(extraction_error),
+                "grader_error": _bounded_text(res.grader_error),
+                "extraction_error": _bounded_text(res.extraction_error),
                 "judgements": [j.model_dump(mode="json") for j in res.judgements] if res.judgements else [],
             }
         )

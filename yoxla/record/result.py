@@ -1,21 +1,10 @@
-"""The result file as typed records: one writer, one reader, one published schema.
-
-A result file is one self-contained JSON document per model and suite (an edition of the
-benchmark is a suite). Every run writes ``format: yoxla-result``, ``format_version: 3`` with
-the suite body (:class:`ResultFile`, here). Two older formats are still read:
-``yoxla-suite-result`` version 1 (the same body, parsed into the same record) and
-``yoxla-result`` version 2 (the built-in engine's body, :class:`yoxla.record.v2.ResultFileV2`).
-Four modules say what they hold:
-
-* this one: the version 3 body, :func:`parse_record` (the one reader, dispatching on ``format``
-  and ``format_version``, after the bytes have passed :mod:`yoxla.safe.strictjson`), and
-  :func:`json_schema` (``yoxla/schema/result.schema.json`` written out by ``python -m
-  yoxla.record.result``; a test fails when the committed schema and the generated one differ);
-* :mod:`yoxla.record.base`: every limit, the checked types and the records both bodies share;
-* :mod:`yoxla.record.v2`: the version 2 body, read only;
-* :mod:`yoxla.record.derive`: the one writer (:func:`~yoxla.record.derive.derive_suite_task`,
-  :func:`~yoxla.record.derive.build_suite_document`; version 2's ``build_document`` only for
-  ``testing/synthetic.py``'s test boards).
+"""The result file as typed records (docs/result-format.md): the version 3 body
+(:class:`ResultFile`, what every run writes; a ``yoxla-suite-result`` 1 file parses into it too),
+:func:`parse_record` (the one reader, dispatching on ``format`` and ``format_version`` after
+:mod:`yoxla.safe.strictjson`) and :func:`json_schema` (``yoxla/schema/result.schema.json``,
+written by ``python -m yoxla.record.result``; a test compares it with the committed one).
+Limits and shared records are in :mod:`yoxla.record.base`, the read-only version 2 body in
+:mod:`yoxla.record.v2`, the one writer in :mod:`yoxla.record.derive`.
 
 Validation is strict: no coercion (``"12"`` is not a number, ``true`` is not 1).
 """
@@ -162,31 +151,13 @@ def parse_record(doc: Any) -> tuple[ResultFileV2 | ResultFile | None, list[str]]
         return None, format_errors(exc)
 
 
-# Suite result files ----------------------------------------------------------------------------
-#
-# A suite result file is one model on one suite (a manifest under ``suites/``, or a package
-# suite ``yoxla-<edition>``): the same typed-record rules as above (strict, closed, bounded,
-# finite), the header ``yoxla-result`` 3 (read too: ``yoxla-suite-result`` 1). The writer is
-# :func:`derive_suite_task` / :func:`build_suite_task_result` / :func:`build_suite_document`;
-# the reader is :func:`parse_record` (dispatch on ``format`` and ``format_version``).
-# Re-scoring goes through :func:`yoxla.score.replay.score_suite_task`, and stored judge
-# calls are replayed, never sent again.
+# The version 3 body: one model on one suite (a manifest under ``suites/``, or ``yoxla-<edition>``)
 
 MAX_SUITE_METRICS = 300
 MAX_SAMPLE_SCORES = 100
 MAX_JUDGEMENTS = 40  # a sample's own calls (at most 20) and, on the first sample, a batch grader's
 MAX_PROBLEMS = 20
 MAX_REPO_PATH = 500
-SUITE_OUTCOMES = (
-    "correct",
-    "wrong",
-    "invalid",
-    "truncated",
-    "abstained",
-    "graded",
-    "grader_error",
-    "generation_error",
-)
 SUITE_ID_RE = r"^[A-Za-z0-9_.\-]{1,64}$"
 
 
@@ -366,10 +337,6 @@ class RunConditions(Record):
     generation: Annotated[dict[TaskId, GenerationSettings], Field(max_length=MAX_TASKS)] = Field(
         default_factory=dict, description="each task's generation settings as run (instructions are hashed)"
     )
-
-    @property
-    def standard(self) -> bool:
-        return not self.thinking and self.limit is None and self.tasks is None and not self.filters
 
     @property
     def group(self) -> str:

@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -173,9 +171,6 @@ class TaskMetricsV2(Record):
             return default if value is None else value
         return (self.__pydantic_extra__ or {}).get(key, default)
 
-    def breakdowns(self) -> dict[str, dict[str, CellV2]]:
-        return dict(self.__pydantic_extra__ or {})
-
 
 class TaskResultV2(Record):
     """One task of a run: its identity (what was asked, on which rows) and its results."""
@@ -211,16 +206,6 @@ class RunConditionsV2(Record):
     filters: dict[MetricName, Annotated[list[Label], Field(max_length=1000)]] = Field(
         default_factory=dict, description="row filters of a partial run (never on the board)"
     )
-
-    @property
-    def standard(self) -> bool:
-        return (
-            not self.thinking
-            and self.temperature is None
-            and self.system_prompt == "contract"
-            and self.limit is None
-            and not self.filters
-        )
 
     @property
     def group(self) -> str:
@@ -274,7 +259,3 @@ class ResultFileV2(Record):
     created_at: Timestamp
     content_sha256: Hash
     signature: Signature | None = None
-
-
-def outcome_counts(predictions: Sequence[PredictionV2]) -> dict[str, int]:
-    return dict(sorted(Counter(p.outcome for p in predictions).items()))
