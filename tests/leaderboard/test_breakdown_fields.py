@@ -18,8 +18,8 @@ from leaderboard_helpers import REPO, value, view_context, write
 from yoxla.admission.committed import CommittedSuites
 from yoxla.admission.gold import DataSource
 from yoxla.board import breakdown
-from yoxla.board.loading import load_board
-from yoxla.board.prepared import Prepared, prepare, suite_board_id
+from yoxla.board.loading import load_board, suite_board_id
+from yoxla.board.prepared import Prepared, prepare
 from yoxla.contract import registry
 from yoxla.contract.benchmark import benchmark_manifest
 from yoxla.data.editions import load_edition, load_rows

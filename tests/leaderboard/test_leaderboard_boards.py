@@ -28,8 +28,8 @@ from yoxla.admission.gold import DataSource, EditionRows
 from yoxla.baselines.strategies import benchmark_answers as baseline_answers
 from yoxla.board import calibration, explorer
 from yoxla.board.bootstrap import Boot
-from yoxla.board.loading import load_board
-from yoxla.board.prepared import Prepared, prepare, rank_board, suite_board_id
+from yoxla.board.loading import load_board, suite_board_id
+from yoxla.board.prepared import Prepared, prepare, rank_board
 from yoxla.contract.benchmark import benchmark_task
 from yoxla.contract.spec import Analysis
 from yoxla.data.editions import load_edition, load_rows

@@ -423,7 +423,8 @@ def test_a_suite_that_cannot_be_loaded_leaves_every_other_board_alone(docs, tmp_
     ]  # not the package's benchmark suites: they have no file here, and the editions show them
     assert {v.name for v in board.shown("suite:oxu")} == {"first", "random"}
     assert board.items("suite:blowup", "oxu_v1") == {}
-    from yoxla.board.prepared import prepare, suite_board_id
+    from yoxla.board.loading import suite_board_id
+    from yoxla.board.prepared import prepare
 
     ready = prepare(board, floors=False)  # what `python app.py` prepares before it serves
     assert len(ready.editions[suite_board_id("oxu")].boards["standard"].models) == 2

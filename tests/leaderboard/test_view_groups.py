@@ -19,8 +19,8 @@ import yaml
 
 from yoxla.admission.committed import CommittedSuites
 from yoxla.admission.gold import DataSource
-from yoxla.board.loading import load_board
-from yoxla.board.prepared import EditionData, Prepared, prepare, suite_board_id
+from yoxla.board.loading import load_board, suite_board_id
+from yoxla.board.prepared import EditionData, Prepared, prepare
 from yoxla.cli.main import run as cli_run
 from yoxla.views.blocks import BlocksView, block_table
 from yoxla.views.compare import compare_table

@@ -16,8 +16,8 @@ from yoxla.admission.committed import CommittedSuites
 from yoxla.admission.gold import DataSource
 from yoxla.admission.rules import check_document
 from yoxla.admission.verdict import NOT_RECHECKED
-from yoxla.board.loading import Board
-from yoxla.board.prepared import prepare, suite_board_id
+from yoxla.board.loading import Board, suite_board_id
+from yoxla.board.prepared import prepare
 from yoxla.record.signing import content_digest
 from yoxla.testing.fakehub import FakeHub
 from yoxla.views.leaderboard_tables import unchecked_table

@@ -227,8 +227,8 @@ def test_validate_refuses_bad_group_and_control_declarations(tmp_path, capsys, m
 def test_suite_board_follows_the_declared_ranking(runs) -> None:
     from yoxla.admission.committed import CommittedSuites
     from yoxla.admission.gold import DataSource
-    from yoxla.board.loading import load_board
-    from yoxla.board.prepared import prepare, suite_board_id
+    from yoxla.board.loading import load_board, suite_board_id
+    from yoxla.board.prepared import prepare
 
     tmp, _ = runs
     data = DataSource(allow_hub=False, suites=CommittedSuites(root=tmp / "suites"))

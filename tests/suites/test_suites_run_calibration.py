@@ -326,8 +326,8 @@ def test_the_suite_board_shows_calibration_where_probabilities_were_stored(runne
     from leaderboard_helpers import value, view_context
 
     from yoxla.board import calibration
-    from yoxla.board.loading import load_board
-    from yoxla.board.prepared import prepare, suite_board_id
+    from yoxla.board.loading import load_board, suite_board_id
+    from yoxla.board.prepared import prepare
 
     _run(runner, suite, "board")
     doc = runner.result()

@@ -22,10 +22,7 @@ from yoxla.admission.verdict import Verdict
 from yoxla.board.bootstrap import Boot
 from yoxla.board.breakdown import Field, RowValues, fields, row_values
 from yoxla.board.floors import Reference, reference
-from yoxla.board.loading import Board, SuiteMeta
-from yoxla.board.loading import headline as headline
-from yoxla.board.loading import suite_board_id as suite_board_id
-from yoxla.board.loading import suite_of as suite_of
+from yoxla.board.loading import Board, SuiteMeta, headline
 from yoxla.board.published import Publication, for_edition
 from yoxla.views.texts import code
 

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from yoxla.board.bootstrap import mcnemar, paired_interval
-from yoxla.board.prepared import Ranked, group_score, headline
+from yoxla.board.loading import headline
+from yoxla.board.prepared import Ranked, group_score
 from yoxla.views import plot
 from yoxla.views.base import Context, Table, Update, View, keep_or_first
 from yoxla.views.common import components

@@ -16,14 +16,13 @@ import numpy as np
 import pandas as pd
 
 from yoxla.admission.verdict import NOT_RECHECKED, Verdict
-from yoxla.board.loading import Board, model_key
+from yoxla.board.loading import Board, headline, model_key
 from yoxla.board.prepared import (
     GROUP_TITLES,
     EditionData,
     Ranked,
     block_title,
     group_score,
-    headline,
     licence,
     parameters,
     rank_board,

@@ -16,7 +16,8 @@ import pandas as pd
 from yoxla.admission.rules import MAX_BYTES
 from yoxla.admission.verdict import Verdict
 from yoxla.board import calibration
-from yoxla.board.prepared import GROUP_TITLES, EditionData, headline
+from yoxla.board.loading import headline
+from yoxla.board.prepared import GROUP_TITLES, EditionData
 from yoxla.safe.strictjson import read_regular_file
 from yoxla.views import model_tables, plot
 from yoxla.views.base import (

@@ -12,13 +12,13 @@ import pandas as pd
 
 from yoxla.admission.verdict import NOT_RECHECKED, Verdict
 from yoxla.board import breakdown
+from yoxla.board.loading import headline
 from yoxla.board.prepared import (
     GROUP_TITLES,
     UNKNOWN,
     EditionData,
     Ranked,
     group_score,
-    headline,
     size_text,
     weights,
 )

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from yoxla.board.prepared import Prepared, suite_board_id
+from yoxla.board.loading import suite_board_id
+from yoxla.board.prepared import Prepared
 from yoxla.contract.registry import edition_of
 
 TABS = (
