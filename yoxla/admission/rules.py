@@ -29,7 +29,6 @@ from yoxla.admission.verdict import (
 )
 from yoxla.admission.workers import check_jobs
 from yoxla.data.editions import Edition
-from yoxla.record.base import TOLERANCE as TOLERANCE  # one tolerance; the views quote it
 from yoxla.record.result import ResultFile, parse_record
 from yoxla.record.signing import content_digest, verify_signature
 from yoxla.record.v2 import ResultFileV2

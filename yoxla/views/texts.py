@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from yoxla.admission.rules import MAX_BYTES, TOLERANCE
+from yoxla.admission.rules import MAX_BYTES
+from yoxla.record.base import TOLERANCE
 
 INTRO = """# YOXLA leaderboard
 Language models in Azerbaijani on eleven frozen tasks in four blocks; every number is recomputed
